@@ -1,0 +1,3 @@
+from anton_tui.cli import main
+
+raise SystemExit(main())

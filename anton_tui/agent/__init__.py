@@ -1,0 +1,1 @@
+"""The agent: a chat session whose turns stream typed events, and the tools the model can call."""

@@ -1,0 +1,132 @@
+"""Typed events a chat turn emits, in order, for whoever is watching (the TUI, a headless test, the demo).
+
+`ChatSession.turn()` yields these; nothing else crosses from the engine to the UI. The one event the engine waits
+on is `MemoryConfirmationNeeded`: it carries a future that the watcher resolves with the engrams to keep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
+
+from anton_tui.scratchpad.events import ScratchpadEvent
+
+if TYPE_CHECKING:
+    from anton_tui.memory.acc import Event as AccEvent, Lesson as AccLesson
+    from anton_tui.memory.engram import Engram
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
+    turn: int
+    user_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantTextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessageDone:
+    """One assistant message (one model round) is complete; `text` is all of it."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    id: str
+    name: str
+    input: dict[str, Any]
+    result: str
+    success: bool
+    duration: float
+
+
+@dataclass(frozen=True, slots=True)
+class ScratchpadActivity:
+    """A live event from a scratchpad cell, forwarded while the tool call runs."""
+
+    event: ScratchpadEvent
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWritten:
+    engrams: tuple["Engram", ...]
+    actions: tuple[str, ...]
+    producer: str  # memorize | cerebellum | consolidator | acc | identity | compaction | confirmation
+
+
+@dataclass(slots=True)
+class MemoryConfirmationNeeded:
+    """Copilot mode: engrams the gate held back. Resolve `future` with the list of engrams to save."""
+
+    engrams: tuple["Engram", ...]
+    future: asyncio.Future = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AccEventObserved:
+    event: "AccEvent"
+
+
+@dataclass(frozen=True, slots=True)
+class AccNudge:
+    """A lesson the ACC fired: mid-turn (`nudged=True`, active mode) or drained to rules at end of turn."""
+
+    lesson: "AccLesson"
+    nudged: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRepaired:
+    reason: str
+    sealed_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdated:
+    input_tokens: int
+    output_tokens: int
+    total_input_tokens: int
+    total_output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
+    turn: int
+    stop_reason: str  # end_turn | cancelled | error | cap_exhausted
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorOccurred:
+    message: str
+    retryable: bool = True
+
+
+SessionEvent = Union[
+    TurnStarted,
+    AssistantTextDelta,
+    AssistantMessageDone,
+    ToolCallStarted,
+    ToolCallFinished,
+    ScratchpadActivity,
+    MemoryWritten,
+    MemoryConfirmationNeeded,
+    AccEventObserved,
+    AccNudge,
+    HistoryRepaired,
+    UsageUpdated,
+    TurnFinished,
+    ErrorOccurred,
+]

@@ -1,0 +1,1 @@
+"""Provider-neutral access to the planning and coding models (Anthropic and OpenAI-compatible)."""

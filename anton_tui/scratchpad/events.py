@@ -1,0 +1,54 @@
+"""Events a scratchpad emits while a cell runs, so a viewer can follow it live.
+
+Plain dataclasses, posted in order: one CellStarted, any number of CellOutput / CellProgress / CellHeartbeat,
+then one CellFinished carrying the finished Cell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Literal, Union
+
+if TYPE_CHECKING:
+    from anton_tui.scratchpad.cell import Cell
+
+
+@dataclass(frozen=True, slots=True)
+class CellStarted:
+    pad: str
+    index: int
+    description: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class CellOutput:
+    pad: str
+    index: int
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CellProgress:
+    pad: str
+    index: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class CellHeartbeat:
+    pad: str
+    index: int
+    elapsed: float
+
+
+@dataclass(frozen=True, slots=True)
+class CellFinished:
+    pad: str
+    index: int
+    cell: "Cell"
+
+
+ScratchpadEvent = Union[CellStarted, CellOutput, CellProgress, CellHeartbeat, CellFinished]
+ScratchpadEventSink = Callable[[ScratchpadEvent], None]

@@ -1,0 +1,1 @@
+"""The full-screen Textual app. The only package that imports Textual."""

@@ -1,0 +1,27 @@
+"""Shared fixtures: every test runs against a temporary ANTON_HOME and project folder, never the user's own."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def anton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "anton-home"
+    home.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    for key in list(os.environ):
+        if key.startswith("ANTON_") or key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("ANTON_HOME", str(home))
+    monkeypatch.setenv("ANTON_PROJECT_DIR", str(project))
+    return home
+
+
+@pytest.fixture
+def project_dir(anton_home: Path) -> Path:
+    return Path(os.environ["ANTON_PROJECT_DIR"])
