@@ -1,18 +1,53 @@
-"""Command-line entry point: parses arguments, then starts the full-screen app (imported only when needed)."""
+"""Command-line entry point: parses arguments, loads the settings, then starts the full-screen app.
+
+Everything heavy (settings, the app, the model SDKs) is imported only after the arguments are parsed, so
+``--version`` and ``--help`` answer at once.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from anton_tui import __version__
 
+SETTINGS_ERROR_EXIT = 2
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="anton-tui", description="A full-screen terminal app for the Anton agent.")
+    parser = argparse.ArgumentParser(
+        prog="anton-tui",
+        description="A full-screen terminal app for the Anton agent, whose memory lives in plain files.",
+        epilog="Settings come from the environment, <folder>/.anton/.env and ~/.anton/.env, in that order.",
+    )
     parser.add_argument("--version", action="version", version=f"anton-tui {__version__}")
+    parser.add_argument(
+        "-f", "--folder", metavar="DIR", type=Path, help="project folder to work in (default: the current folder)"
+    )
+    parser.add_argument("--theme", metavar="NAME", help="colour theme for this run, e.g. anton-dark")
+    parser.add_argument(
+        "--demo", action="store_true", help="replay a recorded session; needs no API key and changes no memory"
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    build_parser().parse_args(argv)
-    return 0
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.folder is not None and not args.folder.expanduser().is_dir():
+        parser.error(f"--folder {args.folder}: no such folder")
+
+    from anton_tui.config import SettingsError, load_settings
+
+    try:
+        settings = load_settings(project_dir=args.folder)
+    except SettingsError as exc:
+        print(f"anton-tui: {exc}", file=sys.stderr)
+        return SETTINGS_ERROR_EXIT
+    if args.theme:
+        settings.theme = args.theme
+
+    from anton_tui.tui.app import run_app
+
+    return run_app(settings, demo=args.demo) or 0

@@ -1,0 +1,374 @@
+"""Settings: every ANTON_ option as one typed object, read from the environment and the two .env files.
+
+Where a value comes from, highest priority first:
+
+1. the process environment;
+2. ``<project>/.anton/.env`` (the project's own file);
+3. ``$ANTON_HOME/.env`` (the global file, ``~/.anton/.env`` unless ANTON_HOME says otherwise).
+
+anton-agent reads the two files with the global one winning and later copies the project one into the process
+environment, so which file wins depends on the moment you ask. Here the nearer scope always wins: project over
+global, environment over both. ANTON_HOME is taken from the environment or the project file only (the global file
+lives inside the home, so it cannot move it), and ANTON_PROJECT_DIR from the environment only.
+
+Reading never changes a file. A line the .env parser cannot read is skipped and reported in
+``Settings.env_warnings``; an invalid value raises ``SettingsError`` naming the variable and where it came from.
+``write_project_env`` is the only writer and touches nothing but the keys it is given.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from dotenv.parser import parse_stream
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from anton_tui.paths import ENV_FILE_HEADER
+
+MemoryMode = Literal["autopilot", "copilot", "off"]
+AccMode = Literal["off", "passive", "active"]
+Provider = Literal["anthropic", "openai", "openai-compatible"]
+
+ENVIRONMENT = "the environment"
+COMMAND_LINE = "the command line"
+DEFAULT = "default"
+
+# Bare names the SDKs themselves use, accepted after the ANTON_ form of the same setting.
+_EXTRA_ENV_NAMES = {
+    "anthropic_api_key": ("ANTHROPIC_API_KEY",),
+    "openai_api_key": ("OPENAI_API_KEY",),
+}
+
+
+class SettingsError(Exception):
+    """An invalid setting. ``str(err)`` is one line fit to show the user as is."""
+
+    def __init__(self, variable: str, value: str, source: str, allowed: str) -> None:
+        self.variable, self.value, self.source, self.allowed = variable, value, source, allowed
+        super().__init__(f"{variable}={value} (from {source}) is not valid: expected {allowed}")
+
+
+class Settings(BaseSettings):
+    """All options. Build it with ``load_settings()``; ``Settings()`` alone reads only the process environment."""
+
+    model_config = SettingsConfigDict(env_prefix="ANTON_", extra="ignore", validate_by_name=True, env_ignore_empty=True)
+
+    home: Path = Path("~/.anton")
+    project_dir: Path = Field(default_factory=Path.cwd)
+
+    memory_mode: MemoryMode = "autopilot"
+    memory_enabled: bool = True
+    episodic_memory: bool = True
+    acc_mode: AccMode = "passive"
+    compaction_every_turns: int = Field(10, gt=0)
+    identity_every_turns: int = Field(5, gt=0)
+
+    planning_provider: Provider = "anthropic"
+    planning_model: str = "claude-sonnet-4-6"
+    coding_provider: Provider = "anthropic"
+    coding_model: str = "claude-haiku-4-5-20251001"
+    max_tokens: int = Field(8192, gt=0)
+    anthropic_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("ANTON_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
+    )
+    anthropic_base_url: str | None = None
+    openai_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("ANTON_OPENAI_API_KEY", "OPENAI_API_KEY"))
+    openai_base_url: str | None = None
+
+    max_tool_rounds: int = Field(25, gt=0)
+    cell_timeout_default: int = Field(120, gt=0)
+    cell_inactivity_timeout: int = Field(30, gt=0)
+    cell_inactivity_after_progress: int = Field(60, gt=0)
+    cell_total_max: int = Field(3600, gt=0)
+    cell_memory_limit_mb: int = Field(2048, gt=0)
+    cell_keep_recent: int = Field(5, gt=0)
+
+    theme: str = "anton-dark"
+    keymap: dict[str, str] = Field(default_factory=dict)
+
+    _env_warnings: list[str] = PrivateAttr(default_factory=list)
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @field_validator("home", "project_dir")
+    @classmethod
+    def _absolute_path(cls, value: Path) -> Path:
+        return _absolute(value)
+
+    @field_validator("keymap", mode="before")
+    @classmethod
+    def _keymap_from_json(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError("not valid JSON") from exc
+        return value
+
+    @property
+    def effective_memory_mode(self) -> MemoryMode:
+        """The mode memory really runs in: ``off`` whenever ANTON_MEMORY_ENABLED is false."""
+        return self.memory_mode if self.memory_enabled else "off"
+
+    @property
+    def env_warnings(self) -> list[str]:
+        """One line per .env problem found while loading (unreadable lines or files); the files were left as they are."""
+        return list(self._env_warnings)
+
+    def source_of(self, field_name: str) -> str:
+        """Where a field's value came from: a .env path, ``the environment``, ``the command line`` or ``default``."""
+        return self._sources.get(field_name, DEFAULT)
+
+    def has_api_key(self, role: Literal["planning", "coding"] = "planning") -> bool:
+        """Whether the provider for ``role`` can be called: it has a key, or is an OpenAI-compatible server with a URL."""
+        provider = self.planning_provider if role == "planning" else self.coding_provider
+        if provider == "anthropic":
+            return _present(self.anthropic_api_key)
+        if provider == "openai-compatible" and self.openai_base_url:
+            return True
+        return _present(self.openai_api_key)
+
+
+def _present(secret: SecretStr | None) -> bool:
+    return secret is not None and bool(secret.get_secret_value().strip())
+
+
+def env_names(field_name: str) -> tuple[str, ...]:
+    """The variable names a field is read from, the preferred one first."""
+    return (f"ANTON_{field_name.upper()}", *_EXTRA_ENV_NAMES.get(field_name, ()))
+
+
+class _LayeredSource(PydanticBaseSettingsSource):
+    """Hands pydantic-settings the values already merged by ``load_settings``."""
+
+    def __init__(self, settings_cls: type[BaseSettings], values: dict[str, str]) -> None:
+        super().__init__(settings_cls)
+        self._values = values
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self._values.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+def load_settings(project_dir: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Read the settings for ``project_dir`` (default: ANTON_PROJECT_DIR, else the current folder).
+
+    ``environ`` stands in for the process environment (default ``os.environ``). Raises ``SettingsError``.
+    """
+    environ = os.environ if environ is None else environ
+    if project_dir is not None:
+        project, project_source = _absolute(project_dir), COMMAND_LINE
+    elif environ.get("ANTON_PROJECT_DIR"):
+        project, project_source = _absolute(environ["ANTON_PROJECT_DIR"]), ENVIRONMENT
+    else:
+        project, project_source = Path.cwd(), DEFAULT
+    if not project.is_dir():
+        raise SettingsError("ANTON_PROJECT_DIR", repr(str(project)), project_source, "an existing folder")
+
+    project_env = project / ".anton" / ".env"
+    project_values, warnings = read_env_file(project_env)
+    home_setting = environ.get("ANTON_HOME") or project_values.get("ANTON_HOME") or "~/.anton"
+    global_env = _absolute(home_setting) / ".env"
+    global_values, global_warnings = read_env_file(global_env)
+    warnings += global_warnings
+    global_values.pop("ANTON_HOME", None)
+    for values in (global_values, project_values):
+        values.pop("ANTON_PROJECT_DIR", None)
+
+    chosen: dict[str, tuple[str, str, str]] = {}  # field -> (value, source, variable name)
+    for source, values in ((str(global_env), global_values), (str(project_env), project_values), (ENVIRONMENT, environ)):
+        for field_name in Settings.model_fields:
+            for name in reversed(env_names(field_name)):
+                if values.get(name):
+                    chosen[field_name] = (values[name], source, name)
+    chosen["project_dir"] = (str(project), project_source, "ANTON_PROJECT_DIR")
+
+    raw = {field_name: value for field_name, (value, _, _) in chosen.items()}
+    try:
+        settings = Settings(_build_sources=((_LayeredSource(Settings, raw),), {}))
+    except ValidationError as exc:
+        raise _settings_error(exc, chosen) from None
+    settings._env_warnings = warnings
+    settings._sources = {field_name: source for field_name, (_, source, _) in chosen.items()}
+    return settings
+
+
+def _absolute(path: str | os.PathLike[str]) -> Path:
+    return Path(os.path.abspath(os.path.expanduser(path)))
+
+
+def _settings_error(exc: ValidationError, chosen: dict[str, tuple[str, str, str]]) -> SettingsError:
+    error = exc.errors()[0]
+    field_name = str(error["loc"][0]) if error["loc"] else ""
+    value, source, variable = chosen.get(field_name, (str(error.get("input")), DEFAULT, env_names(field_name)[0]))
+    field = Settings.model_fields.get(field_name)
+    secret = field is not None and SecretStr in (field.annotation, *get_args(field.annotation))
+    return SettingsError(variable, _masked(value) if secret else _shown(value), source, _allowed(field_name))
+
+
+def _shown(value: str) -> str:
+    return repr(value if len(value) <= 80 else f"{value[:50]}...{value[-27:]}")
+
+
+def _masked(value: str) -> str:
+    return "'****'" if len(value) < 12 else repr(f"{value[:4]}...{value[-2:]}")
+
+
+def _allowed(field_name: str) -> str:
+    field = Settings.model_fields.get(field_name)
+    if field is None:
+        return "a valid value"
+    annotation = field.annotation
+    if get_origin(annotation) is Literal:
+        return "one of " + ", ".join(get_args(annotation))
+    if annotation is bool:
+        return "true or false"
+    if annotation is int:
+        floor = next((m.gt for m in field.metadata if hasattr(m, "gt")), None)
+        return "a whole number" + (f" greater than {floor}" if floor is not None else "")
+    if get_origin(annotation) is dict:
+        return 'a JSON object of binding id to keys, e.g. {"quit": "ctrl+q"}'
+    return "text"
+
+
+def read_env_file(path: Path) -> tuple[dict[str, str], list[str]]:
+    """The ``KEY=value`` pairs of one .env file and a one-line warning for each line that could not be read.
+
+    A missing file gives nothing. The file is never modified.
+    """
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return {}, []
+    except UnicodeDecodeError:
+        return {}, [f"{path}: not UTF-8 text, so none of its settings were used (the file was left as it is)"]
+    except OSError as exc:
+        return {}, [f"{path}: cannot be read ({exc.strerror}), so none of its settings were used"]
+
+    values: dict[str, str] = {}
+    warnings: list[str] = []
+    for binding in parse_stream(io.StringIO(text, newline="")):
+        if binding.error:
+            line_no, body = _locate(binding.original.string, binding.original.line)
+            warnings.append(f"{path}, line {line_no}: not a KEY=value line, ignored (starts {_line_head(body)})")
+        elif binding.key is not None and binding.value is not None:
+            values[binding.key] = binding.value
+    return values, warnings
+
+
+def _locate(original: str, first_line: int) -> tuple[int, str]:
+    """The real line number and text of a parser chunk, which starts with any blank lines before it."""
+    lead, body, _ = _split_chunk(original)
+    return first_line + len(re.findall(r"\r\n|\n|\r", lead)), body
+
+
+def _line_head(body: str) -> str:
+    """The start of a bad line, cut before any value so a key is never echoed."""
+    text = body.strip()
+    cut = text.find("=")
+    return repr(text[: cut + 1] + "..." if cut >= 0 else text[:30] + ("..." if len(text) > 30 else ""))
+
+
+def _split_chunk(chunk: str) -> tuple[str, str, str]:
+    """Split a parser chunk into (blank lines before, the statement, its line ending)."""
+    leading = re.match(r"\s*", chunk).group()
+    cut = max(leading.rfind("\n"), leading.rfind("\r")) + 1
+    ending = re.search(r"(?:\r\n|\n|\r)?\Z", chunk[cut:]).group()
+    return chunk[:cut], chunk[cut : len(chunk) - len(ending)], ending
+
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_BARE_VALUE = re.compile(r"[A-Za-z0-9_\-.,:/@+=%^~]*\Z")
+
+
+def write_project_env(project_dir: str | os.PathLike[str], updates: Mapping[str, str | None]) -> Path:
+    """Set (or, with ``None``, remove) keys in ``<project>/.anton/.env``; every other line stays byte for byte.
+
+    Creates the file (mode 0600) and its folder when missing. A value holding a line break raises ``ValueError``
+    before anything is written. Returns the file's path.
+    """
+    for key, value in updates.items():
+        if not _KEY.match(key):
+            raise ValueError(f"{key!r} is not a valid variable name")
+        if value is not None and ("\n" in value or "\r" in value):
+            raise ValueError(f"{key}: the value contains a line break; .env values must fit on one line")
+
+    path = Path(project_dir) / ".anton" / ".env"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _folder_lock(path.parent):
+        try:
+            text = path.read_bytes().decode("utf-8", "surrogateescape")
+        except FileNotFoundError:
+            text = ENV_FILE_HEADER
+        _atomic_write(path, _apply_updates(text, updates).encode("utf-8", "surrogateescape"))
+    return path
+
+
+def _apply_updates(text: str, updates: Mapping[str, str | None]) -> str:
+    parts = ["\ufeff"] if text.startswith("\ufeff") else []
+    written: set[str] = set()
+    for binding in parse_stream(io.StringIO(text, newline="")):
+        chunk = binding.original.string
+        if binding.error or binding.key not in updates:
+            parts.append(chunk)
+            continue
+        lead, _, ending = _split_chunk(chunk)
+        value = updates[binding.key]
+        if value is None or binding.key in written:
+            parts.append(lead)
+        else:
+            parts.append(f"{lead}{binding.key}={_quoted(value)}{ending}")
+            written.add(binding.key)
+    result = "".join(parts)
+    for key, value in updates.items():
+        if value is not None and key not in written:
+            if result and not result.endswith(("\n", "\r")):
+                result += "\n"
+            result += f"{key}={_quoted(value)}\n"
+    return result
+
+
+def _quoted(value: str) -> str:
+    if _BARE_VALUE.match(value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # created with mode 0600
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Serialise writers of files in ``folder`` (a lock on the folder itself survives the file being replaced)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""Timing scripts run by `make bench`: each `bench_*.py` module prints `name: value unit (target ...)` lines."""

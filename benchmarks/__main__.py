@@ -1,0 +1,49 @@
+"""Run every `benchmarks/bench_*.py` module's `main()` in turn, inside a throw-away ANTON_HOME and project folder.
+
+Usage: ``python -m benchmarks [name ...]`` (for example ``python -m benchmarks memory``); no names runs them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+
+def bench_modules(only: list[str]) -> list[str]:
+    names = sorted(path.stem for path in Path(__file__).parent.glob("bench_*.py"))
+    wanted = {name if name.startswith("bench_") else f"bench_{name}" for name in only}
+    return [name for name in names if not wanted or name in wanted]
+
+
+def main(argv: list[str] | None = None) -> int:
+    names = bench_modules(sys.argv[1:] if argv is None else argv)
+    if not names:
+        print("no benchmark matches", file=sys.stderr)
+        return 2
+    failed = []
+    with tempfile.TemporaryDirectory(prefix="anton-bench-home-") as scratch:
+        os.environ["ANTON_HOME"] = str(Path(scratch) / "home")
+        os.environ["ANTON_PROJECT_DIR"] = str(Path(scratch) / "project")
+        for folder in ("home", "project"):
+            (Path(scratch) / folder).mkdir()
+        for name in names:
+            print(f"== {name}", flush=True)
+            began = time.perf_counter()
+            try:
+                importlib.import_module(f"benchmarks.{name}").main()
+            except Exception:
+                traceback.print_exc()
+                failed.append(name)
+            print(f"{name} total: {time.perf_counter() - began:.1f} s", flush=True)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""The two layers stay apart: the engine never imports Textual, and importing it loads no SDK or file watcher."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anton_tui
+
+PACKAGE = Path(anton_tui.__file__).parent
+TUI = PACKAGE / "tui"
+HEAVY = ("textual", "anthropic", "openai", "watchdog")
+ENGINE_PACKAGES = ("anton_tui.memory", "anton_tui.llm", "anton_tui.scratchpad", "anton_tui.agent")
+ENGINE_MODULES = ("anton_tui.config", "anton_tui.paths")
+
+
+def _engine_files() -> list[Path]:
+    return [p for p in sorted(PACKAGE.rglob("*.py")) if TUI not in p.parents]
+
+
+def _imported_names(tree: ast.AST, package: str) -> list[tuple[int, str]]:
+    """Every (line, dotted name) imported, relative imports resolved against ``package``."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names.append((node.lineno, target))
+            names += [(node.lineno, f"{target}.{alias.name}") for alias in node.names]
+    return names
+
+
+def _package_of(path: Path) -> str:
+    return ".".join(path.parent.relative_to(PACKAGE.parent).parts)
+
+
+def test_engine_never_imports_textual_or_the_tui() -> None:
+    offences = []
+    for path in _engine_files():
+        for line, name in _imported_names(ast.parse(path.read_text(), str(path)), _package_of(path)):
+            top = name.split(".")[0]
+            into_tui = name == "anton_tui.tui" or name.startswith("anton_tui.tui.")
+            if top == "textual" or (into_tui and path.name != "cli.py"):
+                offences.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {name}")
+    assert offences == []
+
+
+def test_scan_catches_textual_imports() -> None:
+    samples = {"import textual": True, "from textual.app import App": True, "import textualize": False}
+    for source, expected in samples.items():
+        found = [n for _, n in _imported_names(ast.parse(source), "anton_tui.memory") if n.split(".")[0] == "textual"]
+        assert bool(found) == expected, source
+    relative = _imported_names(ast.parse("from ..tui.app import run_app"), "anton_tui.memory")
+    assert (1, "anton_tui.tui.app") in relative
+
+
+_IMPORT_ENGINE = """
+import importlib, json, pkgutil, sys, traceback
+heavy = {heavy!r}
+failures, culprits, imported = {{}}, {{}}, []
+
+def note(name):
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
+    for m in loaded:
+        culprits.setdefault(m.split(".")[0], name)
+
+def load(name):
+    try:
+        importlib.import_module(name)
+        imported.append(name)
+    except BaseException:
+        failures[name] = traceback.format_exc().strip().splitlines()[-1]
+    note(name)
+
+for name in {modules!r}:
+    load(name)
+for package in {packages!r}:
+    load(package)
+    if package in sys.modules:
+        for info in pkgutil.walk_packages(sys.modules[package].__path__, package + ".", onerror=lambda n: None):
+            load(info.name)
+print(json.dumps({{"failures": failures, "culprits": culprits, "imported": imported}}))
+"""
+
+
+def test_importing_every_engine_module_loads_no_ui_sdk_or_watcher() -> None:
+    script = _IMPORT_ENGINE.format(heavy=HEAVY, modules=ENGINE_MODULES, packages=ENGINE_PACKAGES)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+
+    assert report["failures"] == {}, "engine modules that fail to import"
+    assert report["culprits"] == {}, "heavy package -> first engine module after which it was loaded"
+    assert set(ENGINE_MODULES) | set(ENGINE_PACKAGES) <= set(report["imported"])
+
+
+def test_version_flag_imports_no_ui_sdk_or_watcher() -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "anton_tui", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0
+    assert result.stdout.startswith("anton-tui ")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "anton_tui.cli" in imported
+    assert sorted(m for m in imported if m.split(".")[0] in HEAVY) == []
