@@ -1,0 +1,550 @@
+"""The files inside one skill folder: parsing and rendering meta.json, stats.json and SKILL.md, safe file writes,
+the folder lock, and a cached read of the few fields the prompt's skill list needs.
+
+Rendered text is byte-for-byte what anton-agent writes for the same skill, so both programs can share
+`~/.anton/skills/`. `skills.py` decides which files to touch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+import yaml
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks
+    fcntl = None  # type: ignore[assignment]
+
+FRONT_MATTER_LIMIT = 64 * 1024
+STAGES = (1, 2, 3)
+META_KEYS = (
+    "label",
+    "name",
+    "description",
+    "when_to_use",
+    "created_at",
+    "provenance",
+    "stage_1_present",
+    "stage_2_present",
+    "stage_3_present",
+)
+
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+SkillFormat = Literal["anton", "skill_md"]
+STAGE_FOLDERS: dict[str, tuple[str, str]] = {"anton": ("chunks.md", "code"), "skill_md": ("references", "scripts")}
+MAX_TEXT_FILE = 1024 * 1024
+
+
+class SkillFormatError(ValueError):
+    """A skill file exists but cannot be understood; the message names the file and what is wrong."""
+
+
+# --------------------------------------------------------------------------- names
+
+
+def validate_label(label: object) -> str:
+    """Return `label` unchanged if it names a folder directly inside the skills folder, else raise ValueError."""
+    if not isinstance(label, str):
+        raise ValueError(f"skill label must be text, got {type(label).__name__}")
+    if not label.strip():
+        raise ValueError("skill label is empty")
+    if "\x00" in label:
+        raise ValueError("skill label contains a NUL character")
+    if "/" in label or "\\" in label:
+        raise ValueError(f"skill label {label!r} contains a path separator")
+    if label.startswith("."):
+        raise ValueError(f"skill label {label!r} starts with a dot")
+    if _WINDOWS_DRIVE.match(label):
+        raise ValueError(f"skill label {label!r} starts with a drive letter")
+    if len(label.encode("utf-8", "surrogateescape")) > 255:
+        raise ValueError("skill label is longer than 255 bytes")
+    return label
+
+
+def validate_relative_file(rel: str) -> PurePosixPath:
+    """Check a file name inside a skill's code/, scripts/ or references/ folder; it may not leave that folder."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
+        raise ValueError(f"invalid skill file name {rel!r}")
+    path = PurePosixPath(rel)
+    if path.is_absolute() or any(part in ("", ".", "..") for part in path.parts):
+        raise ValueError(f"skill file name {rel!r} would leave its folder")
+    return path
+
+
+# --------------------------------------------------------------------------- JSON files
+
+
+def render_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2) + "\n"
+
+
+def _load_json_object(text: str, filename: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise SkillFormatError(f"{filename}: invalid JSON at {where}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise SkillFormatError(f"{filename}: expected a JSON object, found {type(data).__name__}")
+    return data
+
+
+def _text_field(data: dict[str, Any], key: str, filename: str, default: str = "") -> str:
+    value = data.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise SkillFormatError(f"{filename}: {key!r} must be a string, found {type(value).__name__}")
+    return value
+
+
+@dataclass
+class MetaFields:
+    """What meta.json says about a skill; keys anton-agent does not define are kept in `extra`."""
+
+    name: str
+    description: str
+    when_to_use: str
+    created_at: str
+    provenance: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_meta(text: str, folder_name: str) -> MetaFields:
+    data = _load_json_object(text, "meta.json")
+    fields = {key: _text_field(data, key, "meta.json") for key in ("description", "when_to_use", "created_at")}
+    return MetaFields(
+        name=_text_field(data, "name", "meta.json") or folder_name,
+        provenance=_text_field(data, "provenance", "meta.json", "manual"),
+        extra={key: value for key, value in data.items() if key not in META_KEYS},
+        **fields,
+    )
+
+
+def render_meta(
+    *,
+    label: str,
+    name: str,
+    description: str,
+    when_to_use: str,
+    created_at: str,
+    provenance: str,
+    stages_present: tuple[int, ...],
+    extra: dict[str, Any] | None = None,
+) -> str:
+    data: dict[str, Any] = {
+        "label": label,
+        "name": name,
+        "description": description,
+        "when_to_use": when_to_use,
+        "created_at": created_at,
+        "provenance": provenance,
+    }
+    for stage in STAGES:
+        data[f"stage_{stage}_present"] = stage in stages_present
+    for key, value in (extra or {}).items():
+        data.setdefault(key, value)
+    return render_json(data)
+
+
+# --------------------------------------------------------------------------- stats.json
+
+
+@dataclass
+class StageStats:
+    recommended: int = 0
+    used: int = 0
+    last_used: str = ""
+    confidence: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recommended": self.recommended,
+            "used": self.used,
+            "last_used": self.last_used,
+            "confidence": self.confidence,
+        }
+
+
+@dataclass
+class SkillStats:
+    """Usage counters of one skill: how often it was recalled, and per stage how often recommended and used."""
+
+    total_recalls: int = 0
+    stages: dict[int, StageStats] = field(default_factory=lambda: {stage: StageStats() for stage in STAGES})
+
+    def stage(self, number: int) -> StageStats:
+        return self.stages[number]
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"total_recalls": self.total_recalls}
+        for stage in STAGES:
+            data[f"stage_{stage}"] = self.stages[stage].to_json()
+        return data
+
+
+def _int_field(data: dict[str, Any], key: str, where: str) -> int:
+    value = data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SkillFormatError(f"stats.json: {where}{key!r} must be a whole number ≥ 0, found {value!r}")
+    return value
+
+
+def stats_from_json(data: dict[str, Any]) -> SkillStats:
+    stats = SkillStats(total_recalls=_int_field(data, "total_recalls", ""))
+    for stage in STAGES:
+        key = f"stage_{stage}"
+        raw = data.get(key, {})
+        if not isinstance(raw, dict):
+            raise SkillFormatError(f"stats.json: {key!r} must be an object, found {type(raw).__name__}")
+        confidence = raw.get("confidence", 0.0)
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+            raise SkillFormatError(f"stats.json: {key}.confidence must be a number, found {confidence!r}")
+        stats.stages[stage] = StageStats(
+            recommended=_int_field(raw, "recommended", f"{key}."),
+            used=_int_field(raw, "used", f"{key}."),
+            last_used=_text_field(raw, "last_used", f"stats.json: {key}"),
+            confidence=float(confidence),
+        )
+    return stats
+
+
+def parse_stats(text: str) -> tuple[SkillStats, dict[str, Any]]:
+    """Return the counters and the raw JSON object (so a rewrite keeps keys this code does not know)."""
+    data = _load_json_object(text, "stats.json")
+    return stats_from_json(data), data
+
+
+def bump_recommended(data: dict[str, Any], stage: int, now_iso: str) -> dict[str, Any]:
+    """Apply one recall to a raw stats object in place (total and the stage's counter, last_used=now)."""
+    data["total_recalls"] = data.get("total_recalls", 0) + 1
+    stage_data = data.setdefault(f"stage_{stage}", StageStats().to_json())
+    stage_data["recommended"] = stage_data.get("recommended", 0) + 1
+    stage_data["last_used"] = now_iso
+    return data
+
+
+# --------------------------------------------------------------------------- SKILL.md
+
+
+class _FrontMatterLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
+    """Safe YAML loader that keeps dates as text, so a round trip does not reformat them."""
+
+
+_FrontMatterLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+_DELIMITER = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
+
+
+def split_skill_md(text: str) -> tuple[str, str]:
+    """Split SKILL.md into (front matter YAML, body). Raises SkillFormatError when there is no front matter."""
+    text = text.removeprefix("\ufeff")
+    first, newline, rest = text.partition("\n")
+    if not _DELIMITER.match(first) or not newline:
+        raise SkillFormatError("SKILL.md: does not start with a '---' front matter block")
+    closing = _DELIMITER.search(rest)
+    if closing is None:
+        raise SkillFormatError("SKILL.md: front matter has no closing '---' line")
+    if closing.start() > FRONT_MATTER_LIMIT:
+        raise SkillFormatError(f"SKILL.md: front matter is larger than {FRONT_MATTER_LIMIT // 1024} KiB")
+    return rest[: closing.start()], rest[closing.end() + 1 :]
+
+
+def read_front_matter(path) -> str:
+    """Read only the front matter of a SKILL.md file (the body is not needed for listings)."""
+    try:
+        return _read_front_matter(path)
+    except UnicodeDecodeError as exc:
+        raise SkillFormatError(f"SKILL.md: not UTF-8 text (byte {exc.start})") from None
+
+
+def _read_front_matter(path) -> str:
+    with open(path, encoding="utf-8", newline="\n") as handle:
+        first = handle.readline()
+        if not _DELIMITER.match(first.removeprefix("\ufeff").rstrip("\n")):
+            raise SkillFormatError("SKILL.md: does not start with a '---' front matter block")
+        lines: list[str] = []
+        size = 0
+        for line in handle:
+            if _DELIMITER.match(line.rstrip("\n")):
+                return "".join(lines)
+            lines.append(line)
+            size += len(line)
+            if size > FRONT_MATTER_LIMIT:
+                raise SkillFormatError(f"SKILL.md: front matter is larger than {FRONT_MATTER_LIMIT // 1024} KiB")
+    raise SkillFormatError("SKILL.md: front matter has no closing '---' line")
+
+
+def parse_front_matter(yaml_text: str) -> dict[str, Any]:
+    try:
+        data = yaml.load(yaml_text, Loader=_FrontMatterLoader)  # noqa: S506 - a safe loader subclass
+    except yaml.YAMLError as exc:
+        where = ""
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            where = f" at line {mark.line + 2}"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SkillFormatError(f"SKILL.md: front matter is not valid YAML{where}: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SkillFormatError(f"SKILL.md: front matter must be a mapping, found {type(data).__name__}")
+    for key in ("name", "description"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise SkillFormatError(f"SKILL.md: {key!r} must be text, found {value!r}")
+    metadata = data.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise SkillFormatError(f"SKILL.md: 'metadata' must be a mapping, found {type(metadata).__name__}")
+    return data
+
+
+@dataclass
+class FrontMatterFields:
+    name: str
+    display_name: str
+    description: str
+    provenance: str
+    created_at: str
+
+
+def front_matter_fields(data: dict[str, Any], folder_name: str) -> FrontMatterFields:
+    metadata = data.get("metadata") or {}
+
+    def text(value: Any) -> str:
+        return "" if value is None else str(value)
+
+    name = text(data.get("name")) or folder_name
+    return FrontMatterFields(
+        name=name,
+        display_name=text(metadata.get("display_name")) or name,
+        description=text(data.get("description")),
+        provenance=text(metadata.get("provenance")),
+        created_at=text(metadata.get("created_at")),
+    )
+
+
+def build_front_matter(
+    original: dict[str, Any],
+    *,
+    label: str,
+    display_name: str,
+    description: str,
+    provenance: str,
+    created_at: str,
+) -> dict[str, Any]:
+    """Front matter to write: `original` with the fields this app manages updated, every other key kept in place."""
+    name = str(original.get("name") or label)
+    data: dict[str, Any] = {"name": name, "description": description}
+    for key, value in original.items():
+        data.setdefault(key, value)
+    metadata = dict(original.get("metadata") or {})
+    wanted = {
+        "display_name": display_name if display_name != name or "display_name" in metadata else "",
+        "provenance": provenance,
+        "created_at": created_at,
+    }
+    for key, value in wanted.items():
+        if value:
+            metadata[key] = value
+        else:
+            metadata.pop(key, None)
+    if metadata:
+        data["metadata"] = metadata
+    else:
+        data.pop("metadata", None)
+    return data
+
+
+def render_skill_md(front_matter: dict[str, Any], body: str) -> str:
+    dumped = yaml.dump(
+        front_matter, Dumper=yaml.SafeDumper, default_flow_style=False, allow_unicode=True, sort_keys=False
+    )
+    return f"---\n{dumped}---\n{body}"
+
+
+# --------------------------------------------------------------------------- files and folders
+
+
+def read_text(path: Path) -> str:
+    """A whole file as text, line endings untouched; non-UTF-8 content raises SkillFormatError naming the file."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except UnicodeDecodeError as exc:
+        raise SkillFormatError(f"{Path(path).name}: not UTF-8 text (byte {exc.start})") from None
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace `path` atomically with `text`, keeping its permissions; leaves a file already holding `text` alone."""
+    data = text.encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def read_text_files(folder: Path) -> dict[str, str]:
+    """Text files under a stage folder by relative name; binary, hidden and oversized files are skipped (and kept)."""
+    files: dict[str, str] = {}
+    if not folder.is_dir():
+        return files
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") or part == "__pycache__" for part in rel.parts) or not path.is_file():
+            continue
+        if path.stat().st_size > MAX_TEXT_FILE:
+            continue
+        try:
+            files[rel.as_posix()] = read_text(path)
+        except SkillFormatError:
+            continue
+    return files
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Exclusive lock held on the skill folder itself, so no lock file is left in the user's skill."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def folder_kind(folder: Path) -> SkillFormat | None:
+    """Which kind of skill a folder holds (SKILL.md wins when both are present), or None for a non-skill folder."""
+    if (folder / "SKILL.md").is_file():
+        return "skill_md"
+    if (folder / "meta.json").exists() or (folder / "declarative.md").exists():
+        return "anton"
+    return None
+
+
+def stages_on_disk(folder: Path, kind: SkillFormat) -> tuple[int, ...]:
+    stage_2, stage_3 = STAGE_FOLDERS[kind]
+    present = [1] if kind == "skill_md" or (folder / "declarative.md").is_file() else []
+    present += [2] if (folder / stage_2).exists() else []
+    present += [3] if (folder / stage_3).is_dir() else []
+    return tuple(present)
+
+
+def describe_error(exc: Exception) -> str:
+    """One line saying what is wrong, naming the file for OS errors."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{Path(exc.filename).name}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc)
+
+
+# --------------------------------------------------------------------------- cached listing fields
+
+
+@dataclass(frozen=True)
+class SummaryFields:
+    name: str
+    description: str
+    when_to_use: str
+    format: SkillFormat
+
+
+Signature = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class _CachedSummary:
+    folder: Signature | None
+    files: tuple[tuple[str, Signature | None], ...]
+    fields: SummaryFields | None
+    problem: str | None
+
+
+_summary_cache: dict[str, _CachedSummary] = {}
+
+
+def _signature(path: str) -> Signature | None:
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _still_valid(cached: _CachedSummary, folder: str) -> bool:
+    # A file appearing or disappearing changes the folder's own signature, so absent files need no check.
+    if _signature(folder) != cached.folder:
+        return False
+    return all(sig is None or _signature(path) == sig for path, sig in cached.files)
+
+
+def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
+    """(listing fields, None) for a healthy skill, (None, reason) for a broken one, (None, None) for a non-skill folder.
+
+    Reads meta.json or the SKILL.md front matter and checks stats.json, never the procedure. Results are cached per
+    folder and reused while the folder and those files keep the same inode, size, mtime and ctime.
+    """
+    cached = _summary_cache.get(folder)
+    if cached is not None and _still_valid(cached, folder):
+        return cached.fields, cached.problem
+    folder_sig = _signature(folder)
+    try:
+        names = set(os.listdir(folder))
+    except OSError as exc:
+        return None, describe_error(exc)
+    label = os.path.basename(folder)
+    primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
+    stats_path = os.path.join(folder, "stats.json")
+    files = [(stats_path, _signature(stats_path))]
+    if primary is not None:
+        primary_path = os.path.join(folder, primary)
+        files.append((primary_path, _signature(primary_path)))
+    fields: SummaryFields | None = None
+    problem: str | None = None
+    try:
+        if primary == "SKILL.md":
+            front = front_matter_fields(parse_front_matter(read_front_matter(primary_path)), label)
+            fields = SummaryFields(front.display_name, front.description, "", "skill_md")
+        elif primary == "meta.json":
+            meta = parse_meta(read_text(Path(primary_path)), label)
+            if "declarative.md" not in names:
+                raise SkillFormatError("declarative.md (the procedure) is missing")
+            fields = SummaryFields(meta.name, meta.description, meta.when_to_use, "anton")
+        elif "declarative.md" in names:
+            raise SkillFormatError("meta.json is missing")
+        if fields is not None and "stats.json" in names:
+            parse_stats(read_text(Path(stats_path)))
+    except (SkillFormatError, OSError) as exc:
+        fields, problem = None, describe_error(exc)
+    _summary_cache[folder] = _CachedSummary(folder_sig, tuple(files), fields, problem)
+    return fields, problem

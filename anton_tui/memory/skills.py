@@ -1,0 +1,515 @@
+"""Saved procedures ("skills") in `~/.anton/skills/<label>/`: listing, loading, saving and usage counters.
+
+Two on-disk kinds are read side by side: anton-agent's multi-stage folder (meta.json + declarative.md, optional
+chunks.md, code/, requirements.txt, stats.json) and SKILL.md folders with YAML front matter (newer anton-agent and
+the open Agent Skills layout: references/ is stage 2, scripts/ stage 3). New skills are written as the multi-stage
+folder; a SKILL.md skill is written back as SKILL.md. Files that cannot be parsed are reported, never rewritten.
+
+Brain analogy: this is the striatum, procedural memory. The prompt carries only one cue line per skill; the whole
+procedure is pulled into working memory on demand.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypedDict
+
+from anton_tui.memory.skill_format import (
+    STAGES,
+    SkillFormat,
+    SkillFormatError,
+    SkillStats,
+    StageStats,
+    build_front_matter,
+    bump_recommended,
+    describe_error,
+    folder_kind,
+    folder_lock,
+    front_matter_fields,
+    parse_front_matter,
+    parse_meta,
+    parse_stats,
+    read_summary,
+    read_text,
+    read_text_files,
+    render_json,
+    render_meta,
+    render_skill_md,
+    split_skill_md,
+    stages_on_disk,
+    stats_from_json,
+    validate_label,
+    validate_relative_file,
+    write_text,
+)
+
+__all__ = [
+    "BrokenSkill",
+    "BrokenSkillError",
+    "Skill",
+    "SkillNotFoundError",
+    "SkillStats",
+    "SkillStore",
+    "SkillSummary",
+    "StageStats",
+    "format_no_match",
+    "format_recall",
+    "make_unique_label",
+    "procedural_memory_section",
+    "slugify",
+    "validate_label",
+]
+
+
+@dataclass
+class Skill:
+    """One saved procedure. `label` is its folder name; `declarative_md` is the stage-1 procedure text."""
+
+    label: str
+    name: str = ""
+    description: str = ""
+    when_to_use: str = ""
+    declarative_md: str = ""
+    created_at: str = ""
+    provenance: str = "manual"
+    chunks_md: str | None = None
+    code_files: dict[str, str] = field(default_factory=dict)
+    reference_files: dict[str, str] = field(default_factory=dict)
+    requirements: str | None = None
+    format: SkillFormat = "anton"
+    path: Path | None = None
+    stats: SkillStats = field(default_factory=SkillStats)
+    stages_present: tuple[int, ...] = (1,)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """meta.json keys this app does not interpret, or the whole SKILL.md front matter; written back unchanged."""
+
+    @property
+    def cue(self) -> str:
+        """The one line shown in the prompt: when to use it, else what it does."""
+        return self.when_to_use or self.description
+
+
+@dataclass(frozen=True)
+class BrokenSkill:
+    label: str
+    path: Path
+    reason: str
+
+
+class SkillSummary(TypedDict):
+    label: str
+    name: str
+    description: str
+    when_to_use: str
+    format: SkillFormat
+
+
+class BrokenSkillError(ValueError):
+    """The skill's files are malformed; nothing was written. `problem` says which file and why."""
+
+    def __init__(self, problem: BrokenSkill) -> None:
+        super().__init__(f"skill {problem.label!r} is broken: {problem.reason}")
+        self.problem = problem
+
+
+class SkillNotFoundError(LookupError):
+    pass
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def slugify(text: str) -> str:
+    """Turn any text into a snake_case label (`"CSV Summary!"` → `csv_summary`); `skill` when nothing is left."""
+    slug = text.strip().lower().replace("-", "_").replace(" ", "_")
+    slug = re.sub(r"[^a-z0-9_]+", "_", slug)
+    slug = re.sub(r"_+", "_", slug).strip("_")
+    return slug or "skill"
+
+
+def _label_variants(label: str) -> list[str]:
+    return list(dict.fromkeys((label, label.replace("_", "-"), label.replace("-", "_"))))
+
+
+def _match_key(label: str) -> str:
+    return label.lower().replace("-", "_")
+
+
+def make_unique_label(base: str, store: SkillStore) -> str:
+    """`slugify(base)`, or `base_2`, `base_3`… when a folder of that name (in either spelling) already exists."""
+    slug = slugify(base)
+    candidate, number = slug, 2
+    while store.exists(candidate):
+        candidate, number = f"{slug}_{number}", number + 1
+    return candidate
+
+
+def _is_valid_label(label: str) -> bool:
+    try:
+        validate_label(label)
+    except ValueError:
+        return False
+    return True
+
+
+def _now_iso(clock: Callable[[], datetime]) -> str:
+    return clock().isoformat()
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class SkillStore:
+    """All skills under one folder (normally `~/.anton/skills`). `clock` returns the current time (tests fix it)."""
+
+    def __init__(self, root: Path | str, *, clock: Callable[[], datetime] | None = None) -> None:
+        self.root = Path(root)
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+
+    # ----------------------------------------------------------------- finding folders
+
+    def _folders(self) -> list[Path]:
+        try:
+            entries = list(os.scandir(self.root))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [
+            Path(entry.path)
+            for entry in sorted(entries, key=lambda e: e.name)
+            if not entry.name.startswith(".") and entry.is_dir()
+        ]
+
+    def _resolve(self, label: str) -> Path | None:
+        """The skill folder for `label`, trying both the `csv_summary` and the `csv-summary` spelling."""
+        for variant in _label_variants(label):
+            folder = self.root / variant
+            if folder.is_dir() and folder_kind(folder) is not None:
+                return folder
+        return None
+
+    def exists(self, label: str) -> bool:
+        """True when anything (even a broken or foreign folder) already uses this label in either spelling."""
+        validate_label(label)
+        return any(os.path.lexists(self.root / variant) for variant in _label_variants(label))
+
+    # ----------------------------------------------------------------- reading
+
+    def _stats(self, folder: Path) -> SkillStats:
+        try:
+            text = read_text(folder / "stats.json")
+        except FileNotFoundError:
+            return SkillStats()
+        return parse_stats(text)[0]
+
+    def _read(self, folder: Path) -> Skill | None:
+        label = folder.name
+        kind = folder_kind(folder)
+        if kind is None:
+            return None
+        if kind == "skill_md":
+            front_text, body = split_skill_md(read_text(folder / "SKILL.md"))
+            front = parse_front_matter(front_text)
+            fields = front_matter_fields(front, label)
+            skill = Skill(
+                label=label,
+                name=fields.display_name,
+                description=fields.description,
+                declarative_md=body,
+                created_at=fields.created_at,
+                provenance=fields.provenance,
+                code_files=read_text_files(folder / "scripts"),
+                reference_files=read_text_files(folder / "references"),
+                format="skill_md",
+                extra=front,
+            )
+        else:
+            try:
+                meta = parse_meta(read_text(folder / "meta.json"), label)
+            except FileNotFoundError:
+                raise SkillFormatError("meta.json is missing") from None
+            try:
+                procedure = read_text(folder / "declarative.md")
+            except FileNotFoundError:
+                raise SkillFormatError("declarative.md (the procedure) is missing") from None
+            chunks = folder / "chunks.md"
+            skill = Skill(
+                label=label,
+                name=meta.name,
+                description=meta.description,
+                when_to_use=meta.when_to_use,
+                declarative_md=procedure,
+                created_at=meta.created_at,
+                provenance=meta.provenance,
+                chunks_md=read_text(chunks) if chunks.is_file() else None,
+                code_files=read_text_files(folder / "code"),
+                format="anton",
+                extra=meta.extra,
+            )
+        requirements = folder / "requirements.txt"
+        skill.requirements = read_text(requirements) if requirements.is_file() else None
+        skill.stats = self._stats(folder)
+        skill.stages_present = stages_on_disk(folder, kind)
+        skill.path = folder
+        return skill
+
+    def _diagnose(self, folder: Path) -> tuple[Skill | None, BrokenSkill | None]:
+        try:
+            validate_label(folder.name)
+            return self._read(folder), None
+        except (SkillFormatError, ValueError, OSError) as exc:
+            return None, BrokenSkill(folder.name, folder, describe_error(exc))
+
+    def list_summaries(self) -> list[SkillSummary]:
+        """Label, name, description and when_to_use of every healthy skill, sorted by label; procedures are not read."""
+        try:
+            entries = sorted(os.scandir(self.root), key=lambda entry: entry.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        summaries: list[SkillSummary] = []
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            fields, _ = read_summary(entry.path)
+            if fields is not None and _is_valid_label(entry.name):
+                summaries.append(
+                    SkillSummary(
+                        label=entry.name,
+                        name=fields.name,
+                        description=fields.description,
+                        when_to_use=fields.when_to_use,
+                        format=fields.format,
+                    )
+                )
+        return summaries
+
+    def list_all(self) -> list[Skill]:
+        """Every skill that loads, sorted by label."""
+        skills = []
+        for folder in self._folders():
+            skill, _ = self._diagnose(folder)
+            if skill is not None:
+                skills.append(skill)
+        return skills
+
+    def broken(self) -> list[BrokenSkill]:
+        """Skill folders whose files cannot be read, each with the reason; their files are left as they are."""
+        problems = []
+        for folder in self._folders():
+            _, problem = self._diagnose(folder)
+            if problem is not None:
+                problems.append(problem)
+        return problems
+
+    def problem(self, label: str) -> BrokenSkill | None:
+        """Why `label` does not load, or None when it loads or does not exist."""
+        folder = self._resolve(validate_label(label))
+        return None if folder is None else self._diagnose(folder)[1]
+
+    def load(self, label: str) -> Skill | None:
+        """The skill stored under `label` (either spelling), or None when it is absent or broken (see `problem`)."""
+        folder = self._resolve(validate_label(label))
+        return None if folder is None else self._diagnose(folder)[0]
+
+    # ----------------------------------------------------------------- writing
+
+    def save(self, skill: Skill) -> Skill:
+        """Write `skill` and return it as stored. Counters in an existing stats.json are never touched.
+
+        Raises ValueError for a bad label or file name, or when the folder holds the other kind of skill, and
+        BrokenSkillError (nothing written) when the folder's meta.json or SKILL.md is malformed.
+        """
+        label = validate_label(skill.label)
+        for rel in [*skill.code_files, *skill.reference_files]:
+            validate_relative_file(rel)
+        folder = self._resolve(label) or self.root / label
+        folder.mkdir(parents=True, exist_ok=True)
+        with folder_lock(folder):
+            kind = folder_kind(folder)
+            if kind is not None and kind != skill.format:
+                existing = "a SKILL.md skill" if kind == "skill_md" else "a meta.json/declarative.md skill"
+                raise ValueError(
+                    f"{folder} already holds {existing}; save it in that format or choose another label"
+                )
+            created_at = skill.created_at or ("" if kind is not None else _now_iso(self._clock))
+            if skill.format == "skill_md":
+                self._write_skill_md(folder, skill, created_at)
+            else:
+                self._write_anton(folder, skill, created_at)
+            if skill.requirements is not None:
+                write_text(folder / "requirements.txt", skill.requirements)
+            stats_path = folder / "stats.json"
+            if not os.path.lexists(stats_path):
+                write_text(stats_path, render_json(skill.stats.to_json()))
+        return replace(
+            skill,
+            label=folder.name,
+            created_at=created_at,
+            path=folder,
+            stats=self._stats_or(folder, skill.stats),
+            stages_present=stages_on_disk(folder, skill.format),
+        )
+
+    def _stats_or(self, folder: Path, fallback: SkillStats) -> SkillStats:
+        try:
+            return self._stats(folder)
+        except (SkillFormatError, OSError):
+            return fallback
+
+    def _refuse_if_broken(self, folder: Path, check: Callable[[], object]) -> None:
+        try:
+            check()
+        except FileNotFoundError:
+            return
+        except SkillFormatError as exc:
+            raise BrokenSkillError(BrokenSkill(folder.name, folder, str(exc))) from None
+
+    def _write_files(self, base: Path, files: Mapping[str, str]) -> None:
+        targets = [(base / validate_relative_file(rel), text) for rel, text in files.items()]
+        for path, text in targets:
+            write_text(path, text)
+
+    def _write_anton(self, folder: Path, skill: Skill, created_at: str) -> None:
+        meta_path = folder / "meta.json"
+        if not meta_path.exists() and (folder / "declarative.md").exists():
+            raise BrokenSkillError(BrokenSkill(folder.name, folder, "meta.json is missing"))
+        self._refuse_if_broken(folder, lambda: parse_meta(read_text(meta_path), folder.name))
+        write_text(folder / "declarative.md", skill.declarative_md)
+        if skill.chunks_md is not None:
+            write_text(folder / "chunks.md", skill.chunks_md)
+        self._write_files(folder / "code", skill.code_files)
+        meta = render_meta(
+            label=folder.name,
+            name=skill.name or folder.name,
+            description=skill.description,
+            when_to_use=skill.when_to_use,
+            created_at=created_at,
+            provenance=skill.provenance,
+            stages_present=stages_on_disk(folder, "anton"),
+            extra=skill.extra,
+        )
+        write_text(meta_path, meta)
+
+    def _write_skill_md(self, folder: Path, skill: Skill, created_at: str) -> None:
+        path = folder / "SKILL.md"
+        self._refuse_if_broken(folder, lambda: parse_front_matter(split_skill_md(read_text(path))[0]))
+        description = skill.description
+        if skill.when_to_use and skill.when_to_use not in description:
+            # SKILL.md has no when-to-use field; anton-agent appends it to the description the same way.
+            lead = description.rstrip().rstrip(".")
+            description = f"{lead}. {skill.when_to_use}" if lead else skill.when_to_use
+        front = build_front_matter(
+            skill.extra,
+            label=folder.name,
+            display_name=skill.name,
+            description=description,
+            provenance=skill.provenance,
+            created_at=created_at,
+        )
+        self._write_files(folder / "references", skill.reference_files)
+        self._write_files(folder / "scripts", skill.code_files)
+        try:
+            old_front, old_body = split_skill_md(read_text(path))
+            unchanged = old_body == skill.declarative_md and parse_front_matter(old_front) == front
+        except FileNotFoundError:
+            unchanged = False
+        if not unchanged:
+            write_text(path, render_skill_md(front, skill.declarative_md))
+
+    def delete(self, label: str) -> bool:
+        """Remove the skill's folder (a symlinked folder: only the link). False when there is no such skill."""
+        folder = self._resolve(validate_label(label))
+        if folder is None:
+            return False
+        if folder.is_symlink():
+            folder.unlink()
+        else:
+            shutil.rmtree(folder)
+        return True
+
+    def increment_recommended(self, label: str, *, stage: int = 1) -> SkillStats:
+        """Count one recall of `label` at `stage` (1-3) under a lock, so concurrent recalls are all counted."""
+        if stage not in STAGES:
+            raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
+        folder = self._resolve(validate_label(label))
+        if folder is None:
+            raise SkillNotFoundError(f"no skill labelled {label!r}")
+        path = folder / "stats.json"
+        with folder_lock(folder):
+            try:
+                text = read_text(path)
+            except FileNotFoundError:
+                data = SkillStats().to_json()
+            else:
+                try:
+                    data = parse_stats(text)[1]
+                except SkillFormatError as exc:
+                    raise BrokenSkillError(BrokenSkill(folder.name, folder, str(exc))) from None
+            bump_recommended(data, stage, _now_iso(self._clock))
+            stats = stats_from_json(data)
+            write_text(path, render_json(data))
+        return stats
+
+    def closest_match(self, bad_label: str, *, cutoff: float = 0.6) -> str | None:
+        """Label of the healthy skill nearest to a mistyped one (`csv_sumary` → `csv_summary`), or None."""
+        validate_label(bad_label)
+        labels = [summary["label"] for summary in self.list_summaries()]
+        by_key = {_match_key(label): label for label in labels}
+        for candidate in (bad_label, slugify(bad_label)):
+            if _match_key(candidate) in by_key:
+                return by_key[_match_key(candidate)]
+        matches = difflib.get_close_matches(_match_key(slugify(bad_label)), list(by_key), n=1, cutoff=cutoff)
+        return by_key[matches[0]] if matches else None
+
+
+# --------------------------------------------------------------------------- texts for the model
+
+
+def format_recall(skill: Skill, requested_label: str | None = None) -> str:
+    """The recall_skill tool result: an optional did-you-mean warning, the skill's heading and its procedure."""
+    lines: list[str] = []
+    if requested_label and _match_key(requested_label) != _match_key(skill.label):
+        lines += [
+            f"⚠ No skill is labelled `{requested_label}`. Showing the closest one, `{skill.label}`; "
+            "use that label from now on.",
+            "",
+        ]
+    lines += [f"# Skill recalled: `{skill.label}`", f"# Skill: {skill.name or skill.label}", ""]
+    if skill.description:
+        lines += [skill.description, ""]
+    lines += ["## Procedure (Stage 1 — declarative)", "", skill.declarative_md.strip()]
+    return "\n".join(lines)
+
+
+def format_no_match(requested_label: str, available: Iterable[str]) -> str:
+    """The recall_skill result when no saved skill is close to the requested label."""
+    labels = list(available)
+    if not labels:
+        return f"NO MATCH: there is no skill labelled `{requested_label}`; no skills have been saved yet."
+    return f"NO MATCH: there is no skill labelled `{requested_label}`. Available skills: {', '.join(labels)}."
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def procedural_memory_section(summaries: Iterable[Mapping[str, Any]]) -> str:
+    """System-prompt section listing each skill's label and cue; "" when there are no skills."""
+    lines = []
+    for summary in summaries:
+        cue = _one_line(summary.get("when_to_use") or summary.get("description") or "")
+        lines.append(f"- `{summary['label']}` — {cue}" if cue else f"- `{summary['label']}`")
+    if not lines:
+        return ""
+    instruction = (
+        "These are procedures saved from earlier work. When the user's request fits one of them, call "
+        "`recall_skill` with its label before you start and follow the steps it returns; if none fits, carry on "
+        "without it."
+    )
+    return "\n\n## Procedural memory (skills available)\n\n" + instruction + "\n\n" + "\n".join(lines)
