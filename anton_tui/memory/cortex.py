@@ -1,0 +1,177 @@
+"""Brings the global and the project memory together: what goes into the prompt, and where new memories are saved.
+
+`build_memory_context()` assembles the memory sections of the system prompt, `get_scratchpad_context()` the lessons
+shown with the scratchpad tool, `encode()` routes new engrams to the right scope and file, and `encoding_gate()`
+decides (per memory mode) whether the user must confirm first. Compaction and identity extraction need the LLM and
+live with the learning loops.
+
+Brain analogy: the cortex is where consolidated knowledge is organised and put to use; the hippocampi store it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from anton_tui.memory.engram import RULE_KINDS, Engram, sanitize_text
+from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
+
+log = logging.getLogger(__name__)
+
+MODES = ("autopilot", "copilot", "off")
+CHARS_PER_TOKEN = 4
+IDENTITY_TOKENS = 300
+RULES_TOKENS = 1500
+LESSONS_TOKENS = 1000
+COMPACTION_THRESHOLD = 20
+DISABLED_MESSAGE = "Memory encoding is disabled."
+
+
+class Cortex:
+    """Both scopes of declarative memory, behind one memory mode (autopilot, copilot or off)."""
+
+    def __init__(
+        self,
+        global_hc: Hippocampus,
+        project_hc: Hippocampus,
+        mode: str = "autopilot",
+        llm: Any = None,
+        episodic: Any = None,
+    ) -> None:
+        self.global_hc = global_hc
+        self.project_hc = project_hc
+        self.mode = mode
+        self.llm = llm
+        self.episodic = episodic
+        global_hc.scope = "global"
+        self.profile_conflicts: list[str] = []
+        self._merge_project_profile()
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        if value not in MODES:
+            raise ValueError(f"memory mode must be one of {', '.join(MODES)}, not {value!r}")
+        self._mode = value
+
+    def _same_store(self) -> bool:
+        return self.global_hc.base_dir.resolve() == self.project_hc.base_dir.resolve()
+
+    def _scopes(self) -> list[tuple[str, Hippocampus]]:
+        scopes = [("Global", self.global_hc)]
+        if not self._same_store():
+            scopes.append(("Project", self.project_hc))
+        return scopes
+
+    # ---- reading ----------------------------------------------------------------------------------------------
+
+    def build_memory_context(self) -> str:
+        """The memory sections of the system prompt: ``""`` or ``"\\n\\n"`` + non-empty sections joined by blank lines.
+
+        Scratchpad-related When rules and lessons are left out here; `get_scratchpad_context()` carries them.
+        """
+        sections = []
+        identity = self.global_hc.recall_identity(char_budget=IDENTITY_TOKENS * CHARS_PER_TOKEN)
+        if identity:
+            sections.append(f"## Your Memory — Identity\n{identity}")
+        for label, hc in self._scopes():
+            rules = hc.recall_rules(char_budget=RULES_TOKENS * CHARS_PER_TOKEN, exclude_scratchpad=True)
+            if rules:
+                sections.append(f"## Your Memory — {label} Rules\n{rules}")
+        for label, hc in self._scopes():
+            lessons = hc.recall_lessons(LESSONS_TOKENS, exclude_scratchpad=True)
+            if lessons:
+                sections.append(f"## Your Memory — {label} Lessons\n{lessons}")
+        return "\n\n" + "\n\n".join(sections) if sections else ""
+
+    def get_scratchpad_context(self) -> str:
+        """Scratchpad wisdom of both scopes for the scratchpad tool description, or ``""``."""
+        parts = [wisdom for _, hc in self._scopes() if (wisdom := hc.recall_scratchpad_wisdom())]
+        return "\n\nLessons from past sessions:\n" + "\n".join(parts) if parts else ""
+
+    def needs_compaction(self) -> bool:
+        return any(hc.entry_count() > COMPACTION_THRESHOLD for _, hc in self._scopes())
+
+    # ---- writing ----------------------------------------------------------------------------------------------
+
+    def encoding_gate(self, engram: Engram) -> bool:
+        """True when the user must confirm this engram first: only in copilot mode, for anything not high-confidence."""
+        return self.mode == "copilot" and engram.confidence != "high"
+
+    def encode(self, engrams: Iterable[Engram]) -> list[str]:
+        """Save engrams (profile always global; rules and lessons by scope) and say what happened to each."""
+        if self.mode == "off":
+            return [DISABLED_MESSAGE]
+        actions = []
+        for engram in engrams:
+            try:
+                actions.append(self._encode_one(engram))
+            except (MemoryFileError, OSError, ValueError) as exc:
+                log.warning("memory not saved: %s", exc)
+                actions.append(f"Not saved ({engram.kind}): {exc}")
+        return actions
+
+    def _encode_one(self, engram: Engram) -> str:
+        text = sanitize_text(engram.text)
+        if engram.kind == "profile":
+            changed = self.global_hc.rewrite_identity([text])
+            return f"Encoded profile (global): {text}" if changed else f"Already known (profile): {text}"
+        is_global = engram.scope == "global"
+        hc = self.global_hc if is_global else self.project_hc
+        if engram.kind in RULE_KINDS:
+            written = hc.encode_rule(text, engram.kind, engram.confidence or "medium", engram.source or "llm")
+        elif engram.kind == "lesson":
+            written = hc.encode_lesson(text, engram.topic or "", engram.source or "llm", engram.confidence)
+        else:
+            raise ValueError(f"unknown memory kind {engram.kind!r}")
+        scope = "global" if is_global else "project"
+        if not written:
+            return f"Already known ({engram.kind}, {scope}): {text}"
+        if not is_global:
+            self._log_write(engram, text)
+        return f"Encoded {engram.kind} ({scope}): {text}"
+
+    def _log_write(self, engram: Engram, text: str) -> None:
+        if self.episodic is None:
+            return
+        try:
+            self.episodic.log_turn(0, "memory_write", text, kind=engram.kind, topic=engram.topic or "")
+        except Exception:  # the episode log must never cost a memory
+            log.exception("could not log a memory_write episode")
+
+    def _merge_project_profile(self) -> None:
+        """Move a project profile.md into the global profile (identity is global), losing no fact.
+
+        Facts the global profile already has, or whose ``Key:`` it does not have yet, move over; a fact whose key the
+        global profile holds with another value stays in the project file (see `profile_conflicts`), so nothing is
+        lost. The project file is deleted once it is empty.
+        """
+        project_file = self.project_hc.profile_path
+        if self._same_store() or not project_file.exists():
+            return
+        if any(problem.path == project_file for problem in self.project_hc.problems()):
+            log.warning("project profile not merged: %s cannot be read cleanly", project_file)
+            return
+        try:
+            project = self.project_hc.get_profile()
+            known = self.global_hc.identity_facts()
+            moved, conflicts = [], []
+            for fact in project:
+                key = fact.text.split(":")[0].strip().lower() if ":" in fact.text else ""
+                holders = [k for k in known if key and k.lower().startswith(key + ":")]
+                if fact.text in known:
+                    moved.append(fact)
+                elif holders:
+                    conflicts.append(fact)
+                else:
+                    moved.append(fact)
+                    known.append(fact.text)
+            self.global_hc.rewrite_identity([fact.text for fact in moved])
+            self.project_hc.remove_profile_lines({fact.id for fact in moved})
+            self.profile_conflicts = [fact.text for fact in conflicts]
+        except (MemoryFileError, OSError) as exc:
+            log.warning("project profile not merged: %s", exc)
