@@ -25,3 +25,6 @@ def anton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def project_dir(anton_home: Path) -> Path:
     return Path(os.environ["ANTON_PROJECT_DIR"])
+
+
+from tests.fakellm.fixtures import fake_llm  # noqa: E402,F401  (the scripted local LLM server)

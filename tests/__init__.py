@@ -1,0 +1,1 @@
+"""anton-tui test suite."""
