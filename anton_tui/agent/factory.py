@@ -1,0 +1,94 @@
+"""Builds a ready-to-use ChatSession from settings: memory stores, scratchpads, tools and the learning loops."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from anton_tui.agent.redact import Redactor
+from anton_tui.agent.session import ChatSession
+from anton_tui.agent.tools.memorize import MEMORIZE_TOOL
+from anton_tui.agent.tools.recall import RECALL_TOOL
+from anton_tui.agent.tools.recall_skill import RECALL_SKILL_TOOL
+from anton_tui.agent.tools.registry import ToolRegistry
+from anton_tui.agent.tools.scratchpad import SCRATCHPAD_TOOL
+
+if TYPE_CHECKING:
+    from anton_tui.config import Settings
+    from anton_tui.llm.client import LLMClient
+
+
+def build_tools(*, episodic_enabled: bool) -> ToolRegistry:
+    tools = [SCRATCHPAD_TOOL, MEMORIZE_TOOL, RECALL_SKILL_TOOL]
+    if episodic_enabled:
+        tools.insert(2, RECALL_TOOL)
+    return ToolRegistry(tools)
+
+
+def _secret(value: Any) -> str:
+    if value is None:
+        return ""
+    getter = getattr(value, "get_secret_value", None)
+    return getter() if getter else str(value)
+
+
+def make_llm_bridge(llm: "LLMClient"):
+    """What `get_llm()` inside a scratchpad cell talks to: the coding model, through the engine."""
+
+    async def bridge(request: dict[str, Any]) -> dict[str, Any]:
+        prompt = str(request.get("prompt", ""))
+        response = await llm.code(
+            system=str(request.get("system") or "You are a helpful assistant."),
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=int(request.get("max_tokens") or 1024),
+        )
+        return {"text": response.text}
+
+    return bridge
+
+
+def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> ChatSession:
+    from anton_tui.llm.client import LLMClient
+    from anton_tui.memory.acc import AnteriorCingulate
+    from anton_tui.memory.cortex import Cortex
+    from anton_tui.memory.episodes import EpisodicMemory
+    from anton_tui.memory.hippocampus import Hippocampus
+    from anton_tui.memory.reconsolidator import needs_reconsolidation, reconsolidate
+    from anton_tui.memory.skills import SkillStore
+    from anton_tui.paths import AntonPaths
+    from anton_tui.scratchpad.runtime import ScratchpadLimits, ScratchpadManager
+
+    paths = AntonPaths.from_settings(settings)
+    paths.ensure_workspace()
+    if needs_reconsolidation(paths.project_dir):
+        reconsolidate(paths.project_dir)
+    llm = llm or LLMClient.from_settings(settings)
+    episodic = EpisodicMemory(paths.episodes, enabled=settings.episodic_memory)
+    if settings.episodic_memory:
+        episodic.start_session()
+    cortex = Cortex(
+        Hippocampus(paths.global_memory),
+        Hippocampus(paths.project_memory),
+        mode=settings.effective_memory_mode,
+        llm=llm,
+        episodic=episodic if settings.episodic_memory else None,
+    )
+    scratchpads = ScratchpadManager(
+        paths.project_dir, paths.venvs, ScratchpadLimits.from_settings(settings), llm_bridge=make_llm_bridge(llm)
+    )
+    redactor = Redactor(
+        [_secret(settings.anthropic_api_key), _secret(settings.openai_api_key)],
+    )
+    session = ChatSession(
+        llm=llm,
+        project_dir=paths.project_dir,
+        tools=build_tools(episodic_enabled=settings.episodic_memory),
+        cortex=cortex,
+        episodic=episodic if settings.episodic_memory else None,
+        skills=SkillStore(paths.skills),
+        scratchpads=scratchpads,
+        acc=AnteriorCingulate(),
+        acc_mode=settings.acc_mode,
+        max_tool_rounds=settings.max_tool_rounds,
+        redactor=redactor,
+    )
+    return session

@@ -1,0 +1,476 @@
+"""A conversation with the agent: history, system prompt, and the turn loop that calls the model and its tools.
+
+`ChatSession.turn(text)` is an async iterator of typed events (see `agent.events`); whoever drives it (the TUI, a
+headless test, the demo) renders them. Work that must not delay the reply (the cerebellum's post-mortem,
+consolidation, identity extraction, compaction) runs after the turn as background tasks whose events arrive on
+`ChatSession.background_events`. In the brain analogy this is the prefrontal executive: it plans, delegates to
+working memory (scratchpads), and lets the learning systems watch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from anton_tui.agent import prompts
+from anton_tui.agent.events import (
+    AccEventObserved,
+    AccNudge,
+    AssistantMessageDone,
+    AssistantTextDelta,
+    ErrorOccurred,
+    HistoryRepaired,
+    MemoryConfirmationNeeded,
+    MemoryWritten,
+    SessionEvent,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdated,
+)
+from anton_tui.agent.history import seal_dangling_tool_uses
+from anton_tui.agent.redact import Redactor
+from anton_tui.agent.tools.context import ToolContext
+from anton_tui.agent.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from anton_tui.llm.client import LLMClient
+    from anton_tui.llm.events import LLMResponse, ToolCall
+    from anton_tui.memory.acc import AnteriorCingulate
+    from anton_tui.memory.cortex import Cortex
+    from anton_tui.memory.engram import Engram
+    from anton_tui.memory.episodes import EpisodicMemory
+    from anton_tui.memory.skills import SkillStore
+    from anton_tui.scratchpad.runtime import ScratchpadManager
+
+log = logging.getLogger(__name__)
+
+TurnEndHook = Callable[["ChatSession", int], Awaitable[None]]
+DATASOURCE_PATTERN = r"\bDS_([A-Z0-9_]+?)__"
+
+
+class ChatSession:
+    def __init__(
+        self,
+        *,
+        llm: "LLMClient",
+        project_dir: Path,
+        tools: ToolRegistry,
+        cortex: "Cortex | None" = None,
+        episodic: "EpisodicMemory | None" = None,
+        skills: "SkillStore | None" = None,
+        scratchpads: "ScratchpadManager | None" = None,
+        acc: "AnteriorCingulate | None" = None,
+        acc_mode: str = "off",
+        max_tool_rounds: int = 25,
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.llm = llm
+        self.project_dir = Path(project_dir)
+        self.tools = tools
+        self.cortex = cortex
+        self.episodic = episodic
+        self.skills = skills
+        self.scratchpads = scratchpads
+        self.acc = acc
+        self.acc_mode = acc_mode
+        self.max_tool_rounds = max_tool_rounds
+        self.redact = redactor or Redactor()
+        self.history: list[dict[str, Any]] = []
+        self.turn_count = 0
+        self.total_input_tokens = 0
+        self.total_output_tokens = 0
+        self.scratchpad_observers: list[Any] = []
+        self.turn_end_hooks: list[TurnEndHook] = []
+        self.pending_confirmations: list["Engram"] = []
+        self._emit: Callable[[SessionEvent], None] = self._emit_background
+        self._task: asyncio.Task | None = None
+        self._background_tasks: set[asyncio.Task] = set()
+        self._background_queue: asyncio.Queue[SessionEvent] | None = None
+        self._confirm_lock: asyncio.Lock | None = None
+        self._partial_text = ""
+
+    # ----------------------------------------------------------------- public API
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    @property
+    def background_events(self) -> asyncio.Queue[SessionEvent]:
+        """Events from work that outlives a turn: background memory writes and confirmations asked between turns."""
+        if self._background_queue is None:
+            self._background_queue = asyncio.Queue()
+        return self._background_queue
+
+    async def turn(self, user_text: str) -> AsyncIterator[SessionEvent]:
+        if self.running:
+            raise RuntimeError("A turn is already running; cancel it or wait for it to finish.")
+        queue: asyncio.Queue[SessionEvent] = asyncio.Queue()
+        self._emit = queue.put_nowait
+        task = asyncio.create_task(self._run_turn(user_text))
+        self._task = task
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                    continue
+                getter.cancel()
+                while not queue.empty():
+                    yield queue.get_nowait()
+                break
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()
+        finally:
+            if not task.done():
+                task.cancel()
+                try:
+                    await task
+                except (asyncio.CancelledError, Exception):
+                    pass
+            self._emit = self._emit_background
+
+    def cancel(self) -> bool:
+        """Stop the running turn at once; the history stays consistent. Returns False when nothing was running."""
+        if not self.running:
+            return False
+        self._task.cancel()
+        return True
+
+    async def wait_background(self, timeout: float | None = None) -> None:
+        """Wait for the learning work started by past turns (used by tests and on shutdown)."""
+        while self._background_tasks:
+            await asyncio.wait(set(self._background_tasks), timeout=timeout)
+            if timeout is not None:
+                break
+
+    def start_background(self, coro: Awaitable[None], name: str) -> asyncio.Task:
+        task = asyncio.ensure_future(self._guard(coro, name))
+        self._background_tasks.add(task)
+        task.add_done_callback(self._background_tasks.discard)
+        return task
+
+    async def close(self) -> None:
+        for task in list(self._background_tasks):
+            task.cancel()
+        if self.scratchpads is not None:
+            await self.scratchpads.close_all()
+
+    def system_prompt(self) -> str:
+        memory = self.cortex.build_memory_context() if self.cortex is not None else ""
+        skills_section = ""
+        if self.skills is not None:
+            from anton_tui.memory.skills import procedural_memory_section
+
+            skills_section = procedural_memory_section(self.skills.list_summaries())
+        return prompts.build_system_prompt(
+            project_dir=self.project_dir, memory_context=memory, skills_section=skills_section
+        )
+
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        descriptions = {}
+        scratchpad = self.tools.get("scratchpad")
+        if scratchpad is not None and self.cortex is not None:
+            wisdom = self.cortex.get_scratchpad_context()
+            if wisdom:
+                descriptions["scratchpad"] = scratchpad.description + wisdom
+        return self.tools.definitions(descriptions)
+
+    def queue_for_confirmation(self, engrams: list["Engram"]) -> None:
+        """Copilot mode: hold engrams back until the user has seen the answer. Asked now if no turn is running."""
+        self.pending_confirmations.extend(engrams)
+        if engrams and not self.running:
+            self.start_background(self.ask_confirmations(), "confirmations")
+
+    def encode_through_gate(self, engrams: list["Engram"], producer: str) -> list["Engram"]:
+        """The one path of every producer: gate, then encode now or queue for the user. Returns what was queued."""
+        if self.cortex is None or not engrams:
+            return []
+        passed = [e for e in engrams if not self.cortex.encoding_gate(e)]
+        held = [e for e in engrams if self.cortex.encoding_gate(e)]
+        if passed and self.cortex.mode != "off":
+            actions = self.cortex.encode(passed)
+            self._emit(MemoryWritten(engrams=tuple(passed), actions=tuple(actions), producer=producer))
+        if held:
+            self.queue_for_confirmation(held)
+        return held
+
+    async def ask_confirmations(self) -> None:
+        if self._confirm_lock is None:
+            self._confirm_lock = asyncio.Lock()
+        async with self._confirm_lock:
+            if not self.pending_confirmations or self.cortex is None:
+                return
+            engrams, self.pending_confirmations = list(self.pending_confirmations), []
+            future: asyncio.Future = asyncio.get_running_loop().create_future()
+            self._emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future))
+            chosen = list(await future or [])
+            if chosen:
+                actions = await asyncio.to_thread(self.cortex.encode, chosen)
+                self._emit(MemoryWritten(engrams=tuple(chosen), actions=tuple(actions), producer="confirmation"))
+
+    # ----------------------------------------------------------------- the turn
+
+    async def _run_turn(self, user_text: str) -> None:
+        self.turn_count += 1
+        turn = self.turn_count
+        self._partial_text = ""
+        self._emit(TurnStarted(turn=turn, user_text=user_text))
+        if self.acc is not None:
+            self.acc.clear()
+        self._log("user", user_text)
+        self.history.append({"role": "user", "content": user_text})
+        stop_reason, text = "end_turn", ""
+        try:
+            text, stop_reason = await self._tool_loop()
+        except asyncio.CancelledError:
+            self._on_cancelled()
+            self._emit(TurnFinished(turn=turn, stop_reason="cancelled", text=self._partial_text))
+            self._finish_learning(turn, cancelled=True)
+            raise
+        except Exception as exc:
+            from anton_tui.llm.errors import LLMError
+
+            if not isinstance(exc, LLMError):
+                log.exception("turn failed")
+            text = self._partial_text
+            self._emit(ErrorOccurred(message=str(exc) or type(exc).__name__, retryable=True))
+            stop_reason = "error"
+        if text:
+            self._log("assistant", text[:2000])
+        self._drain_acc()
+        self._emit(TurnFinished(turn=turn, stop_reason=stop_reason, text=text))
+        self._finish_learning(turn, cancelled=False)
+        await self.ask_confirmations()
+
+    async def _tool_loop(self) -> tuple[str, str]:
+        system = self.system_prompt()
+        tools = self.tool_definitions()
+        texts: list[str] = []
+        for round_idx in range(1, self.max_tool_rounds + 1):
+            response = await self._model_round(system, tools)
+            if response.text:
+                texts.append(response.text)
+            if not response.tool_calls:
+                return "\n\n".join(texts), "end_turn"
+            results = [await self._run_tool(call, round_idx) for call in response.tool_calls]
+            results.extend(self._round_nudges())
+            self.history.append({"role": "user", "content": results})
+        return await self._cap_postmortem(system, tools, texts)
+
+    async def _model_round(self, system: str, tools: list[dict[str, Any]]) -> "LLMResponse":
+        from anton_tui.llm.events import StreamComplete, TextDelta
+
+        self._repair_history()
+        self._partial_text = ""
+        response = None
+        async for event in self.llm.plan_stream(system=system, messages=self.history, tools=tools):
+            if isinstance(event, TextDelta):
+                self._partial_text += event.text
+                self._emit(AssistantTextDelta(event.text))
+            elif isinstance(event, StreamComplete):
+                response = event.response
+        if response is None:
+            raise RuntimeError("The model's stream ended without a final response.")
+        blocks: list[dict[str, Any]] = []
+        if response.text:
+            blocks.append({"type": "text", "text": response.text})
+        for call in response.tool_calls:
+            blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
+        self.history.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
+        self._partial_text = ""
+        if response.text:
+            self._emit(AssistantMessageDone(response.text))
+        usage = response.usage
+        self.total_input_tokens += usage.input_tokens
+        self.total_output_tokens += usage.output_tokens
+        self._emit(
+            UsageUpdated(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                total_input_tokens=self.total_input_tokens,
+                total_output_tokens=self.total_output_tokens,
+            )
+        )
+        return response
+
+    async def _run_tool(self, call: "ToolCall", round_idx: int) -> dict[str, Any]:
+        import re
+
+        self.acc_observe(
+            "tool_call", {"name": call.name, "args_summary": str(call.input)[:120]}, round_idx=round_idx
+        )
+        self._emit(ToolCallStarted(id=call.id, name=call.name, input=call.input))
+        code = str(call.input.get("code", "")) if isinstance(call.input, dict) else ""
+        datasources = sorted({m.lower() for m in re.findall(DATASOURCE_PATTERN, code)})
+        self._log("tool_call", str(call.input), tool=call.name, datasources=datasources)
+        started = time.monotonic()
+        if call.parse_error:
+            from anton_tui.agent.tools.registry import ToolResult
+
+            result = ToolResult(f"ERROR: the tool arguments were not valid JSON ({call.parse_error}).", False)
+        else:
+            result = await self.tools.call(call.name, call.input, self._tool_context())
+        self.acc_observe(
+            "tool_result",
+            {"name": call.name, "success": result.success, "error": "" if result.success else result.text[:300]},
+            severity=1 if result.success else 5,
+            round_idx=round_idx,
+        )
+        self._emit(
+            ToolCallFinished(
+                id=call.id,
+                name=call.name,
+                input=call.input,
+                result=result.text,
+                success=result.success,
+                duration=time.monotonic() - started,
+            )
+        )
+        self._log("tool_result", result.text, tool=call.name)
+        return {"type": "tool_result", "tool_use_id": call.id, "content": result.text, "is_error": not result.success}
+
+    async def _cap_postmortem(self, system: str, tools: list[dict[str, Any]], texts: list[str]) -> tuple[str, str]:
+        self.acc_observe(
+            "cap_exhausted", {"cap": self.max_tool_rounds}, severity=9, round_idx=self.max_tool_rounds
+        )
+        note = {"type": "text", "text": prompts.CAP_POSTMORTEM.format(cap=self.max_tool_rounds)}
+        self.history[-1]["content"].append(note)
+        response = await self._model_round(system, tools)
+        if response.tool_calls:
+            self.history.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": call.id,
+                            "content": "Not run: the tool-round cap for this turn is used up.",
+                            "is_error": True,
+                        }
+                        for call in response.tool_calls
+                    ],
+                }
+            )
+            self.history.append({"role": "assistant", "content": [{"type": "text", "text": response.text or ""}]})
+        if response.text:
+            texts.append(response.text)
+        return "\n\n".join(texts), "cap_exhausted"
+
+    # ----------------------------------------------------------------- history repair and cancel
+
+    def _repair_history(self) -> None:
+        sealed = seal_dangling_tool_uses(self.history, prompts.SEALED_RESULT)
+        if sealed:
+            self.acc_observe("history_repair", {"reason": "orphaned_tool_use", "sealed_count": sealed}, severity=5)
+            self._emit(HistoryRepaired(reason="orphaned_tool_use", sealed_count=sealed))
+
+    def _on_cancelled(self) -> None:
+        last = self.history[-1] if self.history else None
+        partial = self._partial_text.strip()
+        if partial:
+            self.history.append({"role": "assistant", "content": [{"type": "text", "text": partial}]})
+            self._log("assistant", partial[:2000])
+        elif last is not None and last["role"] == "user" and not _has_tool_results(last):
+            self.history.append({"role": "assistant", "content": [{"type": "text", "text": "(cancelled)"}]})
+
+    # ----------------------------------------------------------------- ACC and learning
+
+    def acc_observe(self, kind: str, detail: dict[str, Any] | None = None, *, severity: int = 1, round_idx: int = 0):
+        if self.acc is None or self.acc_mode == "off":
+            return
+        if self.cortex is not None and self.cortex.mode == "off":
+            return
+        try:
+            event = self.acc.observe(kind, detail or {}, severity=severity, round_idx=round_idx)
+        except ValueError:
+            log.warning("ACC rejected event kind %r", kind)
+            return
+        self._emit(AccEventObserved(event))
+
+    def _round_nudges(self) -> list[dict[str, Any]]:
+        if self.acc is None or self.acc_mode != "active":
+            return []
+        from anton_tui.memory.acc import format_nudge
+
+        blocks = []
+        for lesson in self.acc.at_round_n():
+            self._emit(AccNudge(lesson=lesson, nudged=True))
+            blocks.append({"type": "text", "text": format_nudge(lesson)})
+        return blocks
+
+    def _drain_acc(self) -> None:
+        """End of turn: the ACC's lessons become global rules (passive and active modes), deduplicated."""
+        if self.acc is None or self.acc_mode == "off" or self.cortex is None or self.cortex.mode == "off":
+            return
+        from anton_tui.memory.acc import rules_similarity_predicate
+        from anton_tui.memory.engram import Engram
+
+        rules_text = self.cortex.global_hc.recall_rules() + "\n" + self.cortex.project_hc.recall_rules()
+        lessons = self.acc.at_end_of_turn(has_similar_lesson=rules_similarity_predicate(rules_text))
+        self.acc.clear()
+        if not lessons:
+            return
+        engrams = [
+            Engram(text=lesson.rule, kind=lesson.kind, scope="global", confidence="high", source="consolidation")
+            for lesson in lessons
+        ]
+        actions = self.cortex.encode(engrams)
+        for lesson in lessons:
+            self._emit(AccNudge(lesson=lesson, nudged=False))
+        self._emit(MemoryWritten(engrams=tuple(engrams), actions=tuple(actions), producer="acc"))
+
+    def _finish_learning(self, turn: int, *, cancelled: bool) -> None:
+        for hook in list(self.turn_end_hooks):
+            if cancelled and getattr(hook, "skip_on_cancel", False):
+                continue
+            self.start_background(hook(self, turn), getattr(hook, "__name__", "turn-end hook"))
+
+    async def _guard(self, coro: Awaitable[None], name: str) -> None:
+        try:
+            await coro
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("background task %s failed", name, exc_info=True)
+            self._emit(ErrorOccurred(message=f"Background {name} failed: {exc}", retryable=False))
+
+    # ----------------------------------------------------------------- plumbing
+
+    def _emit_background(self, event: SessionEvent) -> None:
+        self.background_events.put_nowait(event)
+
+    def emit(self, event: SessionEvent) -> None:
+        """Send an event to whoever watches: the running turn's stream, or the background queue between turns."""
+        self._emit(event)
+
+    def _tool_context(self) -> ToolContext:
+        return ToolContext(
+            cortex=self.cortex,
+            episodic=self.episodic,
+            skills=self.skills,
+            scratchpads=self.scratchpads,
+            emit=self.emit,
+            acc_observe=self.acc_observe,
+            turn=self.turn_count,
+            scratchpad_observers=self.scratchpad_observers,
+            history=self.history,
+            log_episode=self._log,
+        )
+
+    def _log(self, role: str, content: str, **meta: Any) -> None:
+        if self.episodic is None:
+            return
+        self.episodic.log_turn(self.turn_count, role, self.redact(content), **meta)
+
+
+def _has_tool_results(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)

@@ -1,0 +1,42 @@
+"""What a tool handler may use: the memory stores, the scratchpads, and a way to report live events.
+
+Handlers receive a `ToolContext` instead of the whole session, so each tool's reach is visible in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+if TYPE_CHECKING:
+    from anton_tui.agent.events import SessionEvent
+    from anton_tui.memory.cortex import Cortex
+    from anton_tui.memory.episodes import EpisodicMemory
+    from anton_tui.memory.skills import SkillStore
+    from anton_tui.scratchpad.cell import Cell
+    from anton_tui.scratchpad.runtime import ScratchpadManager
+
+
+class ScratchpadObserver(Protocol):
+    """Watches scratchpad cells around execution (the cerebellum is one)."""
+
+    def on_pre_execute(self, cell: "Cell") -> None: ...
+
+    def on_post_execute(self, cell: "Cell") -> None: ...
+
+
+AccObserve = Callable[..., None]
+
+
+@dataclass
+class ToolContext:
+    cortex: "Cortex | None"
+    episodic: "EpisodicMemory | None"
+    skills: "SkillStore | None"
+    scratchpads: "ScratchpadManager | None"
+    emit: Callable[["SessionEvent"], None]
+    acc_observe: AccObserve
+    turn: int = 0
+    scratchpad_observers: list[ScratchpadObserver] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    log_episode: Callable[..., None] = lambda *args, **kwargs: None

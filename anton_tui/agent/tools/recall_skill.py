@@ -1,0 +1,53 @@
+"""The `recall_skill` tool: load a saved procedure (a skill) into the conversation.
+
+A mistyped label is recovered with the closest existing one, and the recall is credited to the skill actually
+loaded. In the brain analogy this is the striatum handing a learned action sequence to working memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from anton_tui.agent.tools.context import ToolContext
+from anton_tui.agent.tools.registry import ToolDef, ToolResult
+
+DESCRIPTION = (
+    "Load one of your saved skills (procedures listed under 'Procedural memory' in your instructions) by its "
+    "label, and follow it for the rest of the task. Call it as soon as a listed skill matches what the user asks."
+)
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"label": {"type": "string", "description": "The skill's label, e.g. csv_summary."}},
+    "required": ["label"],
+}
+
+
+def recall(store, requested: str) -> ToolResult:
+    from anton_tui.memory.skills import format_no_match, format_recall
+
+    requested = requested.strip()
+    if not requested:
+        return ToolResult("ERROR: 'label' must not be empty.", success=False)
+    try:
+        skill = store.load(requested)
+        if skill is None:
+            match = store.closest_match(requested)
+            skill = store.load(match) if match is not None else None
+    except ValueError as exc:
+        return ToolResult(f"ERROR: {exc}.", success=False)
+    if skill is None:
+        labels = [summary["label"] for summary in store.list_summaries()]
+        return ToolResult(format_no_match(requested, labels), success=False)
+    store.increment_recommended(skill.label, stage=1)
+    return ToolResult(format_recall(skill, requested))
+
+
+async def handle_recall_skill(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolResult:
+    if ctx.skills is None:
+        return ToolResult("ERROR: procedural memory is not available in this session.", success=False)
+    return await asyncio.to_thread(recall, ctx.skills, str(tool_input.get("label") or ""))
+
+
+RECALL_SKILL_TOOL = ToolDef("recall_skill", DESCRIPTION, INPUT_SCHEMA, handle_recall_skill)

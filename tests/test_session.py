@@ -1,0 +1,207 @@
+"""Whole turns through the real session, the real SDKs and the scripted local LLM server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from anton_tui.agent import events as ev
+from anton_tui.agent.factory import build_tools
+from anton_tui.agent.redact import Redactor
+from anton_tui.agent.session import ChatSession
+from anton_tui.memory.cortex import Cortex
+from anton_tui.memory.episodes import EpisodicMemory
+from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.skills import Skill, SkillStore
+from tests.fakellm.script import Reply
+
+
+def make_session(fake_llm, tmp_path: Path, *, provider: str = "anthropic", mode: str = "autopilot", **kwargs):
+    home, project = tmp_path / "home", tmp_path / "proj"
+    project.mkdir(parents=True, exist_ok=True)
+    episodic = EpisodicMemory(project / ".anton" / "episodes")
+    episodic.start_session()
+    cortex = Cortex(Hippocampus(home / "memory"), Hippocampus(project / ".anton" / "memory"), mode=mode)
+    session = ChatSession(
+        llm=fake_llm.llm_client(provider=provider),
+        project_dir=project,
+        tools=build_tools(episodic_enabled=True),
+        cortex=cortex,
+        episodic=episodic,
+        skills=SkillStore(home / "skills"),
+        **kwargs,
+    )
+    return session
+
+
+async def run_turn(session: ChatSession, text: str) -> list:
+    return [event async for event in session.turn(text)]
+
+
+def kinds(events: list) -> list[str]:
+    return [type(e).__name__ for e in events]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_memorize_then_answer_writes_the_lesson_and_streams_in_order(fake_llm, tmp_path, provider):
+    fake_llm.queue(
+        Reply.tool_call(
+            "memorize",
+            {"entries": [{"text": "The staging DB is read-only", "kind": "lesson", "scope": "project", "topic": "db"}]},
+            text_before="Noting that.",
+        ),
+        Reply.text("Saved. The staging database is read-only, so I will query prod replicas instead."),
+        model="planner",
+    )
+    session = make_session(fake_llm, tmp_path, provider=provider)
+    events = await run_turn(session, "Remember: staging is read-only")
+
+    lessons = (tmp_path / "proj" / ".anton" / "memory" / "lessons.md").read_text()
+    assert "- The staging DB is read-only <!-- " in lessons and "topic:db" in lessons
+    assert not (tmp_path / "home" / "memory" / "lessons.md").exists()
+
+    names = kinds(events)
+    assert names[0] == "TurnStarted" and names[-1] == "TurnFinished"
+    order = [n for n in names if n in ("ToolCallStarted", "MemoryWritten", "ToolCallFinished", "AssistantTextDelta")]
+    first_tool = order.index("ToolCallStarted")
+    assert order[first_tool : first_tool + 3] == ["ToolCallStarted", "MemoryWritten", "ToolCallFinished"]
+    assert order[-1] == "AssistantTextDelta"
+    streamed = "".join(e.text for e in events if isinstance(e, ev.AssistantTextDelta))
+    assert "read-only, so I will query prod replicas" in streamed
+    assert sum(isinstance(e, ev.AssistantTextDelta) for e in events) > 2
+    finished = events[-1]
+    assert finished.stop_reason == "end_turn"
+    # the second request carried the tool result back to the model
+    second = fake_llm.requests_for("planner")[1]
+    assert "Memory updated" in json.dumps(second.body)
+
+
+async def test_recall_skill_with_a_typo_loads_the_right_skill_and_bumps_its_counter(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    session.skills.save(
+        Skill(label="csv_summary", name="CSV Summary", when_to_use="user asks to summarise a csv",
+              declarative_md="1. Load\n2. describe()")
+    )
+    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv_sumary"}), Reply.text("Following it."),
+                   model="planner")
+    events = await run_turn(session, "summarise data.csv")
+
+    finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
+    assert finished.success and "1. Load" in finished.result and "csv_summary" in finished.result
+    assert session.skills.load("csv_summary").stats.total_recalls == 1
+    assert session.skills.load("csv_summary").stats.stage(1).recommended == 1
+    first = fake_llm.requests_for("planner")[0]
+    assert "`csv_summary` — user asks to summarise a csv" in first.system
+
+
+async def test_a_failing_tool_becomes_a_failed_result_and_the_turn_goes_on(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "../../etc"}), Reply.text("Sorry."), model="planner")
+    events = await run_turn(session, "hi")
+    finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
+    assert not finished.success and "ERROR" in finished.result
+    assert events[-1].stop_reason == "end_turn"
+
+
+async def test_system_prompt_puts_project_notes_after_memory_and_reads_agents_md(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    session.cortex.global_hc.encode_rule("Prefer httpx over requests", "always", "high", "user")
+    (tmp_path / "proj" / ".anton").mkdir(exist_ok=True)
+    (tmp_path / "proj" / ".anton" / "anton.md").write_text("# Anton Workspace\n\nUse metric units.\n")
+    (tmp_path / "proj" / "AGENTS.md").write_text("Run tests with make test.\n")
+    prompt = session.system_prompt()
+    assert prompt.index("Prefer httpx over requests") < prompt.index("Use metric units.")
+    assert prompt.index("Use metric units.") < prompt.index("Run tests with make test.")
+
+
+async def test_cancel_mid_stream_keeps_a_consistent_history(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    fake_llm.queue(Reply.text("word " * 400, chunk_size=20, chunk_delay=0.02), model="planner")
+    seen, cancelled = [], False
+    async for event in session.turn("write a lot"):
+        seen.append(event)
+        if not cancelled and sum(isinstance(e, ev.AssistantTextDelta) for e in seen) == 3:
+            cancelled = session.cancel()
+            assert cancelled
+    assert isinstance(seen[-1], ev.TurnFinished) and seen[-1].stop_reason == "cancelled"
+    assert [m["role"] for m in session.history] == ["user", "assistant"]
+    assert session.history[-1]["content"][0]["text"].startswith("word")
+
+    fake_llm.queue(Reply.text("Back again."), model="planner")
+    events = await run_turn(session, "continue")
+    assert events[-1].text == "Back again."
+    roles = [m["role"] for m in session.history]
+    assert roles == ["user", "assistant", "user", "assistant"]
+
+
+async def test_an_unanswered_tool_use_is_sealed_before_the_next_request(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    session.history = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "recall", "input": {"query": "x"}}]},
+    ]
+    fake_llm.queue(Reply.text("ok"), model="planner")
+    events = await run_turn(session, "second")
+    repaired = [e for e in events if isinstance(e, ev.HistoryRepaired)]
+    assert repaired and repaired[0].sealed_count == 1
+    sent = fake_llm.requests_for("planner")[0].messages
+    assert sent[2]["role"] == "user" and sent[2]["content"][0]["type"] == "tool_result"
+
+
+async def test_round_cap_asks_for_a_post_mortem(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path, max_tool_rounds=2)
+    fake_llm.queue(
+        Reply.tool_call("recall", {"query": "a"}),
+        Reply.tool_call("recall", {"query": "b"}),
+        Reply.text("I ran out of rounds: here is where things stand."),
+        model="planner",
+    )
+    events = await run_turn(session, "dig")
+    assert events[-1].stop_reason == "cap_exhausted"
+    last = fake_llm.requests_for("planner")[-1]
+    assert "post-mortem" in json.dumps(last.messages[-1])
+
+
+async def test_model_errors_are_one_clear_message_and_the_session_survives(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    fake_llm.queue(Reply.error(401), model="planner")
+    events = await run_turn(session, "hi")
+    error = next(e for e in events if isinstance(e, ev.ErrorOccurred))
+    assert "ANTON_ANTHROPIC_API_KEY" in error.message and "\n" not in error.message
+    assert events[-1].stop_reason == "error"
+    fake_llm.queue(Reply.text("Working now."), model="planner")
+    assert (await run_turn(session, "again"))[-1].text == "Working now."
+
+
+async def test_episodes_are_logged_with_secrets_redacted(fake_llm, tmp_path):
+    secret = "sk-ant-api03-" + "x" * 40
+    session = make_session(fake_llm, tmp_path, redactor=Redactor(["my-very-private-value"]))
+    fake_llm.queue(
+        Reply.tool_call("recall", {"query": "key my-very-private-value"}),
+        Reply.text(f"Your key is {secret}"),
+        model="planner",
+    )
+    await run_turn(session, f"my key is {secret}")
+    lines = [json.loads(l) for l in next((tmp_path / "proj" / ".anton" / "episodes").glob("*.jsonl")).read_text().splitlines()]
+    roles = [l["role"] for l in lines]
+    assert roles[:1] == ["user"] and "tool_call" in roles and "tool_result" in roles and roles[-1] == "assistant"
+    text = json.dumps(lines)
+    assert secret not in text and "my-very-private-value" not in text and "[REDACTED]" in text
+    assert all(l["turn"] == 1 for l in lines)
+
+
+async def test_memory_mode_off_writes_nothing_but_still_reads(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path, mode="off")
+    session.cortex.global_hc.encode_rule("Answer in French", "always", "high", "user")
+    fake_llm.queue(
+        Reply.tool_call("memorize", {"entries": [{"text": "x", "kind": "lesson", "scope": "project"}]}),
+        Reply.text("ok"),
+        model="planner",
+    )
+    events = await run_turn(session, "remember x")
+    assert "Answer in French" in fake_llm.requests_for("planner")[0].system
+    assert not (tmp_path / "proj" / ".anton" / "memory" / "lessons.md").exists()
+    assert not any(isinstance(e, ev.MemoryWritten) for e in events)
