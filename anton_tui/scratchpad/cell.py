@@ -27,6 +27,8 @@ class Cell:
     finished_at: float | None = None
     stdout_total_chars: int = 0
     truncated: bool = False
+    # Something the model must know that the cell itself did not say, e.g. that the process restarted before it.
+    notice: str | None = None
 
     @property
     def duration(self) -> float | None:

@@ -1,0 +1,461 @@
+"""The program each scratchpad process runs: take cells from the parent, run them in one namespace, report back.
+
+One module namespace lives as long as the process, so variables survive from cell to cell (the pad's working
+memory). Everything a cell writes to stdout/stderr, including the output of subprocesses it starts, is streamed to
+the parent while the cell runs. The process watches its parent and ends itself, with everything it started, when
+the parent goes away.
+
+It runs under the pad's own interpreter, possibly a virtual environment where anton_tui is not installed, so it
+uses the standard library only and is started by file path: `python -u boot.py '<json config>'`.
+"""
+
+import builtins
+import codecs
+import faulthandler
+import io
+import itertools
+import json
+import linecache
+import logging
+import os
+import select
+import signal
+import sys
+import threading
+import time
+import traceback
+import types
+
+BOOT_FILE = os.path.abspath(__file__)
+TOP_LEVEL_AWAIT = 0x2000  # ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, without importing ast at start-up
+CO_COROUTINE = 0x0080  # inspect.CO_COROUTINE
+ERROR_MAX_CHARS = 20_000
+LOGS_MAX_CHARS = 200_000
+PROGRESS_MAX_CHARS = 2_000
+LLM_PROMPT_MAX_CHARS = 4_000_000
+LLM_PING_SECONDS = 10.0
+PARENT_CHECK_SECONDS = 0.5
+RESERVE_BYTES = 2 * 1024 * 1024
+FORWARDER_STACK_BYTES = 256 * 1024
+
+
+def _load_protocol():
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(BOOT_FILE), "protocol.py")
+    spec = importlib.util.spec_from_file_location("_anton_scratchpad_protocol", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+protocol = _load_protocol()
+
+
+def die():
+    """End this process and everything it started (it leads its own process group)."""
+    try:
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+    finally:
+        os._exit(0)
+
+
+class Channel:
+    """Messages to the parent. The main thread and the output thread both send, so writes are serialised."""
+
+    def __init__(self, fd):
+        self._fd = fd
+        self._lock = threading.Lock()
+
+    def send(self, message):
+        data = memoryview(protocol.encode(message))
+        with self._lock:
+            try:
+                while data:
+                    data = data[os.write(self._fd, data) :]
+            except OSError:  # the parent is gone
+                die()
+
+
+class Inbox:
+    """Messages from the parent: commands for the main loop, replies for whichever thread waits on the LLM.
+
+    One thread at a time reads the pipe; what it reads for another thread is parked and that thread woken."""
+
+    def __init__(self, fd):
+        self._fd = fd
+        self._buffer = bytearray()
+        self._cond = threading.Condition()
+        self._reading = False
+        self._closed = False
+        self._commands = []
+        self._replies = {}
+
+    def wait_for(self, key, timeout=None):
+        """`key` is "command" or an LLM request id. Returns the message, or None after `timeout` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while True:
+                message = self._take(key)
+                if message is not None:
+                    return message
+                if self._closed:
+                    raise EOFError
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                if self._reading:
+                    self._cond.wait(remaining)
+                    continue
+                self._reading = True
+                self._cond.release()
+                try:
+                    line = self._read_line(remaining)
+                finally:
+                    self._cond.acquire()
+                    self._reading = False
+                    self._cond.notify_all()
+                if line == b"":
+                    self._closed = True
+                elif line is not None:
+                    self._park(protocol.decode(line))
+
+    def _take(self, key):
+        if key == "command":
+            return self._commands.pop(0) if self._commands else None
+        return self._replies.pop(key, None)
+
+    def _park(self, message):
+        if message["op"] == protocol.LLM_REPLY:
+            self._replies[message.get("id")] = message
+        else:
+            self._commands.append(message)
+
+    def _read_line(self, timeout):
+        """A complete line, b"" at end of input, or None if `timeout` passed first."""
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line = bytes(self._buffer[: newline + 1])
+                del self._buffer[: newline + 1]
+                return line
+            if timeout is not None and not select.select([self._fd], [], [], max(timeout, 0))[0]:
+                return None
+            chunk = os.read(self._fd, 1 << 20)
+            if not chunk:
+                return b""
+            self._buffer += chunk
+
+
+class CellState:
+    index = 0
+
+
+class OutputForwarder:
+    """Reads the pipes behind fds 1 and 2 and sends what arrives to the parent as `out` messages.
+
+    Also checks every half second that the parent is still there; if not, the whole process group ends."""
+
+    def __init__(self, channel, state, streams):
+        self.lock = threading.Lock()
+        self._channel = channel
+        self._state = state
+        self._streams = streams
+        self._decoders = {fd: codecs.getincrementaldecoder("utf-8")("replace") for fd in streams}
+        for fd in streams:
+            os.set_blocking(fd, False)
+
+    def start(self):
+        previous = threading.stack_size(FORWARDER_STACK_BYTES)  # a small stack leaves more room under the limit
+        try:
+            threading.Thread(target=self._run, name="scratchpad-output", daemon=True).start()
+        finally:
+            threading.stack_size(previous)
+
+    def _run(self):
+        parent = os.getppid()
+        fds = list(self._streams)
+        while True:
+            ready = select.select(fds, [], [], PARENT_CHECK_SECONDS)[0]
+            if os.getppid() != parent:
+                die()
+            if ready:
+                with self.lock:
+                    for fd in ready:
+                        self._pump(fd, max_reads=8)
+
+    def drain(self):
+        """Forward whatever is already written. The caller holds `lock`."""
+        for fd in self._streams:
+            self._pump(fd, max_reads=64)
+
+    def _pump(self, fd, max_reads):
+        for _ in range(max_reads):
+            try:
+                data = os.read(fd, protocol.OUTPUT_CHUNK_BYTES)
+            except BlockingIOError:
+                return
+            if not data:
+                return
+            text = self._decoders[fd].decode(data)
+            if text:
+                self._channel.send(
+                    {"op": protocol.OUT, "cell": self._state.index, "stream": self._streams[fd], "text": text}
+                )
+
+
+class CellLogs(logging.Handler):
+    """Log records of INFO and above, collected per cell as `name: message` lines."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        self.reset()
+
+    def reset(self):
+        self._lines = []
+        self._size = 0
+        self._dropped = 0
+
+    def emit(self, record):
+        try:
+            line = self.format(record)
+        except Exception:
+            self.handleError(record)
+            return
+        if self._size < LOGS_MAX_CHARS:
+            self._lines.append(line)
+            self._size += len(line) + 1
+        else:
+            self._dropped += 1
+
+    def value(self):
+        text = "\n".join(self._lines)
+        if self._dropped:
+            text += f"\n... ({self._dropped} more log records were not kept)"
+        return text
+
+
+class Reserve:
+    """A little memory set aside so a cell that hit the memory limit can still be reported."""
+
+    def __init__(self):
+        self._block = bytearray(RESERVE_BYTES)
+
+    def release(self):
+        self._block = None
+
+    def restore(self):
+        if self._block is None:
+            try:
+                self._block = bytearray(RESERVE_BYTES)
+            except MemoryError:
+                pass
+
+
+class LanguageModel:
+    """What `get_llm()` returns: the coding model, reached through the parent process."""
+
+    def __init__(self, runtime):
+        self._runtime = runtime
+
+    def complete(self, prompt, *, system=None, max_tokens=1024):
+        """Send `prompt` (with an optional system prompt) to the model and return its text answer."""
+        prompt = str(prompt)
+        if len(prompt) > LLM_PROMPT_MAX_CHARS:
+            raise ValueError(f"get_llm().complete(): the prompt has {len(prompt):,} characters; keep it under "
+                             f"{LLM_PROMPT_MAX_CHARS:,}.")
+        request = {"op": "complete", "prompt": prompt, "system": None if system is None else str(system),
+                   "max_tokens": int(max_tokens)}
+        reply = self._runtime.ask_parent(request)
+        return str(reply.get("text", "")) if isinstance(reply, dict) else str(reply)
+
+    def __repr__(self):
+        return "<scratchpad language model (coding model, through the parent process)>"
+
+
+class Runtime:
+    def __init__(self, config, channel, inbox, forwarder, state, logs):
+        self.config = config
+        self.channel = channel
+        self.inbox = inbox
+        self.forwarder = forwarder
+        self.state = state
+        self.logs = logs
+        self.reserve = Reserve()
+        self._request_ids = itertools.count(1)
+        self._loop = None
+        module = types.ModuleType("__main__", "Scratchpad namespace")
+        module.__dict__.update(__builtins__=builtins, progress=self.progress, get_llm=self.get_llm)
+        self.namespace = module.__dict__
+        sys.modules["__main__"] = module
+        builtins.progress = self.progress
+        builtins.get_llm = self.get_llm
+
+    # --- what cells see -------------------------------------------------------------------------------------
+    def progress(self, message=""):
+        """Tell the user what the cell is doing; also keeps a long cell from being stopped as silent."""
+        self._flush_std()
+        with self.forwarder.lock:
+            self.forwarder.drain()
+            text = str(message)[:PROGRESS_MAX_CHARS]
+            self.channel.send({"op": protocol.PROGRESS, "cell": self.state.index, "message": text})
+
+    def get_llm(self):
+        """The coding model, as an object with `complete(prompt, *, system=None, max_tokens=1024) -> str`."""
+        if not self.config.get("llm"):
+            raise RuntimeError(
+                "get_llm() is not available in this scratchpad: no language model is connected to it "
+                "(configure a coding model for the session)."
+            )
+        return LanguageModel(self)
+
+    def ask_parent(self, request):
+        request_id = next(self._request_ids)
+        started = time.monotonic()
+        self._flush_std()
+        self.channel.send({"op": protocol.LLM_REQUEST, "cell": self.state.index, "id": request_id,
+                           "request": request})
+        while True:
+            try:
+                reply = self.inbox.wait_for(request_id, timeout=LLM_PING_SECONDS)
+            except EOFError:
+                die()
+            if reply is not None:
+                break
+            self.progress(f"waiting for the language model ({time.monotonic() - started:.0f}s)")
+        if reply.get("error"):
+            raise RuntimeError(f"get_llm(): the language model call failed: {reply['error']}")
+        return reply.get("reply") or {}
+
+    # --- running cells ----------------------------------------------------------------------------------------
+    def serve(self):
+        while True:
+            try:
+                message = self.inbox.wait_for("command")
+            except EOFError:
+                return
+            if message["op"] == protocol.EXEC:
+                self.run_cell(int(message["cell"]), str(message["code"]))
+
+    def run_cell(self, index, code):
+        self.state.index = index
+        self.logs.reset()
+        filename = f"<cell {index}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        error = None
+        memory_error = False
+        try:
+            compiled = compile(code, filename, "exec", TOP_LEVEL_AWAIT, True)
+            outcome = eval(compiled, self.namespace)
+            if compiled.co_flags & CO_COROUTINE:
+                self._event_loop().run_until_complete(outcome)
+        except MemoryError as exc:
+            self.reserve.release()
+            memory_error = True
+            error = self._memory_message() + "\n\n" + self._format_exception(exc, filename)
+        except SystemExit as exc:
+            error = (f"SystemExit: the cell called exit({exc.code!r}). The scratchpad keeps running and its "
+                     f"variables are kept; there is no need to exit.")
+        except BaseException as exc:  # the cell's own failure, reported to the model
+            error = self._format_exception(exc, filename)
+        self._flush_std()
+        with self.forwarder.lock:
+            self.forwarder.drain()
+            self.channel.send({"op": protocol.RESULT, "cell": index, "error": error, "logs": self.logs.value(),
+                               "memory_error": memory_error})
+        self.reserve.restore()
+
+    def _event_loop(self):
+        if self._loop is None or self._loop.is_closed():
+            import asyncio
+
+            self._loop = asyncio.new_event_loop()
+        return self._loop
+
+    def _memory_message(self):
+        limit = self.config.get("memory_limit_mb")
+        if limit:
+            return (f"MemoryError: the cell needed more memory than this scratchpad may use ({limit} MB, setting "
+                    f"cell_memory_limit_mb). Work on the data in smaller pieces or free big variables with del; "
+                    f"the scratchpad is still running.")
+        return "MemoryError: the machine ran out of memory for this cell; the scratchpad is still running."
+
+    @staticmethod
+    def _format_exception(exc, filename):
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+            tb = tb.tb_next
+        text = "".join(traceback.format_exception(type(exc), exc, tb)).rstrip()
+        if len(text) > ERROR_MAX_CHARS:
+            head = ERROR_MAX_CHARS // 4
+            text = text[:head] + "\n... (error text cut) ...\n" + text[-(ERROR_MAX_CHARS - head):]
+        return text
+
+    @staticmethod
+    def _flush_std():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+
+
+def _apply_memory_limit(limit_mb):
+    if not limit_mb:
+        return
+    try:
+        import resource
+    except ImportError:  # not available on this platform
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = int(limit_mb) * 1024 * 1024
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _text_stream(fd):
+    binary = io.BufferedWriter(io.FileIO(fd, "w", closefd=False))
+    return io.TextIOWrapper(binary, encoding="utf-8", errors="backslashreplace", line_buffering=True)
+
+
+def main():
+    config = json.loads(sys.argv[1])
+    fds = config["fds"]
+    for fd in fds.values():
+        os.set_inheritable(fd, False)  # private to this process, not to the subprocesses a cell starts
+    # Commands arrive on the original stdin; move them aside so a cell (or its subprocesses) reads nothing there.
+    inbox_fd = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    # fds 1 and 2 are already the output pipes. Line-buffered like a terminal: a line reaches the parent in one
+    # piece, flush() sends a partial line.
+    sys.stdout = sys.__stdout__ = _text_stream(1)
+    sys.stderr = sys.__stderr__ = _text_stream(2)
+    faulthandler.enable(file=sys.stderr)
+
+    workspace = config.get("workspace") or os.getcwd()
+    sys.path[0] = workspace
+    sys.argv = ["scratchpad"]
+
+    channel = Channel(fds["messages"])
+    state = CellState()
+    forwarder = OutputForwarder(channel, state, {fds["stdout"]: "stdout", fds["stderr"]: "stderr"})
+    logs = CellLogs()
+    root = logging.getLogger()
+    root.addHandler(logs)
+    root.setLevel(logging.INFO)
+    runtime = Runtime(config, channel, Inbox(inbox_fd), forwarder, state, logs)
+    forwarder.start()
+    _apply_memory_limit(config.get("memory_limit_mb"))
+    channel.send({"op": protocol.READY, "pid": os.getpid(), "python": sys.version.split()[0],
+                  "executable": sys.executable})
+    runtime.serve()
+    die()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""One running scratchpad child process: starting it, exchanging protocol messages with it, and ending it together
+with everything it started.
+
+Pipes, all made here: the child's stdin carries commands; a private pipe carries its messages back; its fds 1 and 2
+are two more pipes. The child itself reads those output pipes and forwards what it reads as messages, so output
+and results stay in order; this side keeps a copy of their read ends only to collect what was still in them when
+the child died, so a crash does not swallow the last lines it printed.
+
+Each child leads its own process group (`start_new_session=True`), so killing the group also ends the subprocesses
+a cell started. Every live group is remembered, and an `atexit` hook kills whatever is left when the app exits
+without closing its pads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import logging
+import os
+import signal
+from pathlib import Path
+from typing import Any, Callable
+
+from anton_tui.scratchpad import protocol
+
+log = logging.getLogger(__name__)
+
+BOOT_PATH = Path(__file__).with_name("boot.py")
+KILL_WAIT_SECONDS = 5.0
+SALVAGE_MAX_BYTES = 1024 * 1024
+
+_live_groups: set[int] = set()
+
+MessageHandler = Callable[["PadProcess", dict[str, Any]], None]
+CloseHandler = Callable[["PadProcess"], None]
+
+
+def kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+@atexit.register
+def _kill_leftover_groups() -> None:
+    for pid in list(_live_groups):
+        kill_group(pid)
+    _live_groups.clear()
+
+
+class ScratchpadStartError(RuntimeError):
+    pass
+
+
+class PadProcess:
+    """A started child that has said it is ready. Messages go to `on_message`; `on_closed` runs once at the end,
+    after any output left in the pipes has been delivered as `out` messages."""
+
+    def __init__(self, process: asyncio.subprocess.Process, messages: asyncio.StreamReader,
+                 transport: asyncio.BaseTransport, output_fds: dict[int, str], ready: dict[str, Any],
+                 on_message: MessageHandler, on_closed: CloseHandler) -> None:
+        self._process = process
+        self._messages = messages
+        self._transport = transport
+        self._output_fds = output_fds
+        self.pid = process.pid
+        self.python_version = str(ready.get("python", ""))
+        self.executable = str(ready.get("executable", ""))
+        self.stopped_on_purpose = False
+        self.closed = asyncio.Event()
+        self._on_message = on_message
+        self._on_closed = on_closed
+        self._reader = asyncio.get_running_loop().create_task(self._read_messages())
+
+    @classmethod
+    async def spawn(cls, python: Path, *, workspace: Path, config: dict[str, Any], env: dict[str, str],
+                    on_message: MessageHandler, on_closed: CloseHandler, start_timeout: float) -> "PadProcess":
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        msg_read, msg_write = os.pipe()
+        output_fds = {out_read: "stdout", err_read: "stderr"}
+        config = {**config, "fds": {"stdout": out_read, "stderr": err_read, "messages": msg_write}}
+        try:
+            process = await asyncio.create_subprocess_exec(
+                str(python), "-u", str(BOOT_PATH), json.dumps(config),
+                stdin=asyncio.subprocess.PIPE, stdout=out_write, stderr=err_write,
+                pass_fds=(out_read, err_read, msg_write), cwd=str(workspace), env=env, start_new_session=True,
+            )
+        except OSError as exc:
+            for fd in (out_read, err_read, msg_read):
+                os.close(fd)
+            raise ScratchpadStartError(f"could not run {python}: {exc}") from exc
+        finally:
+            for fd in (out_write, err_write, msg_write):
+                os.close(fd)
+        _live_groups.add(process.pid)
+        for fd in output_fds:
+            os.set_blocking(fd, False)
+        loop = asyncio.get_running_loop()
+        messages = asyncio.StreamReader(limit=protocol.MAX_LINE_BYTES)
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(messages), open(msg_read, "rb", buffering=0)
+        )
+        ready: dict[str, Any] | None = None
+        problem = ""
+        try:
+            line = await asyncio.wait_for(messages.readline(), start_timeout)
+            ready = protocol.decode(line) if line else None
+        except asyncio.TimeoutError:
+            problem = f"no answer within {start_timeout:g}s"
+        except ValueError:
+            ready = None
+        except BaseException:
+            transport.close()
+            await _reap(process)
+            _close_all(output_fds)
+            raise
+        if not ready or ready.get("op") != protocol.READY:
+            transport.close()
+            await _reap(process)
+            leftovers = "".join(text for _, text in _salvage(output_fds)).strip()
+            _close_all(output_fds)
+            problem = problem or describe_exit(process.returncode)
+            raise ScratchpadStartError(
+                f"the scratchpad process ({python}) did not start ({problem})"
+                + (f":\n{leftovers[-3000:]}" if leftovers else "")
+            )
+        return cls(process, messages, transport, output_fds, ready, on_message, on_closed)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    def exit_description(self) -> str:
+        return describe_exit(self._process.returncode)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        stdin = self._process.stdin
+        assert stdin is not None
+        stdin.write(protocol.encode(message))
+        await stdin.drain()
+
+    def kill(self) -> None:
+        """End the process and its whole group now; `closed` is set once the pieces are collected."""
+        kill_group(self.pid)
+
+    async def terminate(self) -> None:
+        self.stopped_on_purpose = True
+        self.kill()
+        try:
+            await asyncio.wait_for(self.closed.wait(), KILL_WAIT_SECONDS)
+        except asyncio.TimeoutError:
+            log.warning("scratchpad process %s did not end within %ss", self.pid, KILL_WAIT_SECONDS)
+
+    async def _read_messages(self) -> None:
+        try:
+            while True:
+                try:
+                    line = await self._messages.readline()
+                except ValueError:
+                    log.warning("scratchpad process %s sent an over-long message; stopping it", self.pid)
+                    break
+                if not line:
+                    break
+                try:
+                    message = protocol.decode(line)
+                except ValueError:
+                    log.warning("scratchpad process %s sent an unreadable message: %r", self.pid, line[:120])
+                    continue
+                self._deliver(message)
+        finally:
+            # The wire is closed: make sure nothing of the group survives, collect the exit status, then hand
+            # over whatever output the child had not forwarded yet.
+            self._transport.close()
+            await _reap(self._process)
+            for stream, text in _salvage(self._output_fds):
+                self._deliver({"op": protocol.OUT, "stream": stream, "text": text})
+            _close_all(self._output_fds)
+            self.closed.set()
+            try:
+                self._on_closed(self)
+            except Exception:
+                log.exception("scratchpad close handler failed")
+
+    def _deliver(self, message: dict[str, Any]) -> None:
+        try:
+            self._on_message(self, message)
+        except Exception:
+            log.exception("scratchpad message handler failed")
+
+
+def _salvage(output_fds: dict[int, str]) -> list[tuple[str, str]]:
+    """What is still sitting in the output pipes (never blocks)."""
+    pieces = []
+    for fd, stream in output_fds.items():
+        data = bytearray()
+        while len(data) < SALVAGE_MAX_BYTES:
+            try:
+                chunk = os.read(fd, protocol.OUTPUT_CHUNK_BYTES)
+            except OSError:  # empty (EAGAIN) or already closed
+                break
+            if not chunk:
+                break
+            data += chunk
+        if data:
+            pieces.append((stream, data.decode("utf-8", "replace")))
+    return pieces
+
+
+def _close_all(fds: dict[int, str]) -> None:
+    for fd in list(fds):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    fds.clear()
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    kill_group(process.pid)
+    try:
+        await asyncio.wait_for(process.wait(), KILL_WAIT_SECONDS)
+    except asyncio.TimeoutError:
+        log.warning("scratchpad process %s could not be collected", process.pid)
+    _live_groups.discard(process.pid)
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
