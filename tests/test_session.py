@@ -205,3 +205,32 @@ async def test_memory_mode_off_writes_nothing_but_still_reads(fake_llm, tmp_path
     assert "Answer in French" in fake_llm.requests_for("planner")[0].system
     assert not (tmp_path / "proj" / ".anton" / "memory" / "lessons.md").exists()
     assert not any(isinstance(e, ev.MemoryWritten) for e in events)
+
+
+async def test_scratchpad_cells_stream_live_and_bad_requests_fail_cleanly(fake_llm, tmp_path):
+    from anton_tui.scratchpad.events import CellFinished, CellOutput
+    from anton_tui.scratchpad.runtime import ScratchpadManager
+
+    pads = ScratchpadManager(tmp_path / "proj", tmp_path / "venvs")
+    session = make_session(fake_llm, tmp_path, scratchpads=pads)
+    fake_llm.queue(
+        Reply.tool_call("scratchpad", {"action": "exec", "name": "main", "code": "x = 21\nprint(x * 2)",
+                                        "one_line_description": "double it"}),
+        Reply.tool_call("scratchpad", {"action": "exec", "name": "main", "code": "   "}),
+        Reply.tool_call("scratchpad", {"action": "install", "name": "main", "packages": ["--index-url=http://x"]}),
+        Reply.tool_call("scratchpad", {"action": "exec", "name": "main", "code": "print(x + 1)"}),
+        Reply.text("Done."),
+        model="planner",
+    )
+    try:
+        events = await run_turn(session, "compute")
+    finally:
+        await pads.close_all()
+    activity = [e.event for e in events if isinstance(e, ev.ScratchpadActivity)]
+    assert any(isinstance(a, CellOutput) and a.text.strip() == "42" for a in activity)
+    results = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert results[0].success and "[output]\n42" in results[0].result
+    assert not results[1].success and "no code was provided" in results[1].result
+    assert not results[2].success and results[2].result.startswith("ERROR:")
+    assert results[3].success and "22" in results[3].result
+    assert sum(isinstance(a, CellFinished) for a in activity) == 2

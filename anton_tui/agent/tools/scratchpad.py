@@ -116,8 +116,13 @@ async def handle_scratchpad(ctx: ToolContext, tool_input: dict[str, Any]) -> Too
         packages = [str(p) for p in tool_input.get("packages") or [] if str(p).strip()]
         if not packages:
             return ToolResult("ERROR: 'packages' must list at least one requirement.", success=False)
+        from anton_tui.scratchpad.runtime import InstallError, InvalidRequirementError
+
         pad = pad or await ctx.scratchpads.get_or_create(name)
-        return ToolResult(await pad.install(packages))
+        try:
+            return ToolResult(await pad.install(packages))
+        except (InvalidRequirementError, InstallError) as exc:
+            return ToolResult(f"ERROR: {exc}", success=False)
     if pad is None:
         return ToolResult(f"No scratchpad named '{name}' is running; nothing to {action}.", success=False)
     if action == "reset":
