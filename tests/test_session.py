@@ -234,3 +234,21 @@ async def test_scratchpad_cells_stream_live_and_bad_requests_fail_cleanly(fake_l
     assert not results[2].success and results[2].result.startswith("ERROR:")
     assert results[3].success and "22" in results[3].result
     assert sum(isinstance(a, CellFinished) for a in activity) == 2
+
+
+async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm, tmp_path):
+    from anton_tui.agent.skill_draft import draft_skill
+
+    session = make_session(fake_llm, tmp_path)
+    fake_llm.queue(Reply.text("The file has 3 columns."), model="planner")
+    await run_turn(session, "look at data.csv")
+    draft = {"label": "csv_summary", "name": "CSV Summary", "description": "Summarise a CSV",
+             "when_to_use": "user asks to summarise a csv", "declarative_md": "1. Load\n2. Describe"}
+    fake_llm.queue(Reply.tool_call("SkillDraft", draft), Reply.tool_call("SkillDraft", draft), model="planner")
+    first = await draft_skill(session, "csv summary")
+    second = await draft_skill(session)
+    assert (first.label, second.label) == ("csv_summary", "csv_summary_2")
+    assert (tmp_path / "home" / "skills" / "csv_summary" / "declarative.md").read_text() == "1. Load\n2. Describe"
+    sent = fake_llm.requests_for("planner")[1]
+    assert sent.tool_choice == {"type": "tool", "name": "SkillDraft"}
+    assert "look at data.csv" in json.dumps(sent.messages) and "csv summary" in json.dumps(sent.messages)
