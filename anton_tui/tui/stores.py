@@ -1,0 +1,53 @@
+"""The memory stores the inspector shows: both memory scopes, the skills, the episode log and where they live.
+
+The app builds one `MemoryStores` from the session's settings; the inspector and the file watcher only read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from anton_tui.memory.episodes import EpisodicMemory
+from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.skills import SkillStore
+from anton_tui.paths import AntonPaths
+
+SCOPES = ("global", "project")
+
+
+@dataclass(frozen=True)
+class MemoryStores:
+    global_hc: Hippocampus
+    project_hc: Hippocampus
+    skills: SkillStore
+    episodic: EpisodicMemory
+    paths: AntonPaths
+
+    @classmethod
+    def from_paths(cls, paths: AntonPaths, *, episodic_enabled: bool = True) -> MemoryStores:
+        return cls(
+            global_hc=Hippocampus(paths.global_memory, scope="global"),
+            project_hc=Hippocampus(paths.project_memory, scope="project"),
+            skills=SkillStore(paths.skills),
+            episodic=EpisodicMemory(paths.episodes, enabled=episodic_enabled),
+            paths=paths,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> MemoryStores:
+        """Stores for `settings.home` and `settings.project_dir` (episodes follow `settings.episodic_memory`)."""
+        enabled = bool(getattr(settings, "episodic_memory", True))
+        return cls.from_paths(AntonPaths.from_settings(settings), episodic_enabled=enabled)
+
+    def hippocampus(self, scope: str) -> Hippocampus:
+        """The store of one scope: ``"global"`` or ``"project"``."""
+        if scope == "global":
+            return self.global_hc
+        if scope == "project":
+            return self.project_hc
+        raise ValueError(f"unknown memory scope {scope!r}: use 'global' or 'project'")
+
+    def scoped(self) -> list[tuple[str, Hippocampus]]:
+        """Both scopes, global first (the order the inspector lists them)."""
+        return [("global", self.global_hc), ("project", self.project_hc)]

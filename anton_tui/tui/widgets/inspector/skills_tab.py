@@ -1,0 +1,225 @@
+"""The Skills tab: every saved procedure with its usage counters, sortable by any column.
+
+Skill folders that cannot be read are listed in a warning at the top; their files are left as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.events import Resize
+from textual.message import Message
+from textual.widgets import DataTable, Static
+from textual.worker import get_current_worker
+
+from anton_tui.memory.skill_format import STAGES
+from anton_tui.memory.skills import Skill
+from anton_tui.tui.widgets.inspector.base import (
+    ColumnSpec,
+    InspectorTab,
+    ProblemBanner,
+    cursor_key,
+    pick,
+    restore_cursor,
+    set_columns,
+    table_width,
+)
+
+COLUMNS = (
+    ColumnSpec("label", "Label", None),
+    ColumnSpec("name", "Name", None, drop=5),
+    ColumnSpec("recalls", "Recalls", 7),
+    ColumnSpec("stage_1", "Stage 1", 7, drop=1),
+    ColumnSpec("stage_2", "Stage 2", 7, drop=3),
+    ColumnSpec("stage_3", "Stage 3", 7, drop=4),
+    ColumnSpec("last_used", "Last used", 16, drop=2),
+)
+SORT_KEYS: dict[str, Callable[[SkillRow], Any]] = {}
+
+
+@dataclass(frozen=True)
+class SkillRow:
+    label: str
+    name: str
+    recalls: int
+    stages: tuple[tuple[int, int], ...]  # (recommended, used) for stages 1, 2, 3
+    last_used: str  # ISO time of the latest use at any stage, "" if never
+    cue: str = ""
+
+    @classmethod
+    def from_skill(cls, skill: Skill) -> SkillRow:
+        stats = skill.stats
+        stages = tuple((stats.stage(n).recommended, stats.stage(n).used) for n in STAGES)
+        last = max((stats.stage(n).last_used for n in STAGES), default="")
+        return cls(skill.label, skill.name or skill.label, stats.total_recalls, stages, last, skill.cue)
+
+    def cells(self) -> tuple[object, ...]:
+        return (
+            self.label,
+            self.name,
+            self.recalls,
+            *(f"{recommended}/{used}" for recommended, used in self.stages),
+            self.last_used[:16].replace("T", " "),
+        )
+
+
+SORT_KEYS.update(
+    label=lambda row: row.label.casefold(),
+    name=lambda row: row.name.casefold(),
+    recalls=lambda row: row.recalls,
+    stage_1=lambda row: row.stages[0],
+    stage_2=lambda row: row.stages[1],
+    stage_3=lambda row: row.stages[2],
+    last_used=lambda row: row.last_used,
+)
+
+
+@dataclass(frozen=True)
+class SkillsSnapshot:
+    rows: list[SkillRow] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class SkillsTab(InspectorTab):
+    """Saved skills from ~/.anton/skills with recall counts per stage."""
+
+    TITLE = "Skills"
+    BINDINGS = [
+        Binding("s", "sort_next", "Sort", id="inspector.sort"),
+        Binding("S", "sort_reverse", "Reverse", id="inspector.sort_reverse"),
+        Binding("r", "reload", "Reload", id="inspector.reload"),
+    ]
+    HELP = """\
+## Skills
+
+Procedures Anton saved in `~/.anton/skills`, shared by every project.
+
+- **Recalls**: how often the skill was recalled in total
+- **Stage 1/2/3**: times recommended / times used at each stage (1 procedure, 2 notes, 3 code)
+- **Last used**: the latest use at any stage (UTC)
+
+Keys: `s` sorts by the next column, `S` reverses the order, clicking a column header sorts by it (click again
+to reverse), `r` reloads. Skill folders that cannot be read are listed at the top and left untouched.
+"""
+
+    class Loaded(Message):
+        def __init__(self, snapshot: SkillsSnapshot) -> None:
+            super().__init__()
+            self.snapshot = snapshot
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._snapshot = SkillsSnapshot()
+        self._rows: dict[str, SkillRow] = {}
+        self.sort_column = "label"
+        self.sort_reverse = False
+        self._fitted_width = 0
+
+    def compose(self) -> ComposeResult:
+        yield ProblemBanner(classes="problems")
+        yield DataTable(cursor_type="row", zebra_stripes=True, classes="skills")
+        yield Static(classes="detail")
+
+    def on_mount(self) -> None:
+        self.query_one(ProblemBanner).display = False
+        self.refresh_data()
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one(DataTable)
+
+    # ---- loading ---------------------------------------------------------------------------------------------
+
+    def refresh_data(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-load")
+    def _load(self) -> None:
+        store = self.stores.skills
+        rows = [SkillRow.from_skill(skill) for skill in store.list_all()]
+        problems = [f"⚠ skill {broken.label}: {broken.reason}" for broken in store.broken()]
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Loaded(SkillsSnapshot(rows, problems)))
+
+    @on(Loaded)
+    def _apply(self, message: Loaded) -> None:
+        message.stop()
+        self._snapshot = message.snapshot
+        self._rows = {row.label: row for row in message.snapshot.rows}
+        self.query_one(ProblemBanner).show_problems(message.snapshot.problems)
+        self.fill_table()
+        self.post_message(self.Summary(self, len(message.snapshot.rows), len(message.snapshot.problems)))
+
+    def sorted_rows(self) -> list[SkillRow]:
+        by_label = sorted(self._snapshot.rows, key=SORT_KEYS["label"])
+        return sorted(by_label, key=SORT_KEYS[self.sort_column], reverse=self.sort_reverse)
+
+    def fill_table(self) -> None:
+        table = self.table
+        keep, old_index = cursor_key(table), table.cursor_row
+        arrow = " ▼" if self.sort_reverse else " ▲"
+        labels = [spec.label + (arrow if spec.key == self.sort_column else "") for spec in COLUMNS]
+        shown = set_columns(table, COLUMNS, labels)
+        rows = self.sorted_rows()
+        for row in rows:
+            table.add_row(*pick(row.cells(), shown), key=row.label)
+        self._fitted_width = table_width(table)
+        restore_cursor(table, [row.label for row in rows], keep, old_index)
+        self._show_detail(rows[table.cursor_row] if rows else None)
+
+    def on_resize(self, event: Resize) -> None:
+        self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        if self.is_mounted and table_width(self.table) != self._fitted_width:
+            self.fill_table()
+
+    # ---- sorting ---------------------------------------------------------------------------------------------
+
+    def sort_by(self, column: str, *, reverse: bool = False) -> None:
+        if column not in SORT_KEYS:
+            raise ValueError(f"unknown column {column!r}")
+        self.sort_column, self.sort_reverse = column, reverse
+        self.fill_table()
+
+    def action_sort_next(self) -> None:
+        keys = [spec.key for spec in COLUMNS]
+        self.sort_by(keys[(keys.index(self.sort_column) + 1) % len(keys)])
+
+    def action_sort_reverse(self) -> None:
+        self.sort_by(self.sort_column, reverse=not self.sort_reverse)
+
+    @on(DataTable.HeaderSelected)
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        column = event.column_key.value
+        if column == self.sort_column:
+            self.action_sort_reverse()
+        else:
+            self.sort_by(column)
+
+    def action_reload(self) -> None:
+        self.refresh_data()
+
+    # ---- details ---------------------------------------------------------------------------------------------
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(self._rows.get(event.row_key.value))
+
+    def _show_detail(self, row: SkillRow | None) -> None:
+        detail = self.query_one(".detail", Static)
+        if row is None:
+            detail.update(Content("No skills saved yet. Ask Anton to save a procedure that worked as a skill."))
+            return
+        stages = ", ".join(
+            f"stage {number}: {recommended} recommended / {used} used"
+            for number, (recommended, used) in zip(STAGES, row.stages)
+        )
+        detail.update(Content.assemble((f"{row.label} · {stages}", "dim"), "\n", row.cue or row.name))

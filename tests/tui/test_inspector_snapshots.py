@@ -1,0 +1,54 @@
+"""Screenshots of every inspector tab at a wide and a small terminal size, compared with the approved SVGs.
+
+Update them with `pytest tests/tui/test_inspector_snapshots.py --snapshot-update` after a deliberate change.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from anton_tui.agent.events import AccEventObserved, AccNudge
+from anton_tui.memory.acc import Event, Lesson
+
+from .inspector_fixtures import PROJECT_LESSONS, InspectorHost, seeded_stores, settle
+
+SIZES = {"wide": (120, 40), "small": (80, 24)}
+TABS = ("rules", "lessons", "profile", "skills", "acc", "episodes")
+
+
+def snapshot_app(tmp_path) -> InspectorHost:
+    stores = seeded_stores(tmp_path)
+    # One unreadable line, so the warning banner is part of the picture.
+    stores.project_hc.lessons_path.write_text(PROJECT_LESSONS + "this line is not a lesson\n")
+    return InspectorHost(stores)
+
+
+async def show(pilot, tab: str) -> None:
+    app = pilot.app
+    await settle(pilot)
+    app.pane.show_tab(tab)
+    if tab == "acc":
+        feed = app.pane.acc_feed
+        event = Event("scratchpad_result", severity=3, detail={"name": "main", "success": False}, round_idx=2)
+        feed.add(AccEventObserved(event), at=datetime(2026, 11, 22, 4, 25, 12))
+        reset = Event("scratchpad_reset", severity=2, detail={"name": "main"}, round_idx=3)
+        feed.add(AccEventObserved(reset), at=datetime(2026, 11, 22, 4, 25, 20))
+        lesson = Lesson(
+            "Never reset a scratchpad to get past an error; debug the failing cell in place.",
+            "never", "detect_reset_churn", 2,
+        )  # fmt: skip
+        feed.add(AccNudge(lesson, nudged=True), at=datetime(2026, 11, 22, 4, 25, 21))
+    if tab == "episodes":
+        app.pane.tab("episodes").search("bitcoin")
+    await settle(pilot)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("tab", TABS)
+def test_inspector_tab_snapshot(snap_compare, tmp_path, tab, size):
+    async def run_before(pilot) -> None:
+        await show(pilot, tab)
+
+    assert snap_compare(snapshot_app(tmp_path), terminal_size=SIZES[size], run_before=run_before)
