@@ -499,3 +499,12 @@ def test_module_imports_no_ui_or_sdk():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_scratchpads_own_inactivity_kill_counts_as_liveness():
+    from anton_tui.memory.acc_detectors import classify_kill_reason
+
+    reason = "Cell killed after 30s without output (nothing printed and no progress() call)."
+    assert classify_kill_reason(reason) == "liveness"
+    assert classify_kill_reason("Cell timed out after 120s total without producing any output") == "ambiguous"
+    assert classify_kill_reason("Cell timed out after 120s total.") == "heavy"

@@ -228,8 +228,8 @@ def classify_kill_reason(reason: str) -> Literal["liveness", "heavy", "ambiguous
     reason = reason.lower()
     if "auto-install" in reason:
         return "ambiguous"
-    if "liveness" in reason or "inactivity" in reason:
-        return "liveness"
+    if "liveness" in reason or "inactivity" in reason or "without output" in reason:
+        return "liveness"  # "without output" is how our scratchpads word an inactivity kill
     if not reason.strip() or "without producing any output" in reason:
         return "ambiguous"
     return "heavy"
