@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from anton_tui.agent.learning import attach_learning
 from anton_tui.agent.redact import Redactor
 from anton_tui.agent.session import ChatSession
 from anton_tui.agent.tools.memorize import MEMORIZE_TOOL
@@ -91,4 +92,5 @@ def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> Ch
         max_tool_rounds=settings.max_tool_rounds,
         redactor=redactor,
     )
+    attach_learning(session, settings)
     return session

@@ -88,11 +88,14 @@ class ChatSession:
         self.scratchpad_observers: list[Any] = []
         self.turn_end_hooks: list[TurnEndHook] = []
         self.pending_confirmations: list["Engram"] = []
+        self.learning: Any = None  # the LearningLoops attached by the factory, if any
         self._emit: Callable[[SessionEvent], None] = self._emit_background
         self._task: asyncio.Task | None = None
         self._background_tasks: set[asyncio.Task] = set()
         self._background_queue: asyncio.Queue[SessionEvent] | None = None
         self._confirm_lock: asyncio.Lock | None = None
+        self._turn_open = False  # from a turn's start until it asks its own confirmations
+        self._confirm_tasks: set[asyncio.Task] = set()
         self._partial_text = ""
 
     # ----------------------------------------------------------------- public API
@@ -184,10 +187,19 @@ class ChatSession:
         return self.tools.definitions(descriptions)
 
     def queue_for_confirmation(self, engrams: list["Engram"]) -> None:
-        """Copilot mode: hold engrams back until the user has seen the answer. Asked now if no turn is running."""
+        """Copilot mode: hold engrams back until the user has seen the answer.
+
+        While a turn runs they wait for the end of that turn; otherwise they are asked at once, on
+        `background_events`.
+        """
         self.pending_confirmations.extend(engrams)
-        if engrams and not self.running:
-            self.start_background(self.ask_confirmations(), "confirmations")
+        if engrams and not self._turn_open:
+            self._ask_between_turns()
+
+    def _ask_between_turns(self) -> None:
+        task = self.start_background(self.ask_confirmations(between_turns=True), "confirmations")
+        self._confirm_tasks.add(task)
+        task.add_done_callback(self._confirm_tasks.discard)
 
     def encode_through_gate(self, engrams: list["Engram"], producer: str) -> list["Engram"]:
         """The one path of every producer: gate, then encode now or queue for the user. Returns what was queued."""
@@ -202,23 +214,51 @@ class ChatSession:
             self.queue_for_confirmation(held)
         return held
 
-    async def ask_confirmations(self) -> None:
+    async def ask_confirmations(self, *, between_turns: bool = False) -> None:
+        """Ask about every held-back engram in one `MemoryConfirmationNeeded` and encode what the user keeps.
+
+        The future is resolved with the engrams to keep (all, none or some of them); a cancelled future keeps none.
+        At the end of a turn the question goes out on the turn's stream; `between_turns` sends it on
+        `background_events` and defers to the next turn's end if a turn has started meanwhile.
+        """
+        if between_turns:  # let the other learners finish, so their engrams come in the same question
+            while others := self._background_tasks - self._confirm_tasks - {asyncio.current_task()}:
+                await asyncio.wait(others)
         if self._confirm_lock is None:
             self._confirm_lock = asyncio.Lock()
         async with self._confirm_lock:
+            if between_turns and self._turn_open:
+                return  # the running turn asks at its end
             if not self.pending_confirmations or self.cortex is None:
                 return
+            emit = self._emit_background if between_turns else self._emit
             engrams, self.pending_confirmations = list(self.pending_confirmations), []
             future: asyncio.Future = asyncio.get_running_loop().create_future()
-            self._emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future))
-            chosen = list(await future or [])
-            if chosen:
+            emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future))
+            try:
+                answer = await asyncio.shield(future)
+            except asyncio.CancelledError:
+                if not future.cancelled():  # this task was stopped, not the question: keep the engrams for later
+                    self.pending_confirmations[:0] = engrams
+                    raise
+                answer = []  # the question was dismissed
+            chosen = [engram for engram in dict.fromkeys(answer or []) if engram in engrams]
+            if chosen and self.cortex.mode != "off":
                 actions = await asyncio.to_thread(self.cortex.encode, chosen)
-                self._emit(MemoryWritten(engrams=tuple(chosen), actions=tuple(actions), producer="confirmation"))
+                emit(MemoryWritten(engrams=tuple(chosen), actions=tuple(actions), producer="confirmation"))
 
     # ----------------------------------------------------------------- the turn
 
     async def _run_turn(self, user_text: str) -> None:
+        self._turn_open = True
+        try:
+            await self._turn_body(user_text)
+        finally:
+            self._turn_open = False
+            if self.pending_confirmations:  # a cancelled turn did not ask: ask between turns
+                self._ask_between_turns()
+
+    async def _turn_body(self, user_text: str) -> None:
         self.turn_count += 1
         turn = self.turn_count
         self._partial_text = ""
@@ -248,6 +288,7 @@ class ChatSession:
         self._drain_acc()
         self._emit(TurnFinished(turn=turn, stop_reason=stop_reason, text=text))
         self._finish_learning(turn, cancelled=False)
+        self._turn_open = False
         await self.ask_confirmations()
 
     async def _tool_loop(self) -> tuple[str, str]:
@@ -422,14 +463,17 @@ class ChatSession:
             Engram(text=lesson.rule, kind=lesson.kind, scope="global", confidence="high", source="consolidation")
             for lesson in lessons
         ]
-        actions = self.cortex.encode(engrams)
         for lesson in lessons:
             self._emit(AccNudge(lesson=lesson, nudged=False))
-        self._emit(MemoryWritten(engrams=tuple(engrams), actions=tuple(actions), producer="acc"))
+        self.encode_through_gate(engrams, "acc")
 
     def _finish_learning(self, turn: int, *, cancelled: bool) -> None:
+        """Start the turn-end hooks in the background; on cancel, `skip_on_cancel` hooks run their `on_cancel()`."""
         for hook in list(self.turn_end_hooks):
             if cancelled and getattr(hook, "skip_on_cancel", False):
+                on_cancel = getattr(hook, "on_cancel", None)
+                if on_cancel is not None:
+                    on_cancel()
                 continue
             self.start_background(hook(self, turn), getattr(hook, "__name__", "turn-end hook"))
 

@@ -2,8 +2,8 @@
 
 `build_memory_context()` assembles the memory sections of the system prompt, `get_scratchpad_context()` the lessons
 shown with the scratchpad tool, `encode()` routes new engrams to the right scope and file, and `encoding_gate()`
-decides (per memory mode) whether the user must confirm first. Compaction and identity extraction need the LLM and
-live with the learning loops.
+decides (per memory mode) whether the user must confirm first. `compact_all()` / `compact_now()` (see `compaction`)
+and `maybe_update_identity()` (see `identity`) use the coding model.
 
 Brain analogy: the cortex is where consolidated knowledge is organised and put to use; the hippocampi store it.
 """
@@ -11,11 +11,14 @@ Brain analogy: the cortex is where consolidated knowledge is organised and put t
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from anton_tui.memory.engram import RULE_KINDS, Engram, sanitize_text
 from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
+
+if TYPE_CHECKING:
+    from anton_tui.memory.compaction import CompactionOutcome
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +64,14 @@ class Cortex:
     def _same_store(self) -> bool:
         return self.global_hc.base_dir.resolve() == self.project_hc.base_dir.resolve()
 
-    def _scopes(self) -> list[tuple[str, Hippocampus]]:
+    def scopes(self) -> list[tuple[str, Hippocampus]]:
+        """("Global", hc) and ("Project", hc); just the global one when both point at the same folder."""
         scopes = [("Global", self.global_hc)]
         if not self._same_store():
             scopes.append(("Project", self.project_hc))
         return scopes
+
+    _scopes = scopes
 
     # ---- reading ----------------------------------------------------------------------------------------------
 
@@ -114,6 +120,43 @@ class Cortex:
                 log.warning("memory not saved: %s", exc)
                 actions.append(f"Not saved ({engram.kind}): {exc}")
         return actions
+
+    def encode_passing(self, engrams: Iterable[Engram]) -> list[Engram]:
+        """Encode the engrams the gate lets through and return the ones it holds back for the user."""
+        engrams = list(engrams)
+        held = [e for e in engrams if self.encoding_gate(e)]
+        passed = [e for e in engrams if not self.encoding_gate(e)]
+        if passed:
+            self.encode(passed)
+        return held
+
+    # ---- maintenance with the coding model ----------------------------------------------------------------------
+
+    async def compact_all(self, *, force: bool = False) -> list["CompactionOutcome"]:
+        """Compact each scope holding more than 20 entries (every scope with `force`); see `compaction`."""
+        from anton_tui.memory.compaction import compact_cortex
+
+        return await compact_cortex(self, force=force)
+
+    async def compact_now(self) -> list["CompactionOutcome"]:
+        """``/memory vacuum``: compact both scopes whatever their size (files under 8 entries are still skipped)."""
+        return await self.compact_all(force=True)
+
+    async def maybe_update_identity(
+        self, text: str, sink: Callable[[list[Engram]], Any] | None = None
+    ) -> list[Engram]:
+        """Look for facts about the user in `text` and hand new ones to `sink` (default: encode through the gate).
+
+        Does nothing in memory mode off or without a model. Returns the profile engrams found.
+        """
+        if self.mode == "off" or self.llm is None:
+            return []
+        from anton_tui.memory.identity import extract_identity
+
+        engrams = await extract_identity(self.llm, text, self.global_hc.identity_facts())
+        if engrams:
+            (sink or self.encode_passing)(engrams)
+        return engrams
 
     def _encode_one(self, engram: Engram) -> str:
         text = sanitize_text(engram.text)

@@ -447,6 +447,20 @@ class Hippocampus:
 
         return self._modify(path, parser, change, lock_target=name == "lessons")
 
+    def read_file(self, kind_file: str) -> ParsedFile:
+        """A fresh parse of one file ('rules', 'lessons' or 'profile'): its exact lines, entries and problems."""
+        name, path, parser = self._target(kind_file)
+        return _read(path, parser, self.scope, fresh=True)
+
+    def rewrite_file(self, kind_file: str, change: Callable[[ParsedFile], list[str] | None]) -> bool:
+        """Rewrite one file under its lock: `change` gets the current parse and returns the new lines (None: keep).
+
+        The same locks as every other change are held, so no write of this or another process can slip in between
+        reading and replacing; a file that cannot be read cleanly raises `MemoryFileError` and is left alone.
+        """
+        name, path, parser = self._target(kind_file)
+        return self._modify(path, parser, change, lock_target=True)
+
     def delete_entry(self, kind_file: str, entry_id: str) -> bool:
         """Remove the entry with this id (its line only); False if no such entry."""
         name, path, parser = self._target(kind_file)
