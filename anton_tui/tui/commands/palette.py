@@ -1,0 +1,122 @@
+"""The command palette's Anton commands: every slash command that needs no argument, pane toggles, themes, and
+commands about one skill where they apply.
+
+Each entry runs an action on the app by name (`app.run_action(...)`). `PALETTE_ACTIONS` lists the actions the
+entries use, so the app knows what it must provide; an entry is offered only when the screen it targets has the
+action (pane toggles on the main screen, file and skill actions on the skills screen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from anton_tui.tui.commands.registry import COMMANDS
+
+PALETTE_ACTIONS: dict[str, str] = {
+    "app.slash_command(line)": "run one slash command line (e.g. '/memory rules') and show its reply in the chat",
+    "app.help": "open the help screen",
+    "screen.toggle_scratchpad": "main screen: show or hide the scratchpad pane",
+    "screen.toggle_inspector": "main screen: show or hide the memory inspector",
+    "screen.toggle_maximize": "main screen: maximise the focused pane or restore it",
+    "screen.save": "skills screen: save the open file",
+    "screen.new_skill": "skills screen: create a skill",
+    "screen.rename_skill": "skills screen: rename the selected skill",
+    "screen.delete_skill": "skills screen: delete the selected skill",
+}
+"""Action → what it does. `slash_command` and `help` are app actions; the `screen.` ones belong to the screens."""
+
+_NEEDS_ARGUMENT = {"skill show", "skill remove", "theme"}
+_PANES = [
+    ("toggle_scratchpad", "Show or hide the scratchpad pane"),
+    ("toggle_inspector", "Show or hide the memory inspector"),
+    ("toggle_maximize", "Maximise the focused pane (or restore it)"),
+]
+
+
+@dataclass(frozen=True)
+class PaletteCommand:
+    title: str
+    help: str
+    action: str
+    listed: bool = True
+    """Shown before anything is typed; per-skill and theme entries only appear when they match a search."""
+
+
+def slash(line: str) -> str:
+    """The action string that runs slash command `line` through the app."""
+    return f"app.slash_command({line!r})"
+
+
+def _skill_labels(app: Any) -> list[str]:
+    stores = getattr(app, "memory_stores", None)
+    if stores is None:
+        return []
+    try:
+        return [summary["label"] for summary in stores.skills.list_summaries()]
+    except OSError:
+        return []
+
+
+def _screen_has(screen: Any, action: str) -> bool:
+    return callable(getattr(screen, f"action_{action}", None))
+
+
+def palette_commands(app: Any, screen: Any) -> list[PaletteCommand]:
+    """The commands that apply while `screen` is the active screen of `app`."""
+    commands: list[PaletteCommand] = []
+    selected = getattr(screen, "selected_label", None)
+    if _screen_has(screen, "delete_skill"):
+        add = commands.append
+        add(PaletteCommand("New skill", "Create a skill from a name and when to use it", "screen.new_skill"))
+        if getattr(screen, "has_open_file", False):
+            add(PaletteCommand("Save the open skill file", "Write the editor's text to disk", "screen.save"))
+        if selected:
+            add(PaletteCommand(f"Rename skill {selected}", "Give the skill a new label", "screen.rename_skill"))
+            add(PaletteCommand(f"Delete skill {selected}", "Remove the skill's folder", "screen.delete_skill"))
+    for action, description in _PANES:
+        if _screen_has(screen, action):
+            commands.append(PaletteCommand(description, "Pane layout", f"screen.{action}"))
+    for spec in COMMANDS:
+        if spec.name in _NEEDS_ARGUMENT:
+            continue
+        commands.append(PaletteCommand(f"/{spec.name}", spec.help, slash(f"/{spec.name}")))
+    for label in _skill_labels(app):
+        show, remove = slash(f"/skill show {label}"), slash(f"/skill remove {label}")
+        commands.append(PaletteCommand(f"Show skill {label}", "Its details and procedure in the chat", show, False))
+        commands.append(PaletteCommand(f"Remove skill {label}", "Delete it (asks first)", remove, False))
+    current = getattr(app, "theme", None)
+    for name in sorted(getattr(app, "available_themes", {}) or {}):
+        if name != current:
+            commands.append(PaletteCommand(f"Theme: {name}", "Switch the colour theme", slash(f"/theme {name}"), False))
+    return commands
+
+
+class AntonCommands(Provider):
+    """Palette provider for Anton's commands; add it to `App.COMMANDS`."""
+
+    def _commands(self) -> Iterator[PaletteCommand]:
+        yield from palette_commands(self.app, self.screen)
+
+    def _runner(self, action: str):
+        async def run() -> None:
+            await self.app.run_action(action)
+
+        return run
+
+    async def discover(self) -> Hits:
+        for command in self._commands():
+            if not command.listed:
+                continue
+            yield DiscoveryHit(command.title, self._runner(command.action), help=command.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for command in self._commands():
+            score = matcher.match(command.title)
+            if score > 0:
+                shown = matcher.highlight(command.title)
+                yield Hit(score, shown, self._runner(command.action), text=command.title, help=command.help)

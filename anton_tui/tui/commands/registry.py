@@ -1,0 +1,219 @@
+"""The slash-command table (name, argument hint, help, handler), running a typed command, and completion.
+
+`run(text, ctx)` parses a line such as `/memory rules delete 3`, finds the longest command name that matches its
+first words, and awaits that command's handler; an unknown command gets a reply suggesting the closest one.
+`complete(prefix, ctx)` offers the next word for the prompt's completion list.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+
+from rich.table import Table
+from rich.text import Text
+
+from anton_tui.tui.commands import memory_cmds, skill_cmds
+from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success
+from anton_tui.tui.commands.parse import ParsedCommand, parse
+
+Handler = Callable[[CommandContext, ParsedCommand], Awaitable[CommandOutput]]
+Choices = Callable[[CommandContext], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One slash command. `name` may be several words (`skill show`); `choices` lists first-argument completions."""
+
+    name: str
+    args: str
+    help: str
+    handler: Handler
+    group: str
+    takes_args: bool = False
+    choices: Choices | tuple[str, ...] = field(default=())
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(self.name.split())
+
+    @property
+    def usage(self) -> str:
+        return f"/{self.name} {self.args}".strip()
+
+
+# --------------------------------------------------------------------------- general commands
+
+
+async def _help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    table = Table(title="Slash commands", title_justify="left", show_header=False, box=None, padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column()
+    group = None
+    for spec in COMMANDS:
+        if spec.group != group:
+            group = spec.group
+            table.add_row(Text(group, style="bold underline"), Text(""))
+        table.add_row(Text(spec.usage, style="bold"), Text(spec.help))
+    return CommandOutput(table)
+
+
+async def _open(hook_name: str, what: str, ctx: CommandContext) -> CommandOutput | None:
+    hook = getattr(ctx, hook_name)
+    if hook is None:
+        return error(f"{what} is not available here.")
+    await ctx.call(hook)
+    return None
+
+
+async def _setup(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
+    return await _open("open_setup", "The setup screen", ctx)
+
+
+async def _skills_screen(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
+    return await _open("open_skills", "The skills screen", ctx)
+
+
+async def _clear(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
+    return await _open("clear_chat", "Clearing the chat", ctx)
+
+
+async def _exit(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
+    return await _open("exit_app", "Leaving", ctx)
+
+
+async def _theme(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    names = ctx.themes()
+    current = ctx.current_theme() if ctx.current_theme is not None else ""
+    wanted = args.rest.strip()
+    if not wanted:
+        if not names:
+            return info(f"Current theme: {current or 'unknown'}.")
+        listed = "\n".join(f"{'*' if name == current else ' '} {name}" for name in names)
+        return info(f"Themes (* is the current one):\n{listed}\n\n/theme <name> switches.")
+    if names and wanted not in names:
+        close = difflib.get_close_matches(wanted, names, n=1, cutoff=0.5)
+        hint = f" Did you mean {close[0]}?" if close else f" Installed: {', '.join(names)}."
+        return error(f"No theme is called {wanted}.{hint}")
+    if ctx.set_theme is None:
+        return error("Switching themes is not available here.")
+    await ctx.call(ctx.set_theme, wanted)
+    return success(f"Theme: {wanted}")
+
+
+def _skill_labels(ctx: CommandContext) -> list[str]:
+    return [summary["label"] for summary in ctx.stores.skills.list_summaries()]
+
+
+_ENTRY_ACTIONS = ("edit", "delete")
+COMMANDS: list[CommandSpec] = [
+    CommandSpec("memory", "", "Memory dashboard: mode, counts, compaction, episodes", memory_cmds.dashboard, "Memory"),
+    CommandSpec("memory rules", "[edit <n> <text> | delete <n>]", "List rules by number; change or remove one",
+                memory_cmds.entries_command("rules"), "Memory", True, _ENTRY_ACTIONS),
+    CommandSpec("memory lessons", "[edit <n> <text> | delete <n>]", "List lessons by number; change or remove one",
+                memory_cmds.entries_command("lessons"), "Memory", True, _ENTRY_ACTIONS),
+    CommandSpec("memory identity", "[edit <n> <text> | delete <n>]", "What Anton knows about you; change or remove",
+                memory_cmds.entries_command("identity"), "Memory", True, _ENTRY_ACTIONS),
+    CommandSpec("memory episodes", "[delete <turn>]", "This session's turns; remove one from the log",
+                memory_cmds.episodes, "Memory", True, ("delete",)),
+    CommandSpec("memory vacuum", "", "Compact both memory scopes now", memory_cmds.vacuum, "Memory"),
+    CommandSpec("memory help", "", "What the /memory commands do", memory_cmds.memory_help, "Memory"),
+    CommandSpec("skill save", "[hint]", "Draft a skill from this conversation and save it", skill_cmds.save_skill,
+                "Skills", True),
+    CommandSpec("skill list", "", "Table of saved skills", skill_cmds.list_skills, "Skills"),
+    CommandSpec("skill show", "<label>", "One skill's details and procedure (typos tolerated)", skill_cmds.show_skill,
+                "Skills", True, _skill_labels),
+    CommandSpec("skill remove", "<label>", "Delete a skill (asks first)", skill_cmds.remove_skill, "Skills", True,
+                _skill_labels),
+    CommandSpec("skill edit", "", "Open the skills editor", _skills_screen, "Skills"),
+    CommandSpec("skill", "", "Same as /skill list", skill_cmds.list_skills, "Skills"),
+    CommandSpec("skills", "", "Same as /skill list", skill_cmds.list_skills, "Skills", True, ("list",)),
+    CommandSpec("setup", "", "Provider, API key, models and memory settings", _setup, "Workspace"),
+    CommandSpec("theme", "[name]", "List the themes, or switch to one", _theme, "Workspace", True,
+                lambda ctx: ctx.themes()),
+    CommandSpec("clear", "", "Clear the chat view (history and memory stay)", _clear, "Workspace"),
+    CommandSpec("help", "", "This list", _help, "General"),
+    CommandSpec("exit", "", "Leave anton-tui", _exit, "General"),
+]  # fmt: skip
+"""Every slash command, in the order /help lists them."""
+
+_BY_WORDS = {spec.words: spec for spec in COMMANDS}
+
+
+def find(parsed: ParsedCommand) -> tuple[CommandSpec, ParsedCommand] | None:
+    """The command whose name matches the most leading words, and the arguments left after its name."""
+    words = (parsed.name, *(word.lower() for word in parsed.words))
+    for length in range(len(words), 0, -1):
+        spec = _BY_WORDS.get(words[:length])
+        if spec is not None:
+            rest = parsed.after(length - 1)
+            return spec, ParsedCommand(spec.name, tuple(rest.split()), rest)
+    return None
+
+
+def _suggest(typed: str, candidates: Iterable[str]) -> str | None:
+    close = difflib.get_close_matches(typed, list(candidates), n=1, cutoff=0.5)
+    return close[0] if close else None
+
+
+def unknown(parsed: ParsedCommand) -> CommandOutput:
+    """The reply to a command that is not in the table, naming the closest one when there is one."""
+    tops = sorted({spec.words[0] for spec in COMMANDS})
+    if parsed.name in tops and parsed.words:
+        subs = [spec.words[1] for spec in COMMANDS if len(spec.words) > 1 and spec.words[0] == parsed.name]
+        typed = parsed.words[0]
+        close = _suggest(typed.lower(), subs)
+        hint = f" Did you mean /{parsed.name} {close}?" if close else f" Try: {', '.join(subs)}."
+        return error(f"Unknown command: /{parsed.name} {typed}.{hint}")
+    close = _suggest(parsed.name, tops)
+    hint = f" Did you mean /{close}?" if close else " /help lists the commands."
+    return error(f"Unknown command: /{parsed.name}.{hint}")
+
+
+async def run(text: str, ctx: CommandContext) -> CommandOutput | None:
+    """Run the slash command in `text`. None means the command's effect is its own reply (a screen opened, …)."""
+    parsed = parse(text)
+    if parsed is None:
+        return error("Not a slash command.")
+    found = find(parsed)
+    if found is None:
+        return unknown(parsed)
+    spec, args = found
+    if args.words and not spec.takes_args:
+        return unknown(parsed)
+    return await spec.handler(ctx, args)
+
+
+def is_command(text: str) -> bool:
+    return parse(text) is not None
+
+
+def _choices(spec: CommandSpec, ctx: CommandContext | None) -> list[str]:
+    if callable(spec.choices):
+        if ctx is None:
+            return []
+        try:
+            return list(spec.choices(ctx))
+        except (OSError, ValueError):
+            return []
+    return list(spec.choices)
+
+
+def complete(prefix: str, ctx: CommandContext | None = None) -> list[str]:
+    """Completions of `prefix` up to the end of its current word: `/sk` → `/skill`, `/skills`; `/skill show c` →
+    `/skill show csv_summary` (argument choices need `ctx`)."""
+    if not prefix.startswith("/") or "\n" in prefix:
+        return []
+    *done, partial = prefix[1:].split(" ")
+    done_words = tuple(word.lower() for word in done if word)
+    partial_low = partial.lower()
+    found: set[str] = set()
+    for spec in COMMANDS:
+        words = spec.words
+        if words[: len(done_words)] == done_words and len(words) > len(done_words):
+            found.add(words[len(done_words)])
+        if done_words and words == done_words[: len(words)] and len(done_words) == len(words) and spec.takes_args:
+            found.update(_choices(spec, ctx))
+    head = "/" + " ".join(done_words) + (" " if done_words else "")
+    return sorted(head + word for word in found if word.lower().startswith(partial_low))

@@ -1,0 +1,138 @@
+"""The `/skill` commands: list the saved skills, show one (typo-tolerant), remove one, and save a new one.
+
+Drafting a skill from the conversation needs the model, so `/skill save` hands the hint to the app's `save_skill`
+hook; everything else reads and changes `~/.anton/skills` through the `SkillStore`.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.tui.commands.context import CommandContext, CommandOutput, as_output, error, info, success, warning
+from anton_tui.tui.commands.parse import ParsedCommand
+
+CELL = 60
+
+
+def _cell(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= CELL else flat[: CELL - 3] + "..."
+
+
+def _stages(skill: Skill) -> str:
+    return ",".join(str(stage) for stage in skill.stages_present) or "-"
+
+
+def skill_table(store: SkillStore) -> CommandOutput:
+    skills = store.list_all()
+    broken = store.broken()
+    if not skills and not broken:
+        return info("No skills saved yet. After a task went well, /skill save [hint] turns it into one.")
+    parts: list[Table | Text] = []
+    if skills:
+        table = Table(title="Procedural memory — saved skills", title_justify="left")
+        for column in ("Label", "Name", "When to use", "Recalls", "Stages"):
+            table.add_column(column, justify="right" if column == "Recalls" else "left")
+        for skill in skills:
+            table.add_row(
+                Text(_cell(skill.label)),
+                Text(_cell(skill.name)),
+                Text(_cell(skill.cue)),
+                Text(str(skill.stats.total_recalls)),
+                Text(_stages(skill)),
+            )
+        parts.append(table)
+    for problem in broken:
+        parts.append(Text(f"Broken: {problem.label} — {problem.reason} (files left as they are)", style="yellow"))
+    return CommandOutput(Group(*parts), "warning" if broken and not skills else "info")
+
+
+async def list_skills(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    if args.words and args.words[0].lower() not in ("list",):
+        return error(f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show or remove.")
+    return skill_table(ctx.stores.skills)
+
+
+def _resolve(store: SkillStore, requested: str) -> tuple[Skill | None, str]:
+    """(skill, note): the exact skill, else the closest one with a note saying so, else None with the reason."""
+    try:
+        skill = store.load(requested)
+        if skill is not None:
+            return skill, ""
+        problem = store.problem(requested)
+        if problem is not None:
+            return None, f"Skill {problem.label} is broken: {problem.reason}. Its files were left as they are."
+        closest = store.closest_match(requested)
+    except ValueError as exc:
+        return None, f"{exc}."
+    if closest is not None and (skill := store.load(closest)) is not None:
+        return skill, f"No skill is labelled {requested}; showing the closest one, {closest}."
+    labels = [summary["label"] for summary in store.list_summaries()]
+    available = f" Saved skills: {', '.join(labels)}." if labels else " No skills are saved yet."
+    return None, f"No skill is labelled {requested}.{available}"
+
+
+def _markdown_text(text: str) -> str:
+    """Escape characters Markdown would treat as formatting in a one-line field."""
+    return "".join("\\" + ch if ch in "\\`*_[]<>#|" else ch for ch in text)
+
+
+def skill_markdown(skill: Skill) -> str:
+    stats = skill.stats
+    lines = [f"## {_markdown_text(skill.name or skill.label)}", "", f"- **Label:** `{skill.label}`"]
+    if skill.description:
+        lines.append(f"- **Description:** {_markdown_text(skill.description)}")
+    if skill.when_to_use:
+        lines.append(f"- **When to use:** {_markdown_text(skill.when_to_use)}")
+    lines.append(f"- **Recalls:** {stats.total_recalls}")
+    for stage in (1, 2, 3):
+        counters = stats.stage(stage)
+        present = "present" if stage in skill.stages_present else "not yet"
+        lines.append(f"- **Stage {stage}:** {present}, recommended {counters.recommended}, used {counters.used}")
+    lines += ["", "### Procedure", "", skill.declarative_md.strip()]
+    return "\n".join(lines)
+
+
+async def show_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    requested = args.rest.strip()
+    if not requested:
+        return error("Which skill? /skill show <label> (see /skill list).")
+    skill, note = _resolve(ctx.stores.skills, requested)
+    if skill is None:
+        return error(note)
+    body = skill_markdown(skill)
+    if note:
+        body = f"> {_markdown_text(note)}\n\n{body}"
+    return CommandOutput(body, "warning" if note else "info", markdown=True)
+
+
+async def remove_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    requested = args.rest.strip()
+    store = ctx.stores.skills
+    if not requested:
+        return error("Which skill? /skill remove <label> (see /skill list).")
+    try:
+        exists = store.load(requested) is not None or store.problem(requested) is not None
+        closest = None if exists else store.closest_match(requested)
+    except ValueError as exc:
+        return error(f"{exc}.")
+    if not exists:
+        hint = f" Did you mean {closest}?" if closest else ""
+        return error(f"No skill is labelled {requested}.{hint}")
+    if not await ctx.ask(f"Delete the skill {requested} and all its files? This cannot be undone."):
+        return info("Nothing deleted.")
+    try:
+        deleted = store.delete(requested)
+    except OSError as exc:
+        return error(f"Could not delete {requested}: {exc}")
+    return success(f"Deleted skill {requested}.") if deleted else warning(f"Skill {requested} was already gone.")
+
+
+async def save_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    if ctx.save_skill is None:
+        return warning("Saving a skill needs the model and is not available in this session.")
+    result = await ctx.call(ctx.save_skill, args.rest.strip())
+    return as_output(result, default="Skill saved.")

@@ -1,0 +1,478 @@
+"""Slash commands over real memory, episode and skill files, and the command palette's entries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.app import App
+from textual.screen import Screen
+from textual.widgets import Static
+
+from anton_tui.config import load_settings
+from anton_tui.memory.skills import SkillStore
+from anton_tui.tui.commands import COMMANDS, CommandContext, CommandOutput, complete, run
+from anton_tui.tui.commands.palette import PALETTE_ACTIONS, AntonCommands, palette_commands
+from anton_tui.tui.commands.parse import parse
+from anton_tui.tui.screens.skills import SkillsScreen
+from anton_tui.tui.stores import MemoryStores
+
+GLOBAL_RULES = """# Rules
+
+## Always
+- Use httpx instead of requests <!-- confidence:high source:user ts:2026-01-05 -->
+- Call progress() before long API calls <!-- confidence:medium source:llm ts:2026-01-06 -->
+
+## Never
+- Print [secret] API keys <!-- confidence:high source:consolidation ts:2026-01-07 -->
+
+## When
+"""
+GLOBAL_LESSONS = "# Lessons\n- CoinGecko rate-limits at 50 req/min <!-- topic:api-coingecko ts:2026-01-02 -->\n"
+PROFILE = "# Profile\n- Name: Ada\n- Works at: Example Corp\n- Prefers: tables\n- Timezone: UTC\n"
+PROJECT_RULES = """# Rules
+
+## Always
+
+## Never
+
+## When
+- When plotting, save PNGs under out/ <!-- confidence:low source:llm ts:2026-01-08 -->
+"""
+PROJECT_LESSONS = (
+    "# Lessons\n"
+    "- pandas read_csv needs encoding='latin-1' for the sales export <!-- topic:pandas ts:2026-01-03 -->\n"
+    "- The staging database is read-only <!-- ts:2026-01-04 -->\n"
+)
+SESSION = "20260110_120000"
+LONG_ANSWER = "The export has 12,000 rows; revenue peaked in March at 1.2M and fell 8% in April after the price change."
+SKILL_META = {
+    "label": "csv_summary",
+    "name": "CSV Summary",
+    "description": "Summarize a CSV",
+    "when_to_use": "the user hands over a CSV file and wants the totals, the trends and a chart of each column",
+    "created_at": "2026-11-22T04:23:52.709659+00:00",
+    "provenance": "manual",
+    "stage_1_present": True,
+    "stage_2_present": False,
+    "stage_3_present": False,
+}
+
+
+def episode(turn: int, role: str, content: str) -> str:
+    ts = f"2026-01-10T12:0{turn}:00+00:00"
+    return json.dumps({"ts": ts, "session": SESSION, "turn": turn, "role": role, "content": content, "meta": {}})
+
+
+@pytest.fixture
+def stores(anton_home: Path, project_dir: Path) -> MemoryStores:
+    memory = anton_home / "memory"
+    memory.mkdir()
+    (memory / "rules.md").write_text(GLOBAL_RULES)
+    (memory / "lessons.md").write_text(GLOBAL_LESSONS)
+    (memory / "profile.md").write_text(PROFILE)
+    project_memory = project_dir / ".anton" / "memory"
+    project_memory.mkdir(parents=True)
+    (project_memory / "rules.md").write_text(PROJECT_RULES)
+    (project_memory / "lessons.md").write_text(PROJECT_LESSONS)
+    episodes = project_dir / ".anton" / "episodes"
+    episodes.mkdir()
+    lines = [
+        episode(1, "user", "How many rows are in sales.csv?"),
+        episode(1, "tool_call", "{'code': 'len(df)'}"),
+        episode(1, "assistant", LONG_ANSWER),
+        episode(2, "user", "Plot revenue"),
+        episode(2, "assistant", "Saved out/revenue.png"),
+    ]
+    (episodes / f"{SESSION}.jsonl").write_text("\n".join(lines) + "\n")
+    skill = anton_home / "skills" / "csv_summary"
+    skill.mkdir(parents=True)
+    (skill / "meta.json").write_text(json.dumps(SKILL_META, indent=2) + "\n")
+    (skill / "declarative.md").write_text("1. Load the file\n2. Describe every column\n")
+    (skill / "stats.json").write_text(json.dumps({"total_recalls": 4}, indent=2) + "\n")
+    broken = anton_home / "skills" / "half_done"
+    broken.mkdir()
+    (broken / "meta.json").write_text("{oops")
+    (broken / "declarative.md").write_text("x\n")
+    return MemoryStores.from_settings(load_settings())
+
+
+class Recorder:
+    """The app's side of the hooks: records calls and answers confirmations from a list."""
+
+    def __init__(self, answers: list[bool] | None = None) -> None:
+        self.answers = list(answers or [])
+        self.calls: list[tuple] = []
+
+    def hook(self, name: str, result=None):
+        async def call(*args):
+            self.calls.append((name, *args))
+            return result
+
+        return call
+
+    async def confirm(self, question: str) -> bool:
+        self.calls.append(("confirm", question))
+        return self.answers.pop(0)
+
+
+def context(stores: MemoryStores, recorder: Recorder | None = None, **overrides) -> CommandContext:
+    recorder = recorder or Recorder()
+    hooks = dict(
+        open_setup=recorder.hook("open_setup"),
+        open_skills=recorder.hook("open_skills"),
+        set_theme=recorder.hook("set_theme"),
+        theme_names=lambda: ["anton-dark", "anton-light", "nord"],
+        current_theme=lambda: "anton-dark",
+        clear_chat=recorder.hook("clear_chat"),
+        exit_app=recorder.hook("exit_app"),
+        confirm=recorder.confirm,
+    )
+    hooks.update(overrides)
+    return CommandContext(stores=stores, settings=load_settings(), **hooks)
+
+
+async def text_of(line: str, ctx: CommandContext, width: int = 140) -> str:
+    output = await run(line, ctx)
+    assert isinstance(output, CommandOutput), line
+    return output.plain(width)
+
+
+# --------------------------------------------------------------------------- parsing and completion
+
+
+def test_parse_splits_name_and_keeps_free_text() -> None:
+    parsed = parse("  /Memory rules edit 3 Use  httpx\teverywhere ")
+    assert (parsed.name, parsed.words[:3]) == ("memory", ("rules", "edit", "3"))
+    assert parsed.after(3) == "Use  httpx\teverywhere"
+    for not_command in ("hello /memory", "/", "// not a command", "/ memory"):
+        assert parse(not_command) is None, not_command
+
+
+async def test_completion_offers_the_next_word(stores: MemoryStores) -> None:
+    ctx = context(stores)
+    assert complete("/sk") == ["/skill", "/skills"]
+    assert complete("/skill s") == ["/skill save", "/skill show"]
+    assert complete("/memory rules ") == ["/memory rules delete", "/memory rules edit"]
+    assert complete("/skill show c", ctx) == ["/skill show csv_summary"]
+    assert complete("/theme n", ctx) == ["/theme nord"]
+    assert complete("/skill show c") == []  # labels need the stores
+    assert complete("hello") == [] and complete("/zzz") == []
+    assert set(complete("/")) == {"/" + spec.name.split()[0] for spec in COMMANDS}
+
+
+async def test_help_lists_every_command(stores: MemoryStores) -> None:
+    text = await text_of("/help", context(stores))
+    for spec in COMMANDS:
+        assert spec.usage in text, spec.usage
+    assert "/memory rules [edit <n> <text> | delete <n>]" in text
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("/memroy", "Unknown command: /memroy. Did you mean /memory?"),
+        ("/skils", "Did you mean /skills?"),
+        ("/skill shwo csv_summary", "Unknown command: /skill shwo. Did you mean /skill show?"),
+        ("/memory vaccum", "Did you mean /memory vacuum?"),
+        ("/xyzzy", "Unknown command: /xyzzy. /help lists the commands."),
+        ("/clear now", "Unknown command: /clear now."),
+    ],
+)
+async def test_unknown_commands_suggest_the_closest(stores: MemoryStores, line: str, expected: str) -> None:
+    output = await run(line, context(stores))
+    assert output.level == "error"
+    assert expected in output.plain(200)
+
+
+# --------------------------------------------------------------------------- /memory
+
+
+async def test_dashboard_shows_counts_per_scope(stores: MemoryStores, project_dir: Path) -> None:
+    (project_dir / ".anton" / ".env").write_text("ANTON_MEMORY_MODE=copilot\n")
+    text = await text_of("/memory", context(stores))
+    assert "Memory mode: copilot" in text
+    global_part, project_part = text.split("Project", 1)
+    assert "Identity  Name: Ada, Works at: Example Corp, Prefers: tables ..." in global_part
+    assert "Rules     3" in global_part and "Lessons   1" in global_part and "Topics    api-coingecko" in global_part
+    assert "Identity  (empty)" in project_part
+    assert "Rules     1" in project_part and "Lessons   2" in project_part and "Topics    pandas" in project_part
+    assert "Total entries: 7" in text
+    assert "Compaction not needed" in text and "more than 20 entries" in text
+    assert "Episodic memory: ON · 1 session" in text
+
+
+async def test_dashboard_shows_the_effective_mode_and_compaction_due(stores: MemoryStores, project_dir: Path) -> None:
+    (project_dir / ".anton" / ".env").write_text(
+        "ANTON_MEMORY_MODE=copilot\nANTON_MEMORY_ENABLED=false\nANTON_EPISODIC_MEMORY=false\n"
+    )
+    extra = "".join(f"- Lesson number {i} <!-- ts:2026-01-09 -->\n" for i in range(20))
+    with open(project_dir / ".anton" / "memory" / "lessons.md", "a") as handle:
+        handle.write(extra)
+    text = await text_of("/memory", context(stores))
+    assert "Memory mode: off" in text and "mode setting says copilot" in text
+    assert "Compaction due: project has 23 entries (more than 20 in a scope)" in text
+    assert "/memory vacuum" in text
+    assert "Episodic memory: OFF" in text
+
+
+async def test_rules_are_numbered_globally_with_global_first(stores: MemoryStores) -> None:
+    text = await text_of("/memory rules", context(stores))
+    lines = [line.rstrip() for line in text.splitlines()]
+    assert "Rules — 4" in lines[0]
+    numbered = [line.strip() for line in lines if line.strip()[:2].rstrip(".").isdigit()]
+    assert numbered == [
+        "1.  Use httpx instead of requests",
+        "2.  Call progress() before long API calls",
+        "3.  Print [secret] API keys",
+        "4.  When plotting, save PNGs under out/",
+    ]
+    assert "confidence:high  source:user  updated:2026-01-05" in text
+    after_two = lines[lines.index("  2.  Call progress() before long API calls") + 1].strip()
+    assert after_two == "updated:2026-01-06"  # medium and llm are the defaults, so they are not shown
+    order = [text.index(word) for word in ("Global", "Always", "Never", "Project", "When")]
+    assert order == sorted(order)
+
+
+async def test_edit_and_delete_by_number_change_the_right_file(
+    stores: MemoryStores, anton_home: Path, project_dir: Path
+) -> None:
+    recorder = Recorder(answers=[False, True])
+    ctx = context(stores, recorder)
+    project_rules = project_dir / ".anton" / "memory" / "rules.md"
+    global_rules = anton_home / "memory" / "rules.md"
+
+    output = await run("/memory rules edit 4 When plotting, save SVGs under out/", ctx)
+    assert output.level == "success"
+    assert "- When plotting, save SVGs under out/ <!-- confidence:low source:llm ts:" in project_rules.read_text()
+    assert global_rules.read_text() == GLOBAL_RULES
+
+    output = await run("/memory rules delete 1", ctx)
+    assert output.level == "info" and global_rules.read_text() == GLOBAL_RULES
+    assert recorder.calls[-1] == ("confirm", "Delete rule 1 (global): Use httpx instead of requests?")
+    output = await run("/memory rules delete 1", ctx)
+    assert output.level == "success"
+    assert "httpx" not in global_rules.read_text()
+    assert global_rules.read_text().count("\n- ") == 2
+
+    output = await run("/memory rules delete 9", ctx)
+    assert output.level == "error" and "pick a number from 1 to 3" in output.plain()
+    output = await run("/memory rules edit two x", ctx)
+    assert output.level == "error"
+
+
+async def test_edit_without_text_asks_for_it(stores: MemoryStores, anton_home: Path) -> None:
+    output = await run("/memory identity edit 2", context(stores))
+    assert output.level == "error" and "Type the new text" in output.plain()
+
+    asked = []
+
+    async def ask_text(question: str, current: str) -> str:
+        asked.append((question, current))
+        return "Works at: Acme"
+
+    output = await run("/memory identity edit 2", context(stores, ask_text=ask_text))
+    assert asked == [("Edit identity fact 2", "Works at: Example Corp")]
+    assert output.level == "success"
+    assert (anton_home / "memory" / "profile.md").read_text() == PROFILE.replace("Example Corp", "Acme")
+
+
+async def test_lessons_and_identity_lists_number_both_scopes(stores: MemoryStores, project_dir: Path) -> None:
+    ctx = context(stores, Recorder(answers=[True]))
+    text = await text_of("/memory lessons", ctx)
+    assert "1.  CoinGecko rate-limits at 50 req/min" in text and "topic:api-coingecko" in text
+    assert "3.  The staging database is read-only" in text
+    output = await run("/memory lessons delete 2", ctx)
+    assert output.level == "success"
+    remaining = (project_dir / ".anton" / "memory" / "lessons.md").read_text()
+    assert "read_csv" not in remaining and "staging database" in remaining
+    identity = await text_of("/memory identity", ctx)
+    assert "4.  Timezone: UTC" in identity
+
+
+async def test_episodes_table_and_delete(stores: MemoryStores, project_dir: Path) -> None:
+    ctx = context(stores, Recorder(answers=[True]))
+    text = await text_of("/memory episodes", ctx, width=160)
+    assert f"Episodes — session {SESSION}" in text
+    assert "How many rows are in sales.csv?" in text
+    assert LONG_ANSWER[:60] + "..." in text and LONG_ANSWER[:61] not in text
+    assert "Plot revenue" in text and "Saved out/revenue.png" in text
+    output = await run("/memory episodes delete 1", ctx)
+    assert output.level == "success" and "3 lines" in output.plain()
+    remaining = (project_dir / ".anton" / "episodes" / f"{SESSION}.jsonl").read_text()
+    assert "sales.csv" not in remaining and "Plot revenue" in remaining
+    output = await run("/memory episodes delete 7", ctx)
+    assert output.level == "error" and "turns: 2" in output.plain()
+
+
+async def test_vacuum_asks_then_compacts(stores: MemoryStores) -> None:
+    output = await run("/memory vacuum", context(stores))
+    assert output.level == "warning"
+    recorder = Recorder(answers=[False, True])
+    compact = recorder.hook("compact_now", ["global: kept 3 of 4", "project: skipped"])
+    ctx = context(stores, recorder, compact_now=compact)
+    assert (await run("/memory vacuum", ctx)).level == "info"
+    assert ("compact_now",) not in recorder.calls
+    output = await run("/memory vacuum", ctx)
+    assert ("compact_now",) in recorder.calls
+    assert output.plain() == "global: kept 3 of 4\nproject: skipped\n"
+    assert "global 4, project 3 entries" in recorder.calls[0][1]
+
+
+async def test_memory_help_shows_brackets(stores: MemoryStores) -> None:
+    text = await text_of("/memory help", context(stores))
+    assert "/memory rules|lessons|identity edit <n> <text>" in text
+    assert "/memory episodes [delete <turn>]" in text
+
+
+# --------------------------------------------------------------------------- /skill
+
+
+async def test_skill_list_table(stores: MemoryStores) -> None:
+    for line in ("/skill list", "/skills", "/skill", "/skills list"):
+        text = await text_of(line, context(stores), width=160)
+        assert "Procedural memory — saved skills" in text, line
+        header = next(row for row in text.splitlines() if "Label" in row)
+        columns = [cell.strip() for cell in header.strip("│┃ ").split("┃")]
+        assert columns == ["Label", "Name", "When to use", "Recalls", "Stages"]
+        assert SKILL_META["when_to_use"][:57] + "..." in text
+        row = next(row for row in text.splitlines() if "csv_summary" in row)
+        assert [cell.strip() for cell in row.strip("│ ").split("│")][3:] == ["4", "1"]
+        assert "Broken: half_done — meta.json: invalid JSON" in text
+
+
+async def test_skill_show_tolerates_typos(stores: MemoryStores) -> None:
+    output = await run("/skill show csv_sumary", context(stores))
+    assert output.markdown and output.level == "warning"
+    assert "showing the closest one, csv\\_summary" in output.content
+    assert "1. Load the file\n2. Describe every column" in output.content
+    assert "**Recalls:** 4" in output.content
+    output = await run("/skill show totally_else", context(stores))
+    assert output.level == "error" and "Saved skills: csv_summary." in output.plain()
+    output = await run("/skill show half_done", context(stores))
+    assert output.level == "error" and "broken" in output.plain()
+
+
+async def test_skill_remove_asks_and_deletes(stores: MemoryStores, anton_home: Path) -> None:
+    recorder = Recorder(answers=[False, True])
+    ctx = context(stores, recorder)
+    output = await run("/skill remove csv_sumary", ctx)
+    assert output.level == "error" and "Did you mean csv_summary?" in output.plain()
+    assert (await run("/skill remove csv_summary", ctx)).level == "info"
+    assert (anton_home / "skills" / "csv_summary" / "declarative.md").exists()
+    assert (await run("/skill remove csv_summary", ctx)).level == "success"
+    assert not (anton_home / "skills" / "csv_summary").exists()
+    assert SkillStore(anton_home / "skills").problem("half_done") is not None
+
+
+async def test_skill_save_hands_the_hint_to_the_app(stores: MemoryStores) -> None:
+    assert (await run("/skill save", context(stores))).level == "warning"
+    recorder = Recorder()
+    ctx = context(stores, recorder, save_skill=recorder.hook("save_skill", "Saved skill csv_totals"))
+    output = await run("/skill save  csv   totals ", ctx)
+    assert recorder.calls == [("save_skill", "csv   totals")]
+    assert output.plain() == "Saved skill csv_totals\n"
+
+
+# --------------------------------------------------------------------------- app hooks
+
+
+@pytest.mark.parametrize(
+    ("line", "hook"),
+    [("/setup", "open_setup"), ("/skill edit", "open_skills"), ("/clear", "clear_chat"), ("/exit", "exit_app")],
+)
+async def test_screen_commands_call_the_apps_hooks(stores: MemoryStores, line: str, hook: str) -> None:
+    recorder = Recorder()
+    assert await run(line, context(stores, recorder)) is None
+    assert recorder.calls == [(hook,)]
+    output = await run(line, context(stores, **{hook: None}))
+    assert output.level == "error" and "not available" in output.plain()
+
+
+async def test_theme_lists_switches_and_suggests(stores: MemoryStores) -> None:
+    recorder = Recorder()
+    ctx = context(stores, recorder)
+    listing = await text_of("/theme", ctx)
+    assert "* anton-dark" in listing and "  nord" in listing
+    assert (await run("/theme nord", ctx)).level == "success"
+    assert recorder.calls == [("set_theme", "nord")]
+    output = await run("/theme nrod", ctx)
+    assert output.level == "error" and "Did you mean nord?" in output.plain()
+    assert len(recorder.calls) == 1
+
+
+# --------------------------------------------------------------------------- command palette
+
+
+class PaletteHost(App[None]):
+    def __init__(self, stores: MemoryStores) -> None:
+        super().__init__()
+        self.memory_stores = stores
+        self.ran: list[str] = []
+
+    def action_slash_command(self, line: str) -> None:
+        self.ran.append(line)
+
+
+class PaneScreen(Screen):
+    def compose(self):
+        yield Static("main")
+
+    def action_toggle_scratchpad(self) -> None:
+        self.app.ran.append("toggle_scratchpad")
+
+
+async def test_palette_offers_commands_that_apply_and_runs_them(stores: MemoryStores) -> None:
+    app = PaletteHost(stores)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.push_screen(PaneScreen())
+        provider = AntonCommands(app.screen)
+        discovered = [hit.text async for hit in provider.discover()]
+        assert "/memory" in discovered and "/memory rules" in discovered and "/skill save" in discovered
+        assert "Show or hide the scratchpad pane" in discovered
+        assert "Show or hide the memory inspector" not in discovered  # this screen has no inspector
+        assert not any(title.startswith(("Show skill", "Theme:")) for title in discovered)
+        assert not any("Delete skill" in title for title in discovered)
+
+        hits = [hit async for hit in provider.search("remove csv")]
+        assert [hit.text for hit in hits][0] == "Remove skill csv_summary"
+        await hits[0].command()
+        theme_hits = [hit.text async for hit in provider.search("theme")]
+        assert any(title.startswith("Theme: ") for title in theme_hits)
+        [toggle] = [hit async for hit in provider.discover() if hit.text == "Show or hide the scratchpad pane"]
+        await toggle.command()
+        await pilot.pause()
+    assert app.ran == ["/skill remove csv_summary", "toggle_scratchpad"]
+
+
+async def test_palette_offers_rename_and_delete_for_the_selected_skill(stores: MemoryStores) -> None:
+    app = PaletteHost(stores)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = SkillsScreen(stores.skills)
+        await app.push_screen(screen)
+        await pilot.pause()
+        titles = [command.title for command in palette_commands(app, screen)]
+        assert f"Delete skill {screen.selected_label}" in titles and "New skill" in titles
+        assert "Save the open skill file" not in titles
+        actions = {command.action for command in palette_commands(app, screen)}
+    listed = {name.split("(")[0] for name in PALETTE_ACTIONS}
+    assert {action.split("(")[0] for action in actions} <= listed
+
+
+class PaletteApp(PaletteHost):
+    COMMANDS = PaletteHost.COMMANDS | {AntonCommands}
+
+
+async def test_choosing_an_entry_in_the_open_palette_runs_its_slash_command(stores: MemoryStores) -> None:
+    app = PaletteApp(stores)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"/memory lessons")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.ran == ["/memory lessons"]

@@ -1,0 +1,125 @@
+"""Copilot mode's confirmation dialog: the engine's future gets exactly the memories the user kept."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual import work
+from textual.app import App
+from textual.widgets import SelectionList
+
+from anton_tui.agent.events import MemoryConfirmationNeeded
+from anton_tui.memory.engram import Engram
+from anton_tui.tui.screens.confirm_memory import ConfirmMemoryScreen, answer_confirmation
+
+ENGRAMS = (
+    Engram("Call progress() before long API calls in scratchpad", "always", "global", "medium", None, "consolidation"),
+    Engram("CoinGecko rate-limits at 50 req/min", "lesson", "project", "low", "api-coingecko", "llm"),
+    Engram("Never print [secret] tokens", "never", "project", "medium", None, "user"),
+)
+SIZE = (120, 40)
+
+
+class ConfirmHost(App[None]):
+    cursor_blink = False
+
+    def __init__(self, event: MemoryConfirmationNeeded) -> None:
+        super().__init__()
+        self.event = event
+        self.answer: list[Engram] | None = None
+
+    def on_mount(self) -> None:
+        self.ask()
+
+    @work
+    async def ask(self) -> None:
+        self.answer = await answer_confirmation(self, self.event)
+
+
+def make_event() -> MemoryConfirmationNeeded:
+    return MemoryConfirmationNeeded(engrams=ENGRAMS, future=asyncio.get_running_loop().create_future())
+
+
+async def run_keys(*keys: str) -> tuple[list[Engram], list[Engram] | None]:
+    event = make_event()
+    app = ConfirmHost(event)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmMemoryScreen)
+        await pilot.press(*keys)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmMemoryScreen)
+    return await asyncio.wait_for(event.future, 1), app.answer
+
+
+async def test_enter_saves_only_the_checked_memories() -> None:
+    result, answer = await run_keys("down", "space", "enter")
+    assert result == [ENGRAMS[0], ENGRAMS[2]]
+    assert answer == result
+
+
+async def test_s_saves_the_checked_ones_too() -> None:
+    result, _ = await run_keys("space", "down", "space", "s")
+    assert result == [ENGRAMS[2]]
+
+
+async def test_a_saves_all_even_unchecked_ones() -> None:
+    result, _ = await run_keys("space", "a")
+    assert result == list(ENGRAMS)
+
+
+@pytest.mark.parametrize("key", ["d", "escape"])
+async def test_discard_resolves_with_nothing(key: str) -> None:
+    result, _ = await run_keys(key)
+    assert result == []
+
+
+async def test_buttons_answer_like_the_keys() -> None:
+    event = make_event()
+    app = ConfirmHost(event)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("space")
+        await pilot.click("#save-checked")
+        await app.workers.wait_for_complete()
+    assert event.future.result() == [ENGRAMS[1], ENGRAMS[2]]
+
+
+async def test_kinds_and_details_are_shown_literally() -> None:
+    event = make_event()
+    app = ConfirmHost(event)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        listing = app.screen.query_one(SelectionList)
+        prompts = [listing.get_option_at_index(i).prompt.plain for i in range(listing.option_count)]
+        await pilot.press("down", "down")
+        detail = str(app.screen.query_one("#confirm-memory-detail").render())
+        await pilot.press("d")
+    assert detail == "[never] project · confidence medium · from user\nNever print [secret] tokens"
+    assert prompts[0].startswith("[always] Call progress()")
+    assert "global" in prompts[0] and "confidence medium" in prompts[0] and "from consolidation" in prompts[0]
+    assert prompts[1].startswith("[lesson] CoinGecko") and "topic api-coingecko" in prompts[1]
+    assert prompts[2].startswith("[never] Never print [secret] tokens")
+
+
+async def test_future_is_answered_with_nothing_when_the_app_closes_first() -> None:
+    event = make_event()
+    app = ConfirmHost(event)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmMemoryScreen)
+    assert event.future.done() and event.future.result() == []
+
+
+class SnapshotHost(App[None]):
+    cursor_blink = False
+
+    def on_mount(self) -> None:
+        self.push_screen(ConfirmMemoryScreen(ENGRAMS))
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["wide", "small"])
+def test_confirm_memory_snapshot(snap_compare, size: tuple[int, int]) -> None:
+    assert snap_compare(SnapshotHost(), terminal_size=size, press=["down", "space"])

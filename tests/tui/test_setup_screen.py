@@ -1,0 +1,204 @@
+"""The setup screen writes the project's .anton/.env with Anton's variable names, and refuses bad input."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from textual.app import App
+from textual.widgets import Input, Select, Static
+
+from anton_tui.config import Settings, load_settings
+from anton_tui.tui.screens.setup import SetupOutcome, SetupScreen, needs_setup
+
+SIZE = (120, 40)
+EXISTING = "# Anton environment variables\n# my own note\nANTON_THEME=nord\nCUSTOM_TOOL_TOKEN=abc123\n"
+
+
+class SetupHost(App[None]):
+    cursor_blink = False
+
+    def __init__(self, settings: Settings, *, first_run: bool = False) -> None:
+        super().__init__()
+        self.settings = settings
+        self.first_run = first_run
+        self.results: list[object] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(SetupScreen(self.settings, first_run=self.first_run), self.results.append)
+
+
+def env_file(project_dir: Path) -> Path:
+    return project_dir / ".anton" / ".env"
+
+
+def write_env(project_dir: Path, text: str) -> Path:
+    path = env_file(project_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def error_text(app: App) -> str:
+    return str(app.screen.query_one("#setup-error", Static).render())
+
+
+async def test_save_writes_antons_variables_privately_and_keeps_other_lines(project_dir: Path) -> None:
+    path = write_env(project_dir, EXISTING)
+    path.chmod(0o644)
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert app.focused is screen.query_one("#api-key")  # no key yet: the key field comes first
+        await pilot.press(*"sk-ant-test-123")
+        screen.query_one("#memory-mode", Select).value = "copilot"
+        screen.query_one("#acc-mode", Select).value = "active"
+        await pilot.click("#episodic")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+
+    text = path.read_text()
+    assert text.startswith(EXISTING)
+    lines = set(text.splitlines())
+    assert {
+        "ANTON_PLANNING_PROVIDER=anthropic",
+        "ANTON_PLANNING_MODEL=claude-sonnet-4-6",
+        "ANTON_CODING_PROVIDER=anthropic",
+        "ANTON_CODING_MODEL=claude-haiku-4-5-20251001",
+        "ANTON_ANTHROPIC_API_KEY=sk-ant-test-123",
+        "ANTON_MEMORY_MODE=copilot",
+        "ANTON_EPISODIC_MEMORY=false",
+        "ANTON_ACC_MODE=active",
+    } <= lines
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    [result] = app.results
+    assert isinstance(result, Settings)
+    assert (result.memory_mode, result.episodic_memory, result.acc_mode) == ("copilot", False, "active")
+    assert result.anthropic_api_key.get_secret_value() == "sk-ant-test-123"
+    assert not needs_setup(result)
+
+
+async def test_leaving_the_key_empty_keeps_the_saved_one(project_dir: Path) -> None:
+    path = write_env(project_dir, "ANTON_ANTHROPIC_API_KEY=sk-ant-old-key\n")
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        key = app.screen.query_one("#api-key", Input)
+        assert key.value == "" and "leave empty to keep" in key.placeholder
+        assert key.password
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert "ANTON_ANTHROPIC_API_KEY=sk-ant-old-key\n" in path.read_text()
+    assert path.read_text().count("ANTON_ANTHROPIC_API_KEY") == 1
+    assert app.results[0].anthropic_api_key.get_secret_value() == "sk-ant-old-key"
+
+
+async def test_openai_compatible_needs_a_valid_base_url(project_dir: Path) -> None:
+    path = write_env(project_dir, EXISTING)
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert not screen.query_one("#row-base-url").display
+        screen.query_one("#provider", Select).value = "openai-compatible"
+        await pilot.pause()
+        assert screen.query_one("#row-base-url").display
+        screen.query_one("#planning-model", Input).value = "qwen2.5-coder"
+        screen.query_one("#coding-model", Input).value = "qwen2.5-coder"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "needs its base URL" in error_text(app)
+        assert app.focused is screen.query_one("#base-url")
+        screen.query_one("#base-url", Input).value = "localhost:11434"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "must start with http" in error_text(app)
+        assert path.read_text() == EXISTING and not app.results
+        screen.query_one("#base-url", Input).value = "http://localhost:11434/v1"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+
+    lines = set(path.read_text().splitlines())
+    assert {
+        "ANTON_PLANNING_PROVIDER=openai-compatible",
+        "ANTON_CODING_PROVIDER=openai-compatible",
+        "ANTON_PLANNING_MODEL=qwen2.5-coder",
+        "ANTON_OPENAI_BASE_URL=http://localhost:11434/v1",
+    } <= lines
+    assert not any(line.startswith("ANTON_OPENAI_API_KEY") for line in lines)
+    assert app.results[0].openai_base_url == "http://localhost:11434/v1"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("planning-model", "claude\nsonnet", "on one line"),
+        ("coding-model", "", "enter a model name"),
+        ("api-key", "sk ant", "has a space"),
+        ("api-key", "", "API key"),
+    ],
+)
+async def test_invalid_input_is_refused_and_nothing_is_written(
+    project_dir: Path, field: str, value: str, message: str
+) -> None:
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        if field != "api-key":
+            screen.query_one("#api-key", Input).value = "sk-ant-good"
+        screen.query_one(f"#{field}", Input).value = value
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert message in error_text(app)
+        assert app.screen is screen and not app.results
+        messages = [str(n.message) for n in app._notifications]
+        assert any(message in m for m in messages)
+    assert not env_file(project_dir).exists()
+
+
+async def test_try_the_demo_and_cancel_write_nothing(project_dir: Path) -> None:
+    app = SetupHost(load_settings(), first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#setup-demo")
+        await pilot.pause()
+    assert app.results == [SetupOutcome.DEMO]
+
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        app.screen.query_one("#api-key", Input).value = "sk-ant-unsaved"
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.results == [None]
+    assert not env_file(project_dir).exists()
+
+
+async def test_an_environment_override_is_reported(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTON_MEMORY_MODE", "off")
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        app.screen.query_one("#api-key", Input).value = "sk-ant-good"
+        app.screen.query_one("#memory-mode", Select).value = "copilot"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        messages = [str(n.message) for n in app._notifications]
+    assert "ANTON_MEMORY_MODE=copilot" in env_file(project_dir).read_text()
+    assert any("environment overrides ANTON_MEMORY_MODE" in m for m in messages)
+    assert app.results[0].memory_mode == "off"
+
+
+def test_needs_setup_follows_the_configured_keys(project_dir: Path) -> None:
+    assert needs_setup(load_settings())
+    write_env(project_dir, "ANTON_ANTHROPIC_API_KEY=sk-ant-x\n")
+    assert not needs_setup(load_settings())
+    write_env(project_dir, "ANTON_PLANNING_PROVIDER=openai-compatible\nANTON_OPENAI_BASE_URL=http://h:1/v1\n")
+    assert needs_setup(load_settings())  # the coding model still wants an Anthropic key
+    write_env(
+        project_dir,
+        "ANTON_PLANNING_PROVIDER=openai-compatible\nANTON_CODING_PROVIDER=openai-compatible\n"
+        "ANTON_OPENAI_BASE_URL=http://h:1/v1\n",
+    )
+    assert not needs_setup(load_settings())
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["wide", "small"])
+def test_setup_screen_snapshot(snap_compare, project_dir: Path, size: tuple[int, int]) -> None:
+    assert snap_compare(SetupHost(load_settings(), first_run=True), terminal_size=size)

@@ -1,0 +1,354 @@
+"""The skills screen: editing skill files from the tree, creating, renaming and deleting skills, broken skills."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from textual.app import App
+from textual.widgets import Input, TextArea
+
+from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.tui.screens.confirm import ConfirmScreen
+from anton_tui.tui.screens.skills import FormModal, NodeRef, SkillsScreen
+
+V5_META = """{
+  "label": "csv_summary",
+  "name": "CSV Summary",
+  "description": "Summarize a CSV",
+  "when_to_use": "user asks to summarize a csv",
+  "created_at": "2026-11-22T04:23:52.709659+00:00",
+  "provenance": "manual",
+  "stage_1_present": true,
+  "stage_2_present": false,
+  "stage_3_present": true
+}
+"""
+STATS = """{
+  "total_recalls": 4,
+  "stage_1": {
+    "recommended": 4,
+    "used": 2,
+    "last_used": "2026-11-22T04:23:52.710133+00:00",
+    "confidence": 0.0
+  },
+  "stage_2": {
+    "recommended": 0,
+    "used": 0,
+    "last_used": "",
+    "confidence": 0.0
+  },
+  "stage_3": {
+    "recommended": 0,
+    "used": 0,
+    "last_used": "",
+    "confidence": 0.0
+  }
+}
+"""
+SKILL_MD_FRONT = """---
+name: fetch-prices
+description: Fetch coin prices. user wants crypto prices
+metadata:
+  display_name: Fetch Prices
+  provenance: manual
+  created_at: '2026-11-22T04:23:45.068453+00:00'
+---
+"""
+BROKEN_META = '{"label": "half_done", "name": '
+SIZE = (120, 40)
+
+
+class SkillsHost(App[None]):
+    cursor_blink = False
+
+    def __init__(self, store: SkillStore) -> None:
+        super().__init__()
+        self.store = store
+
+    def on_mount(self) -> None:
+        self.push_screen(SkillsScreen(self.store))
+
+
+def seed(root: Path) -> SkillStore:
+    csv = root / "csv_summary"
+    (csv / "code").mkdir(parents=True)
+    (csv / "meta.json").write_text(V5_META)
+    (csv / "declarative.md").write_text("1. Load\n2. describe()")
+    (csv / "stats.json").write_text(STATS)
+    (csv / "code" / "helpers.py").write_text("def load(path):\n    return open(path).read()\n")
+    fetch = root / "fetch-prices"
+    fetch.mkdir()
+    (fetch / "SKILL.md").write_text(SKILL_MD_FRONT + "1. Call the prices API\n2. Tabulate\n")
+    broken = root / "half_done"
+    broken.mkdir()
+    (broken / "meta.json").write_text(BROKEN_META)
+    (broken / "declarative.md").write_text("never finished\n")
+    return SkillStore(root, clock=lambda: datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc))
+
+
+def folder_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SkillStore:
+    return seed(tmp_path / "skills")
+
+
+async def choose(pilot, screen: SkillsScreen, ref: NodeRef) -> None:
+    """Expand the skill in the tree and select the node for `ref`, as a click would."""
+    skill_node = screen._find(NodeRef(ref.label, None, "broken" if ref.part in ("raw", "broken") else "skill"))
+    assert skill_node is not None, f"{ref.label} is not in the tree"
+    skill_node.expand()
+    await pilot.pause()
+    node = screen._find(ref)
+    assert node is not None, f"{ref} is not in the tree"
+    screen.tree.select_node(node)
+    await pilot.pause()
+
+
+async def type_at_end(pilot, editor: TextArea, *keys: str) -> None:
+    editor.focus()
+    editor.move_cursor(editor.document.end)
+    await pilot.press(*keys)
+
+
+async def test_editing_the_procedure_and_ctrl_s_writes_declarative_md_and_keeps_stats(store: SkillStore) -> None:
+    folder = store.root / "csv_summary"
+    before = folder_bytes(folder)
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SkillsScreen)
+        screen.tree.move_cursor(screen._find(NodeRef("csv_summary")))
+        await pilot.press("enter")  # a skill node opens its procedure
+        await pilot.pause()
+        assert screen.open_ref == NodeRef("csv_summary", "declarative.md", "procedure")
+        assert screen.editor.text == "1. Load\n2. describe()"
+        await type_at_end(pilot, screen.editor, "enter", *"3. plot it")
+        assert "modified" in str(screen.query_one("#skills-file-info").render())
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+
+    after = folder_bytes(folder)
+    assert after["declarative.md"] == b"1. Load\n2. describe()\n3. plot it"
+    assert after["stats.json"] == before["stats.json"]
+    assert after["meta.json"] == before["meta.json"]
+    assert after["code/helpers.py"] == before["code/helpers.py"]
+
+
+async def test_skill_md_procedure_edit_round_trips(store: SkillStore) -> None:
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await choose(pilot, screen, NodeRef("fetch-prices", "SKILL.md", "procedure"))
+        assert screen.editor.text == "1. Call the prices API\n2. Tabulate\n"
+        await type_at_end(pilot, screen.editor, *"3. Chart")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+
+    text = (store.root / "fetch-prices" / "SKILL.md").read_text()
+    assert text == SKILL_MD_FRONT + "1. Call the prices API\n2. Tabulate\n3. Chart"
+    reloaded = store.load("fetch-prices")
+    assert reloaded.name == "Fetch Prices" and reloaded.declarative_md.endswith("3. Chart")
+
+
+async def test_code_file_edit_is_saved_in_place(store: SkillStore) -> None:
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await choose(pilot, screen, NodeRef("csv_summary", "code/helpers.py", "code"))
+        assert screen.editor.language == "python"
+        await type_at_end(pilot, screen.editor, *"# checked")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert (store.root / "csv_summary" / "code" / "helpers.py").read_text().endswith("read()\n# checked")
+
+
+async def test_an_empty_procedure_is_refused_and_nothing_is_written(store: SkillStore) -> None:
+    before = folder_bytes(store.root / "csv_summary")
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await choose(pilot, screen, NodeRef("csv_summary", "declarative.md", "procedure"))
+        screen.editor.focus()
+        screen.editor.select_all()
+        await pilot.press("backspace")
+        assert screen.editor.text == ""
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        messages = [str(n.message) for n in app._notifications]
+    assert any("procedure cannot be empty" in m for m in messages)
+    assert folder_bytes(store.root / "csv_summary") == before
+
+
+async def test_stats_open_read_only_and_are_never_written(store: SkillStore) -> None:
+    before = folder_bytes(store.root / "csv_summary")
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await choose(pilot, screen, NodeRef("csv_summary", "stats.json", "stats"))
+        assert screen.editor.read_only
+        assert json.loads(screen.editor.text)["total_recalls"] == 4
+        await type_at_end(pilot, screen.editor, *"xyz")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert json.loads(screen.editor.text)["total_recalls"] == 4
+    assert folder_bytes(store.root / "csv_summary") == before
+
+
+async def test_new_skill_gets_a_unique_label_and_opens_its_procedure(store: SkillStore) -> None:
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, FormModal)
+        await pilot.press("enter")  # nothing typed yet: refused, the modal stays
+        await pilot.pause()
+        assert app.screen is modal
+        modal.query_one("#name", Input).value = "CSV Summary"
+        modal.query_one("#when", Input).value = "the user hands over a CSV file"
+        await pilot.click("#form-ok")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SkillsScreen)
+        assert screen.open_ref == NodeRef("csv_summary_2", "declarative.md", "procedure")
+        assert screen.selected_label == "csv_summary_2"
+
+    created = store.load("csv_summary_2")
+    assert created is not None
+    assert (created.name, created.when_to_use) == ("CSV Summary", "the user hands over a CSV file")
+    assert created.declarative_md.strip()
+    assert store.load("csv_summary").declarative_md == "1. Load\n2. describe()"
+
+
+async def test_rename_moves_every_file_and_refuses_taken_or_bad_labels(store: SkillStore) -> None:
+    before = folder_bytes(store.root / "csv_summary")
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        screen.tree.move_cursor(screen._find(NodeRef("csv_summary")))
+        await pilot.press("f2")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, FormModal)
+        field = modal.query_one("#label", Input)
+        for refused in ("fetch-prices", "half_done", "Has Spaces"):
+            field.value = refused
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.screen is modal, refused
+        field.value = "summarize_csv"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+        assert screen.selected_label == "summarize_csv"
+
+    assert not (store.root / "csv_summary").exists()
+    after = folder_bytes(store.root / "summarize_csv")
+    assert set(after) == set(before)
+    for name in ("declarative.md", "stats.json", "code/helpers.py"):
+        assert after[name] == before[name]
+    assert json.loads(after["meta.json"])["label"] == "summarize_csv"
+    assert store.load("summarize_csv").when_to_use == "user asks to summarize a csv"
+    assert store.load("half_done") is None and store.problem("half_done") is not None
+
+
+async def test_delete_asks_first_and_removes_the_folder_on_yes(store: SkillStore) -> None:
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        screen.tree.move_cursor(screen._find(NodeRef("fetch-prices")))
+        await pilot.press("f8")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert (store.root / "fetch-prices" / "SKILL.md").exists()
+        await pilot.press("delete")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await pilot.pause()
+        assert screen._find(NodeRef("fetch-prices")) is None
+    assert not (store.root / "fetch-prices").exists()
+    assert (store.root / "csv_summary" / "declarative.md").exists()
+
+
+async def test_broken_skill_is_marked_and_opens_read_only_without_touching_it(store: SkillStore) -> None:
+    before = folder_bytes(store.root / "half_done")
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        node = screen._find(NodeRef("half_done", None, "broken"))
+        assert "broken" in str(node.label)
+        screen.tree.select_node(node)
+        await pilot.pause()
+        assert screen.open_ref == NodeRef("half_done", "meta.json", "raw")
+        assert screen.editor.read_only and screen.editor.text == BROKEN_META
+        info = str(screen.query_one("#skills-file-info").render())
+        assert "meta.json: invalid JSON" in info
+        reason = [str(child.label) for child in node.children]
+        assert any("invalid JSON" in line for line in reason)
+        await type_at_end(pilot, screen.editor, *"}")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("f2")
+        await pilot.pause()
+        assert app.screen is screen  # a broken skill cannot be renamed
+    assert folder_bytes(store.root / "half_done") == before
+
+
+async def test_refresh_tree_picks_up_changes_and_keeps_the_cursor(store: SkillStore) -> None:
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await choose(pilot, screen, NodeRef("csv_summary", "stats.json", "stats"))
+        store.save(Skill("aaa_first", name="First", when_to_use="always first", declarative_md="1. Go\n"))
+        (store.root / "csv_summary" / "chunks.md").write_text("# Chunks\n")
+        screen.refresh_tree()
+        await pilot.pause()
+        assert screen.tree.cursor_node.data == NodeRef("csv_summary", "stats.json", "stats")
+        assert screen._find(NodeRef("aaa_first")) is not None
+        assert screen._find(NodeRef("csv_summary", "chunks.md", "chunks")) is not None
+        assert "3 saved · 1 broken" in str(screen.query_one("#skills-title").render())
+
+
+async def test_unsaved_edits_survive_switching_files_and_closing_asks(store: SkillStore) -> None:
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        procedure = NodeRef("csv_summary", "declarative.md", "procedure")
+        await choose(pilot, screen, procedure)
+        await type_at_end(pilot, screen.editor, *"!")
+        await choose(pilot, screen, NodeRef("csv_summary", "code/helpers.py", "code"))
+        assert str(screen._find(procedure).label).endswith("●")  # marked as holding unsaved text
+        await choose(pilot, screen, procedure)
+        assert screen.editor.text == "1. Load\n2. describe()!"
+        screen.tree.focus()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is screen
+    assert (store.root / "csv_summary" / "declarative.md").read_text() == "1. Load\n2. describe()"
+
+
+def _snapshot_app(tmp_path: Path) -> SkillsHost:
+    store = seed(tmp_path / "skills")
+    return SkillsHost(store)
+
+
+async def _open_procedure(pilot) -> None:
+    screen = pilot.app.screen
+    await choose(pilot, screen, NodeRef("csv_summary", "declarative.md", "procedure"))
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["wide", "small"])
+def test_skills_screen_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
+    assert snap_compare(_snapshot_app(tmp_path), terminal_size=size, run_before=_open_procedure)
