@@ -1,0 +1,40 @@
+"""Textual messages that carry engine output into the UI.
+
+Widget-specific messages (a submitted prompt, a retry request, a scratchpad action) are declared on the widget that
+posts them; this module holds the ones posted by background workers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+from anton_tui.agent.events import SessionEvent
+
+
+class SessionEventMessage(Message):
+    """One engine event from the running turn, posted by the turn worker in the order the engine yielded it."""
+
+    def __init__(self, event: SessionEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class ScratchpadControlDone(Message):
+    """The engine carried out a scratchpad action (`cancel_cell`, `reset_pad` or `remove_pad`) on `pad`."""
+
+    def __init__(self, action: str, pad: str, result: Any = None) -> None:
+        super().__init__()
+        self.action = action
+        self.pad = pad
+        self.result = result
+
+
+class MemoryConfirmationAnswered(Message):
+    """The user decided which held-back memories to keep; `kept` is how many."""
+
+    def __init__(self, kept: int, offered: int) -> None:
+        super().__init__()
+        self.kept = kept
+        self.offered = offered

@@ -1,0 +1,83 @@
+"""The F1 help screen: what each pane is for and the keys that work in it, with the user's key map applied.
+
+It reads the `HELP` text and the bindings of every pane on the main screen, so a pane added later appears here by
+carrying a `HELP` string.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.dom import DOMNode
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Markdown, Static
+
+_INTRO = """\
+# anton-tui
+
+Anton answers in the chat, runs Python in scratchpads, and remembers what it learns in plain files under
+`~/.anton` (and the project's `.anton` folder).
+"""
+
+
+def _own_bindings(node: DOMNode) -> list[Binding]:
+    """Bindings declared by the project's own classes of `node` (Textual's built-in keys are left out)."""
+    found: list[Binding] = []
+    for cls in type(node).__mro__:
+        if not cls.__module__.startswith("anton_tui."):
+            continue
+        found.extend(b for b in cls.__dict__.get("BINDINGS", []) if isinstance(b, Binding))
+    return found
+
+
+def _bindings_table(node: DOMNode, keymap: dict[str, str]) -> str:
+    bindings = _own_bindings(node)
+    if not bindings:
+        return ""
+    rows = ["| Key | Does |", "| --- | --- |"]
+    for binding in bindings:
+        keys = keymap.get(binding.id or "", binding.key).split(",")
+        shown = ", ".join(node.app.get_key_display(binding.with_key(key.strip())) for key in keys)
+        rows.append(f"| `{shown}` | {binding.description} |")
+    return "\n".join(rows)
+
+
+def help_markdown(main: Screen, keymap: dict[str, str]) -> str:
+    """The help text for `main` and its panes, in screen order, then the keys that work everywhere."""
+    sections = [_INTRO]
+    seen: set[type] = set()
+    for node in [main, *main.query("*")]:
+        help_text = getattr(type(node), "HELP", None)
+        if not help_text or type(node) in seen:
+            continue
+        seen.add(type(node))
+        sections.append(help_text.strip())
+        if table := _bindings_table(node, keymap):
+            sections.append(table)
+    sections.append("## Everywhere")
+    sections.append(_bindings_table(main.app, keymap))
+    return "\n\n".join(sections)
+
+
+class HelpScreen(ModalScreen[None]):
+    """A scrollable page of help over the main screen."""
+
+    CSS_PATH = Path(__file__).with_name("help.tcss")
+
+    BINDINGS = [Binding("escape,f1", "close", "Close help", id="help.close")]
+
+    def __init__(self, about: Screen) -> None:
+        super().__init__()
+        self.about = about
+
+    def compose(self) -> ComposeResult:
+        keymap = dict(getattr(self.app, "keymap", {}) or {})
+        with Vertical(id="help-frame"):
+            yield Markdown(help_markdown(self.about, keymap), id="help-text")
+            yield Static("Escape or F1 closes this page", id="help-hint")
+
+    def action_close(self) -> None:
+        self.dismiss()

@@ -1,0 +1,407 @@
+"""The main screen: chat and prompt on the left, scratchpad and inspector on the right, header and footer.
+
+It runs each turn in a worker that only forwards engine events as messages; the handlers here route each event to
+the pane that shows it. Every worker of the conversation runs on this screen, so its failures are handled in one
+place (`on_worker_state_changed`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Callable
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.worker import Worker, WorkerState
+from textual.widgets import Footer
+
+from anton_tui.agent.events import (
+    AccNudge,
+    AssistantMessageDone,
+    AssistantTextDelta,
+    ErrorOccurred,
+    HistoryRepaired,
+    MemoryConfirmationNeeded,
+    MemoryWritten,
+    ScratchpadActivity,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    UsageUpdated,
+)
+from anton_tui.tui.command_registry import SlashCommand, parse_command_line
+from anton_tui.tui.messages import MemoryConfirmationAnswered, ScratchpadControlDone, SessionEventMessage
+from anton_tui.tui.session_protocol import ChatSessionLike, ScratchpadControl
+from anton_tui.tui.widgets.chat import MAX_BLOCKS, ChatView, ErrorBlock, acc_notice, memory_notice, repair_notice
+from anton_tui.tui.widgets.header import AntonHeader
+from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
+from anton_tui.tui.widgets.prompt import Prompt, PromptBar
+from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
+
+SIDE_WIDTH_DEFAULT = 40  # percent of the screen
+SIDE_WIDTH_RANGE = (20, 75)
+SIDE_WIDTH_STEP = 5
+
+_TURN = "turn"
+
+
+class Conversation(Vertical):
+    """The chat with its prompt underneath; maximised as one."""
+
+    ALLOW_MAXIMIZE = True
+
+
+class MainScreen(Screen):
+    """Where the conversation happens."""
+
+    CSS_PATH = Path(__file__).with_name("main.tcss")
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+
+    HELP = """\
+## Layout and keys
+
+The chat and the prompt fill the left; the scratchpad (top) and the memory inspector (bottom) share the right.
+**Tab** moves the focus between panes. **F2** and **F3** show or hide the scratchpad and the inspector,
+**Alt+Left** / **Alt+Right** make the right-hand column wider or narrower, **F5** maximises the focused pane (again,
+or **Escape**, to restore). **Escape** cancels a running turn; **Ctrl+R** sends the last message again after an error
+or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows this help, **Ctrl+Q** quits.
+"""
+
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "Cancel", id="main.cancel-turn"),
+        Binding("ctrl+r", "retry", "Retry", id="main.retry"),
+        Binding("f2", "toggle_scratchpad", "Scratchpad", id="main.toggle-scratchpad"),
+        Binding("f3", "toggle_inspector", "Inspector", id="main.toggle-inspector"),
+        Binding("f5", "toggle_maximize", "Maximise", id="main.maximize"),
+        Binding("alt+left", f"resize_side({SIDE_WIDTH_STEP})", "Wider side panes", id="main.widen-side", show=False),
+        Binding(
+            "alt+right", f"resize_side({-SIDE_WIDTH_STEP})", "Narrower side panes", id="main.narrow-side", show=False
+        ),
+        Binding("ctrl+l", "focus_prompt", "Focus prompt", id="main.focus-prompt", show=False),
+    ]
+
+    side_width: reactive[int] = reactive(SIDE_WIDTH_DEFAULT, init=False)  # main.tcss sets the same default
+
+    def __init__(
+        self,
+        session: ChatSessionLike,
+        *,
+        workspace: Path,
+        provider: str,
+        model: str,
+        memory_mode: str,
+        version: str,
+        commands: list[SlashCommand],
+        control: ScratchpadControl | None = None,
+        cursor_blink: bool = True,
+        max_blocks: int | None = None,
+        banner: str | None = None,
+        suggest_prompt: Callable[[], str | None] | None = None,
+        inspector: Callable[[], Widget] | None = None,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.control = control
+        self.commands = commands
+        self._header_args = dict(
+            version=version, workspace=workspace, provider=provider, model=model, memory_mode=memory_mode
+        )
+        self._cursor_blink = cursor_blink
+        self._max_blocks = max_blocks
+        self._banner = banner
+        self._make_inspector = inspector
+        self._suggest_prompt = suggest_prompt
+        self.last_prompt: str | None = None
+        self._turn_worker: Worker | None = None
+        self._turn_closed = True
+        self._retry_offered = False
+
+    def compose(self) -> ComposeResult:
+        yield AntonHeader(id="header", **self._header_args)
+        with Horizontal(id="body"):
+            with Conversation(id="conversation"):
+                yield ChatView(id="chat", max_blocks=self._max_blocks or MAX_BLOCKS)
+                yield PromptBar(self.commands, cursor_blink=self._cursor_blink, id="prompt-bar")
+            with Vertical(id="side"):
+                yield ScratchpadPane(id="scratchpad")
+                yield self._inspector_widget()
+        yield Footer()
+
+    def _inspector_widget(self) -> Widget:
+        if self._make_inspector is None:
+            return InspectorPlaceholder(id="inspector")
+        widget = self._make_inspector()
+        widget.id = "inspector"
+        return widget
+
+    @property
+    def inspector(self) -> Widget:
+        return self.query_one("#inspector")
+
+    def on_mount(self) -> None:
+        self.query_one(Prompt).focus()
+        if self._banner:
+            self.call_later(self.chat.add_notice, Content(self._banner), "info")
+        self._offer_next_prompt()
+        if hasattr(self.session, "background_events"):
+            self.follow_background_events()
+
+    def _offer_next_prompt(self) -> None:
+        prompt = self.query_one(Prompt)
+        if self._suggest_prompt is not None and not prompt.text and (suggestion := self._suggest_prompt()):
+            prompt.load_text(suggestion)
+            prompt.move_cursor(prompt.document.end)
+
+    @work(group="background-events", exit_on_error=False)
+    async def follow_background_events(self) -> None:
+        """Forward events from engine work that outlives a turn (memory written or to confirm after it ended)."""
+        queue = self.session.background_events  # type: ignore[attr-defined]
+        while True:
+            self.post_message(SessionEventMessage(await queue.get()))
+
+    @property
+    def chat(self) -> ChatView:
+        return self.query_one(ChatView)
+
+    @property
+    def scratchpad(self) -> ScratchpadPane:
+        return self.query_one(ScratchpadPane)
+
+    @property
+    def busy(self) -> bool:
+        return self._turn_worker is not None and not self._turn_worker.is_finished
+
+    # --- sending -------------------------------------------------------------------------------------------------
+
+    @on(Prompt.Submitted)
+    async def _prompt_submitted(self, event: Prompt.Submitted) -> None:
+        prompt = self.query_one(Prompt)
+        if parse_command_line(event.text) is not None:
+            if await self.run_command(event.text):
+                prompt.commit()
+            return
+        if self.busy:
+            self.notify("Anton is still working on the last message. Press Escape to cancel it.", severity="warning")
+            return
+        prompt.commit()
+        await self.send(event.text)
+
+    async def run_command(self, text: str) -> bool:
+        """Run a slash command; False (with a message) when there is no such command, so the text stays."""
+        name, _args = parse_command_line(text) or ("", "")
+        command = next((c for c in self.commands if c.name == name), None)
+        if command is None:
+            self.notify(f"There is no command /{name}. Type / to see the commands.", severity="warning")
+            return False
+        if command.action:
+            await self.run_action(command.action)
+        else:
+            self.notify(f"/{name} is not available yet.", severity="warning")
+        return True
+
+    async def send(self, text: str) -> None:
+        """Show the message and start a turn with it."""
+        self.last_prompt = text
+        self._turn_closed = False
+        self._retry_offered = False
+        await self.chat.add_user_message(text)
+        self.query_one(AntonHeader).set_status("working…", busy=True)
+        self._turn_worker = self.run_turn(text)
+        self.refresh_bindings()
+
+    @work(group=_TURN, exclusive=True, exit_on_error=False)
+    async def run_turn(self, text: str) -> None:
+        async for event in self.session.turn(text):
+            self.post_message(SessionEventMessage(event))
+
+    # --- engine events -------------------------------------------------------------------------------------------
+
+    async def on_session_event_message(self, message: SessionEventMessage) -> None:
+        event = message.event
+        chat = self.chat
+        match event:
+            case AssistantTextDelta(text=text):
+                await chat.append_answer(text)
+            case AssistantMessageDone(text=text):
+                await chat.end_answer(text)
+            case ToolCallStarted():
+                await chat.start_tool(event)
+            case ToolCallFinished():
+                await chat.finish_tool(event)
+            case ScratchpadActivity(event=activity):
+                await self.scratchpad.apply(activity)
+            case MemoryWritten():
+                await chat.add_notice(memory_notice(event), "memory")
+            case MemoryConfirmationNeeded():
+                self.confirm_memories(event)
+            case AccNudge():
+                await chat.add_notice(acc_notice(event), "acc")
+            case HistoryRepaired():
+                await chat.add_notice(repair_notice(event), "info")
+            case UsageUpdated():
+                self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
+            case ErrorOccurred(message=text, retryable=retryable):
+                self._retry_offered = retryable
+                await chat.add_error(text, retryable=retryable)
+            case TurnFinished(stop_reason=reason):
+                await self._close_turn(reason)
+        if (apply_event := getattr(self.inspector, "apply_event", None)) is not None:
+            apply_event(event)
+
+    async def _close_turn(self, reason: str) -> None:
+        """End the turn in the UI once, whichever of TurnFinished or the worker ending comes first."""
+        if self._turn_closed:
+            return
+        self._turn_closed = True
+        cancelled = reason == "cancelled"
+        if cancelled:
+            await self.chat.cancel_running()
+            self.scratchpad.stop_running("cancelled")
+            await self.chat.add_notice(Content("Turn cancelled."), "cancelled")
+            self._retry_offered = True
+        else:
+            await self.chat.end_answer()
+            self.scratchpad.stop_running("killed" if reason == "error" else "cancelled")
+        if reason == "cap_exhausted":
+            await self.chat.add_notice(Content("Stopped at the tool-round limit; the answer so far is above."), "info")
+        self.query_one(AntonHeader).set_status("cancelled" if cancelled else "ready", busy=False)
+        self.refresh_bindings()
+        self._offer_next_prompt()
+
+    @work(group="memory-confirmation", exit_on_error=False)
+    async def confirm_memories(self, event: MemoryConfirmationNeeded) -> None:
+        """Ask the user which held-back memories to keep; the engine waits on the event's future."""
+        from anton_tui.tui.screens.confirm_memory import answer_confirmation
+
+        keep = await answer_confirmation(self.app, event)
+        self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams)))
+
+    async def on_memory_confirmation_answered(self, message: MemoryConfirmationAnswered) -> None:
+        await self.chat.add_notice(
+            Content(f"Kept {message.kept} of {message.offered} memories waiting for confirmation."), "memory"
+        )
+
+    # --- workers -------------------------------------------------------------------------------------------------
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if event.state == WorkerState.ERROR:
+            error = worker.error
+            text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+            if worker.group == _TURN:
+                self._retry_offered = True
+                await self.chat.add_error(text, retryable=True)
+            else:
+                self.notify(text, title="Something went wrong", severity="error", timeout=10)
+        if worker.group == _TURN and worker is self._turn_worker and worker.is_finished:
+            reason = {WorkerState.CANCELLED: "cancelled", WorkerState.ERROR: "error"}.get(event.state, "end_turn")
+            await self._close_turn(reason)
+
+    # --- scratchpad actions --------------------------------------------------------------------------------------
+
+    @on(ScratchpadPane.CancelCellRequested)
+    def _cancel_cell(self, message: ScratchpadPane.CancelCellRequested) -> None:
+        self._scratchpad_action("cancel_cell", message.pad)
+
+    @on(ScratchpadPane.ResetPadRequested)
+    def _reset_pad(self, message: ScratchpadPane.ResetPadRequested) -> None:
+        self._scratchpad_action("reset_pad", message.pad)
+
+    @on(ScratchpadPane.RemovePadRequested)
+    def _remove_pad(self, message: ScratchpadPane.RemovePadRequested) -> None:
+        self._scratchpad_action("remove_pad", message.pad)
+
+    def _scratchpad_action(self, action: str, pad: str) -> None:
+        if self.control is None:
+            self.notify("This session cannot control its scratchpads.", severity="warning")
+            return
+        self.call_scratchpad(action, pad)
+
+    @work(group="scratchpad-control", exit_on_error=False)
+    async def call_scratchpad(self, action: str, pad: str) -> None:
+        result = getattr(self.control, action)(pad)
+        if inspect.isawaitable(result):
+            result = await result
+        self.post_message(ScratchpadControlDone(action, pad, result))
+
+    async def on_scratchpad_control_done(self, message: ScratchpadControlDone) -> None:
+        if message.action == "reset_pad":
+            await self.scratchpad.clear_pad(message.pad)
+            self.notify(f"Pad {message.pad!r} was reset.")
+        elif message.action == "remove_pad":
+            await self.scratchpad.drop_pad(message.pad)
+            self.notify(f"Pad {message.pad!r} was removed.")
+        else:
+            self.notify(f"Asked pad {message.pad!r} to stop its cell.")
+
+    # --- actions -------------------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_turn":
+            return self.busy
+        if action == "retry":
+            return not self.busy and self._retry_offered and self.last_prompt is not None
+        return True
+
+    async def action_cancel_turn(self) -> None:
+        if not self.busy:
+            return
+        result = self.session.cancel()
+        if inspect.isawaitable(result):
+            await result
+        if self._turn_worker is not None:
+            self._turn_worker.cancel()
+
+    @on(ErrorBlock.RetryRequested)
+    async def _retry_clicked(self) -> None:
+        await self.action_retry()
+
+    async def action_retry(self) -> None:
+        if self.busy:
+            self.notify("Anton is still working. Press Escape to cancel first.", severity="warning")
+        elif self.last_prompt is None:
+            self.notify("There is no message to send again.", severity="warning")
+        else:
+            await self.send(self.last_prompt)
+
+    def action_toggle_scratchpad(self) -> None:
+        self._toggle_side_pane(self.scratchpad)
+
+    def action_toggle_inspector(self) -> None:
+        self._toggle_side_pane(self.inspector)
+
+    def _toggle_side_pane(self, pane: Widget) -> None:
+        pane.display = not pane.display
+        side = self.query_one("#side")
+        side.display = any(child.display for child in side.children)
+        if not pane.display and self.focused is not None and pane in self.focused.ancestors_with_self:
+            self.action_focus_prompt()
+
+    def action_resize_side(self, delta: int) -> None:
+        low, high = SIDE_WIDTH_RANGE
+        self.side_width = max(low, min(high, self.side_width + delta))
+
+    def watch_side_width(self, width: int) -> None:
+        self.query_one("#side").styles.width = f"{width}%"
+
+    def action_toggle_maximize(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        panes = (self.query_one(Conversation), self.scratchpad, self.inspector)
+        target = next(
+            (node for node in (focused.ancestors_with_self if focused else ()) if node in panes),
+            panes[0],
+        )
+        self.maximize(target, container=False)
+
+    def action_focus_prompt(self) -> None:
+        self.query_one(Prompt).focus()

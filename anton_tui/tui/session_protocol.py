@@ -1,0 +1,45 @@
+"""What the app needs from the engine: a chat session, optional scratchpad controls, and a few settings.
+
+The app is written against these small protocols, so it runs with the real `ChatSession`, the demo replay, or a
+scripted object in a test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, AsyncIterator, Protocol, runtime_checkable
+
+from anton_tui.agent.events import SessionEvent
+
+
+@runtime_checkable
+class ChatSessionLike(Protocol):
+    """A conversation: each user message starts a turn that streams engine events until it finishes."""
+
+    def turn(self, user_text: str) -> AsyncIterator[SessionEvent]: ...
+
+    def cancel(self) -> Any:
+        """Stop the running turn; may return an awaitable, which the app awaits."""
+
+
+@runtime_checkable
+class ScratchpadControl(Protocol):
+    """Actions the scratchpad pane can ask of the engine. Each may return an awaitable."""
+
+    def cancel_cell(self, pad: str) -> Any: ...
+
+    def reset_pad(self, pad: str) -> Any: ...
+
+    def remove_pad(self, pad: str) -> Any: ...
+
+
+class TuiSettings(Protocol):
+    """The settings fields the app reads (a subset of `anton_tui.config.Settings`; `keymap`, a mapping of binding
+    ids to keys, is read when present)."""
+
+    home: Path
+    project_dir: Path
+    theme: str
+    memory_mode: str
+    planning_provider: str
+    planning_model: str

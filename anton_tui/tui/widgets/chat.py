@@ -1,0 +1,226 @@
+"""The chat transcript: user messages, streamed answers, tool calls, memory and self-check notices, errors.
+
+Each assistant message is one Markdown widget fed through a `MarkdownStream`, so fast token streams are batched
+instead of re-rendering the whole answer per chunk. The view stays anchored to the bottom while the user is there and
+leaves them alone once they scroll up. Past `max_blocks` the oldest blocks leave the widget tree (the conversation
+itself stays in the session).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Button, Markdown, Static
+
+from anton_tui.tui.widgets.tool_block import ToolCallBlock
+
+if TYPE_CHECKING:
+    from textual.widgets.markdown import MarkdownStream
+
+    from anton_tui.agent.events import AccNudge, HistoryRepaired, MemoryWritten, ToolCallFinished, ToolCallStarted
+
+MAX_BLOCKS = 200
+
+
+def memory_notice(event: MemoryWritten) -> Content:
+    """A "Remembered" heading naming who wrote, then one line per memory written."""
+    lines = [
+        Content.from_markup("[$text-muted]$where[/] $text", where=f"{engram.scope}·{engram.kind}", text=engram.text)
+        for engram in event.engrams
+    ] or [Content(action) for action in event.actions]
+    head = Content.from_markup("[b $text-success]Remembered[/] [$text-muted]($producer)[/]", producer=event.producer)
+    return Content("\n").join([head, *lines])
+
+
+def acc_notice(event: AccNudge) -> Content:
+    """A lesson the self-check (ACC) fired, as a nudge during the turn or as a new rule at its end."""
+    return Content.from_markup(
+        "[b $text-warning]$label[/] [$text-muted]($detector)[/] $rule",
+        label="Self-check" if event.nudged else "New rule from self-check",
+        detector=str(getattr(event.lesson, "detector", "acc")),
+        rule=str(getattr(event.lesson, "rule", event.lesson)),
+    )
+
+
+def repair_notice(event: HistoryRepaired) -> Content:
+    return Content.from_markup(
+        "[$text-warning]History repaired:[/] $reason ($count unfinished tool calls closed)",
+        reason=event.reason,
+        count=str(event.sealed_count),
+    )
+
+
+class UserMessage(Static):
+    """What the user sent, shown verbatim."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Content(text), classes="chat-block")
+        self.text = text
+
+
+class AssistantMessage(Markdown):
+    """One assistant message, rendered as Markdown while it streams in."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text, classes="chat-block")
+
+
+class Notice(Static):
+    """A one-line event inside the conversation: memory written, a self-check nudge, a cancelled turn."""
+
+    def __init__(self, content: Content, kind: str) -> None:
+        super().__init__(content, classes=f"chat-block -{kind}")
+        self.kind = kind
+
+
+class ErrorBlock(Vertical):
+    """An error the user should read, with a Retry button when sending the message again may help."""
+
+    class RetryRequested(Message):
+        """The user asked to send the last message again."""
+
+    def __init__(self, message: str, retryable: bool) -> None:
+        super().__init__(classes="chat-block")
+        self.message = message
+        self.retryable = retryable
+
+    def compose(self):
+        yield Static(Content.from_markup("[b]Error[/b]  $message", message=self.message), classes="error-text")
+        if self.retryable:
+            with Horizontal(classes="error-actions"):
+                yield Button("Retry", variant="warning", compact=True, classes="retry")
+
+    @on(Button.Pressed, ".retry")
+    def _retry(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.post_message(self.RetryRequested())
+
+
+class ChatView(VerticalScroll):
+    """The scrolling transcript; the screen feeds it engine events through the methods below."""
+
+    HELP = """\
+## Chat
+
+The conversation. Your messages, Anton's answers (streamed as they are written), and one compact line per tool call:
+press **Enter** or click on a tool line to expand it and see the code it ran or what it found. Notices show memories
+being written and self-check nudges where they happened. Errors carry a **Retry** button.
+
+While you are at the bottom the view follows new text; scroll up to read and it stays put until you scroll back down.
+Only the latest blocks are kept on screen; the whole conversation stays in the session.
+"""
+
+    BINDINGS = [
+        Binding("c", "copy_answer", "Copy answer", id="chat.copy-answer"),
+        Binding("end", "follow", "Follow", id="chat.follow", show=False),
+    ]
+
+    ALLOW_MAXIMIZE = True
+
+    def __init__(self, *, max_blocks: int = MAX_BLOCKS, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.max_blocks = max_blocks
+        self.pruned_count = 0
+        self._stream: MarkdownStream | None = None
+        self._running_tools: dict[str, ToolCallBlock] = {}
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def blocks(self) -> list[Widget]:
+        return [child for child in self.children if child.has_class("chat-block")]
+
+    async def _add(self, block: Widget) -> None:
+        await self.mount(block)
+        excess = len(self.blocks) - self.max_blocks
+        if excess > 0:
+            oldest = self.blocks[:excess]
+            self.pruned_count += len(oldest)
+            for block in oldest:
+                if isinstance(block, ToolCallBlock):
+                    self._running_tools.pop(block.call_id, None)
+            await self.remove_children(oldest)
+            await self._show_pruned_note()
+
+    async def _show_pruned_note(self) -> None:
+        text = Content(f"{self.pruned_count:,} earlier blocks are hidden; the conversation is kept in the session.")
+        notes = self.query_children(".pruned-note")
+        if notes:
+            notes.first(Static).update(text)
+        else:
+            await self.mount(Static(text, classes="pruned-note"), before=0)
+
+    async def add_user_message(self, text: str) -> None:
+        await self.end_answer()
+        await self._add(UserMessage(text))
+
+    async def append_answer(self, chunk: str) -> None:
+        if not chunk:
+            return  # an empty write would not give the stream's task a chance to start before it is stopped
+        if self._stream is None:
+            answer = AssistantMessage()
+            await self._add(answer)
+            self._stream = Markdown.get_stream(answer)
+        await self._stream.write(chunk)
+
+    async def end_answer(self, full_text: str = "") -> None:
+        """Finish the current assistant message; `full_text` fills it when nothing was streamed."""
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            try:
+                await stream.stop()
+            except asyncio.CancelledError:
+                # Stopping a stream whose task never ran re-raises its cancellation here; only a cancellation of
+                # this handler itself may propagate (it would end the screen's message loop).
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+        elif full_text.strip():
+            await self._add(AssistantMessage(full_text))
+
+    async def start_tool(self, event: ToolCallStarted) -> None:
+        await self.end_answer()
+        block = ToolCallBlock(event.id, event.name, event.input)
+        self._running_tools[event.id] = block
+        await self._add(block)
+
+    async def finish_tool(self, event: ToolCallFinished) -> None:
+        block = self._running_tools.pop(event.id, None)
+        if block is None:
+            block = ToolCallBlock(event.id, event.name, event.input)
+            await self._add(block)
+        block.finish(success=event.success, duration=event.duration, result=event.result)
+
+    async def add_notice(self, content: Content, kind: str) -> None:
+        await self.end_answer()
+        await self._add(Notice(content, kind))
+
+    async def add_error(self, message: str, *, retryable: bool) -> None:
+        await self.end_answer()
+        await self._add(ErrorBlock(message, retryable))
+
+    async def cancel_running(self) -> None:
+        """Close what the cancelled turn left open: the streaming answer and running tool calls."""
+        await self.end_answer()
+        for block in self._running_tools.values():
+            block.cancel()
+        self._running_tools.clear()
+
+    def action_copy_answer(self) -> None:
+        answers = self.query_children(AssistantMessage)
+        if not answers:
+            self.notify("There is no answer to copy yet.", severity="warning")
+            return
+        self.app.copy_to_clipboard(answers.last().source)
+        self.notify("Copied the last answer to the clipboard.")
+
+    def action_follow(self) -> None:
+        self.scroll_end(animate=False)

@@ -1,0 +1,74 @@
+"""The top line: which workspace, which model, which memory mode, whether Anton is working, tokens used so far."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import Static
+
+
+def format_tokens(count: int) -> str:
+    if count < 1_000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1_000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def display_path(path: Path, home: Path | None = None) -> str:
+    """The workspace path as the user would type it (`~/…` under their home folder)."""
+    home = Path.home() if home is None else home
+    try:
+        return "~/" + str(path.relative_to(home)) if path != home else "~"
+    except ValueError:
+        return str(path)
+
+
+class AntonHeader(Horizontal):
+    """The header line; the screen calls `set_usage` and `set_status` as the turn goes."""
+
+    HELP = """\
+## Header
+
+Shows the workspace (project folder), the model that answers and its provider, the memory mode (autopilot saves
+memories on its own, copilot asks first, off saves none), what Anton is doing, and the tokens used in this session.
+"""
+
+    def __init__(
+        self,
+        *,
+        version: str,
+        workspace: Path,
+        provider: str,
+        model: str,
+        memory_mode: str,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.version = version
+        self.workspace = workspace
+        self.provider = provider
+        self.model = model
+        self.memory_mode = memory_mode
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.from_markup("[b]anton[/b] $version", version=self.version), id="brand")
+        yield Static(Content(display_path(self.workspace)), id="workspace")
+        yield Static(Content(f"{self.provider}/"), id="provider")
+        yield Static(Content(self.model), id="model")
+        yield Static(Content(f"memory {self.memory_mode}"), id="memory-mode")
+        yield Static(Content("ready"), id="turn-status")
+        yield Static(Content("0 in · 0 out"), id="tokens")
+
+    def set_usage(self, input_tokens: int, output_tokens: int) -> None:
+        self.query_one("#tokens", Static).update(
+            Content(f"{format_tokens(input_tokens)} in · {format_tokens(output_tokens)} out")
+        )
+
+    def set_status(self, text: str, *, busy: bool) -> None:
+        status = self.query_one("#turn-status", Static)
+        status.update(Content(text))
+        status.set_class(busy, "-busy")

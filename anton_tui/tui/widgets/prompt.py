@@ -1,0 +1,201 @@
+"""The message box: multi-line input with history and slash-command completion.
+
+Enter sends; Ctrl+J (or Shift+Enter where the terminal reports it) starts a new line. Up on the first line and Down
+on the last line walk through earlier messages. Typing `/` lists the matching commands above the box.
+"""
+
+from __future__ import annotations
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
+
+from anton_tui.tui.command_registry import SlashCommand, matching_commands
+
+HISTORY_LIMIT = 500
+
+
+class CommandMenu(OptionList, can_focus=False):
+    """The list of slash commands matching what is typed; the prompt keeps the focus while it is open."""
+
+    def show_commands(self, commands: list[SlashCommand]) -> None:
+        self.clear_options()
+        self.add_options(
+            Option(
+                Content.from_markup(
+                    "[b]$label[/b]  [$text-muted]$about[/]", label=command.label, about=command.description
+                ),
+                id=command.name,
+            )
+            for command in commands
+        )
+        self.highlighted = 0 if commands else None
+        self.display = bool(commands)
+
+    def hide(self) -> None:
+        self.display = False
+
+    @property
+    def highlighted_name(self) -> str | None:
+        if not self.display or self.highlighted is None:
+            return None
+        return self.get_option_at_index(self.highlighted).id
+
+
+class Prompt(TextArea):
+    """The text box itself; posts `Prompt.Submitted` and leaves it to the screen to accept the message."""
+
+    HELP = """\
+## Prompt
+
+Type a message and press **Enter** to send it. **Ctrl+J** (or **Shift+Enter**, where your terminal reports it)
+starts a new line. **Up** on the first line and **Down** on the last line recall earlier messages.
+
+Type **/** to see the commands; **Up**/**Down** choose, **Tab** or **Enter** completes, **Escape** closes the list.
+While Anton is working, **Escape** cancels the turn.
+"""
+
+    BINDINGS = [
+        Binding("enter", "submit", "Send", id="prompt.submit", priority=True),
+        Binding("ctrl+j,shift+enter", "newline", "New line", id="prompt.newline", show=False),
+    ]
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(
+        self,
+        commands: list[SlashCommand],
+        menu: CommandMenu,
+        *,
+        cursor_blink: bool = True,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(
+            id=id,
+            soft_wrap=True,
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            compact=True,
+            placeholder="Ask Anton…  (/ for commands, F1 for help)",
+        )
+        self.cursor_blink = cursor_blink
+        self.commands = commands
+        self.menu = menu
+        self.past_messages: list[str] = []
+        self._history_index: int | None = None  # position while browsing; None when editing a fresh message
+        self._draft = ""
+
+    def commit(self) -> None:
+        """The screen accepted the message: remember it and empty the box."""
+        text = self.text
+        if text.strip() and (not self.past_messages or self.past_messages[-1] != text):
+            self.past_messages.append(text)
+            del self.past_messages[:-HISTORY_LIMIT]
+        self._history_index = None
+        self._draft = ""
+        self.clear()
+
+    def action_submit(self) -> None:
+        completion = self.menu.highlighted_name
+        if completion is not None and self.text.strip() != f"/{completion}":
+            self.complete_command(completion)
+            return
+        self.menu.hide()
+        if self.text.strip():
+            self.post_message(self.Submitted(self.text))
+
+    def action_newline(self) -> None:
+        start, end = self.selection
+        self.replace("\n", start, end)
+
+    def complete_command(self, name: str) -> None:
+        self.load_text(f"/{name} ")
+        self.move_cursor(self.document.end)
+        self.menu.hide()
+
+    async def _on_key(self, event: events.Key) -> None:
+        handled = self._menu_key(event.key) if self.menu.display else False
+        if not handled and event.key == "up" and self.cursor_at_first_line:
+            handled = self._recall(-1)
+        elif not handled and event.key == "down" and self.cursor_at_last_line:
+            handled = self._recall(+1)
+        if handled:
+            event.stop()
+            event.prevent_default()
+
+    def _menu_key(self, key: str) -> bool:
+        if key == "up":
+            self.menu.action_cursor_up()
+            return True
+        if key == "down":
+            self.menu.action_cursor_down()
+            return True
+        if key == "tab" and (name := self.menu.highlighted_name):
+            self.complete_command(name)
+            return True
+        if key == "escape":
+            self.menu.hide()
+            return True
+        return False
+
+    def _recall(self, step: int) -> bool:
+        if not self.past_messages:
+            return False
+        if self._history_index is None:
+            if step > 0:
+                return False
+            self._draft = self.text
+            index = len(self.past_messages) - 1
+        else:
+            index = self._history_index + step
+        if index < 0:
+            return True  # already at the oldest message
+        if index >= len(self.past_messages):
+            self._history_index = None
+            self.load_text(self._draft)
+            self.move_cursor(self.document.end)
+            return True
+        self._history_index = index
+        self.load_text(self.past_messages[index])
+        # Keep walking with repeated presses: Up leaves the cursor on the first line, Down on the last.
+        self.move_cursor((0, 0) if step < 0 else self.document.end)
+        return True
+
+    @on(TextArea.Changed)
+    def _update_menu(self) -> None:
+        matches = matching_commands(self.commands, self.text)
+        if matches and not (len(matches) == 1 and self.text.strip() == matches[0].label):
+            self.menu.show_commands(matches)
+        else:
+            self.menu.hide()
+
+
+class PromptBar(Vertical):
+    """The command menu and the prompt, stacked at the bottom of the conversation."""
+
+    def __init__(self, commands: list[SlashCommand], *, cursor_blink: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.menu = CommandMenu(id="command-menu")
+        self.prompt = Prompt(commands, self.menu, cursor_blink=cursor_blink, id="prompt")
+
+    def compose(self) -> ComposeResult:
+        yield self.menu
+        yield self.prompt
+
+    def on_mount(self) -> None:
+        self.menu.hide()
+
+    @on(OptionList.OptionSelected, "#command-menu")
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id:
+            self.prompt.complete_command(event.option.id)
+            self.prompt.focus()

@@ -1,0 +1,120 @@
+"""Support for the app tests: a scripted chat session, settings, and helpers to read what the screen shows.
+
+`ScriptedSession` plays a list of engine events per turn with small awaits in between. A script step is an event, a
+`Pause` (wait on an asyncio.Event the test releases), or a `Raise` (fail the turn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+from textual.app import App
+from textual.pilot import Pilot
+
+from anton_tui.agent.events import MemoryConfirmationNeeded, SessionEvent
+
+
+@dataclass
+class Pause:
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class Raise:
+    error: BaseException
+
+
+@dataclass
+class AppSettings:
+    home: Path
+    project_dir: Path
+    theme: str = "anton-dark"
+    memory_mode: str = "autopilot"
+    planning_provider: str = "anthropic"
+    planning_model: str = "claude-test"
+    keymap: dict[str, str] = field(default_factory=dict)
+
+
+class ScriptedSession:
+    """Plays `scripts[n]` for the n-th turn (the last script repeats); records prompts, cancels, pad actions and
+    the answers to memory confirmations (it waits for them, as the engine does)."""
+
+    def __init__(self, *scripts: list[Any], step_delay: float = 0.001) -> None:
+        self.scripts = list(scripts) or [[]]
+        self.step_delay = step_delay
+        self.prompts: list[str] = []
+        self.cancel_calls = 0
+        self.pad_actions: list[tuple[str, str]] = []
+        self.closed_turns = 0
+        self.confirmed: list[list[Any]] = []
+
+    async def turn(self, user_text: str) -> AsyncIterator[SessionEvent]:
+        script = self.scripts[min(len(self.prompts), len(self.scripts) - 1)]
+        self.prompts.append(user_text)
+        try:
+            for step in script:
+                if self.step_delay:
+                    await asyncio.sleep(self.step_delay)
+                if isinstance(step, Pause):
+                    step.reached.set()
+                    await step.gate.wait()
+                elif isinstance(step, Raise):
+                    raise step.error
+                else:
+                    yield step
+                    if isinstance(step, MemoryConfirmationNeeded):  # like the engine, wait for the answer
+                        self.confirmed.append(await step.future)
+        finally:
+            self.closed_turns += 1
+
+    def cancel(self) -> None:
+        self.cancel_calls += 1
+
+    async def cancel_cell(self, pad: str) -> None:
+        self.pad_actions.append(("cancel_cell", pad))
+
+    async def reset_pad(self, pad: str) -> None:
+        self.pad_actions.append(("reset_pad", pad))
+
+    async def remove_pad(self, pad: str) -> None:
+        self.pad_actions.append(("remove_pad", pad))
+
+
+def make_settings(**overrides: Any) -> AppSettings:
+    """Settings for the temporary ANTON_HOME and project folder the shared fixture set up."""
+    values: dict[str, Any] = {"home": Path(os.environ["ANTON_HOME"]), "project_dir": Path(os.environ["ANTON_PROJECT_DIR"])}
+    values.update(overrides)
+    return AppSettings(**values)
+
+
+def screen_text(app: App) -> str:
+    """The characters currently on the terminal, one line per row."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def wait_until(pilot: Pilot, condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Let the app run until `condition()` holds; fails the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s:\n{screen_text(pilot.app)}")
+        await pilot.pause(0.02)
+
+
+def notifications(app: App) -> list[str]:
+    """The messages of the toasts currently shown."""
+    return [notification.message for notification in app._notifications]
+
+
+async def send(pilot: Pilot, text: str) -> None:
+    """Put `text` in the prompt and press Enter."""
+    from anton_tui.tui.widgets.prompt import Prompt
+
+    pilot.app.screen.query_one(Prompt).load_text(text)
+    await pilot.press("enter")

@@ -1,0 +1,157 @@
+"""The prompt: Enter sends, Ctrl+J adds a line, Up/Down walk the history, `/` lists the commands."""
+
+from __future__ import annotations
+
+from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished
+from anton_tui.tui.app import AntonApp
+from anton_tui.tui.command_registry import SlashCommand
+from anton_tui.tui.screens.help import HelpScreen
+from anton_tui.tui.widgets.prompt import CommandMenu, Prompt
+
+from .app_support import Pause, ScriptedSession, make_settings, notifications, screen_text, wait_until
+
+SIZE = (120, 40)
+REPLY = [AssistantTextDelta("ok"), AssistantMessageDone("ok"), TurnFinished(1, "end_turn", "ok")]
+
+
+async def test_enter_sends_and_clears_the_prompt() -> None:
+    session = ScriptedSession(REPLY)
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.screen.query_one(Prompt)
+        await pilot.press(*"hello there", "enter")
+        await app.workers.wait_for_complete()
+        assert session.prompts == ["hello there"]
+        assert prompt.text == ""
+
+
+async def test_ctrl_j_and_shift_enter_insert_newlines_instead_of_sending() -> None:
+    session = ScriptedSession(REPLY)
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.screen.query_one(Prompt)
+        await pilot.press("a", "ctrl+j", "b", "shift+enter", "c")
+        assert prompt.text == "a\nb\nc"
+        assert session.prompts == []
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        assert session.prompts == ["a\nb\nc"]
+
+
+async def test_blank_prompt_is_not_sent() -> None:
+    session = ScriptedSession(REPLY)
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space", "ctrl+j", "enter")
+        await pilot.pause()
+        assert session.prompts == []
+
+
+async def test_up_and_down_walk_through_sent_messages_and_back_to_the_draft() -> None:
+    session = ScriptedSession(REPLY)
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.screen.query_one(Prompt)
+        for text in ("first", "second\nwith two lines"):
+            prompt.load_text(text)
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+        await pilot.press(*"draft")
+        await pilot.press("up")
+        assert prompt.text == "second\nwith two lines"
+        await pilot.press("up")
+        assert prompt.text == "first"
+        await pilot.press("up")
+        assert prompt.text == "first", "the oldest message stays"
+        await pilot.press("down")
+        assert prompt.text == "second\nwith two lines"
+        assert prompt.cursor_location == prompt.document.end
+        await pilot.press("down")
+        assert prompt.text == "draft"
+
+
+async def test_up_moves_the_cursor_inside_a_multi_line_message_before_recalling() -> None:
+    session = ScriptedSession(REPLY)
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.screen.query_one(Prompt)
+        await pilot.press(*"old", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.press("x", "ctrl+j", "y")
+        await pilot.press("up")
+        assert prompt.text == "x\ny"
+        assert prompt.cursor_location[0] == 0
+        await pilot.press("up")
+        assert prompt.text == "old"
+
+
+async def test_a_message_typed_while_a_turn_runs_is_kept_not_sent() -> None:
+    pause = Pause()
+    session = ScriptedSession([pause, *REPLY])
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.screen.query_one(Prompt)
+        await pilot.press(*"one", "enter")
+        await wait_until(pilot, pause.reached.is_set)
+        await pilot.press(*"two", "enter")
+        await pilot.pause()
+        assert session.prompts == ["one"]
+        assert prompt.text == "two"
+        pause.gate.set()
+        await app.workers.wait_for_complete()
+
+
+async def test_slash_lists_matching_commands_and_tab_completes() -> None:
+    commands = [
+        SlashCommand("help", "Show the help screen", "app.help"),
+        SlashCommand("history", "Search past conversations"),
+        SlashCommand("quit", "Leave", "app.quit"),
+    ]
+    app = AntonApp(make_settings(), ScriptedSession(REPLY), commands=commands)
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.screen.query_one(Prompt)
+        menu = app.screen.query_one(CommandMenu)
+        assert not menu.display
+        await pilot.press("slash")
+        assert menu.display and menu.option_count == 3
+        await pilot.press("h")
+        assert [menu.get_option_at_index(i).id for i in range(menu.option_count)] == ["help", "history"]
+        assert "Search past conversations" in screen_text(app)
+        await pilot.press("down", "tab")
+        assert prompt.text == "/history "
+        assert not menu.display
+
+
+async def test_enter_on_a_completed_command_runs_it() -> None:
+    session = ScriptedSession(REPLY)
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", "h", "e")
+        await pilot.press("enter")  # completes /help
+        assert app.screen.query_one(Prompt).text == "/help "
+        await pilot.press("enter")  # runs it
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert session.prompts == [], "commands are not sent to the model"
+
+
+async def test_unknown_command_is_reported_and_kept_in_the_prompt() -> None:
+    session = ScriptedSession(REPLY)
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"frobnicate", "space", "x", "enter")
+        await pilot.pause()
+        assert session.prompts == []
+        assert app.screen.query_one(Prompt).text == "/frobnicate x"
+        assert any("no command /frobnicate" in message for message in notifications(app))
+
+
+async def test_escape_closes_the_command_list_first() -> None:
+    app = AntonApp(make_settings(), ScriptedSession(REPLY))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash")
+        menu = app.screen.query_one(CommandMenu)
+        assert menu.display
+        await pilot.press("escape")
+        assert not menu.display
+        assert app.screen.query_one(Prompt).text == "/"

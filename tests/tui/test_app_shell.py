@@ -1,0 +1,189 @@
+"""The app shell: help screen, key bindings and the key map, pane layout keys, header, lazy start-up imports."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import subprocess
+import sys
+
+from textual.binding import Binding
+from textual.dom import DOMNode
+from textual.widgets import Markdown
+
+from anton_tui.agent.events import TurnFinished
+from anton_tui.scratchpad.events import CellStarted
+from anton_tui.tui.app import AntonApp
+from anton_tui.tui.screens.help import HelpScreen
+from anton_tui.tui.screens.main import SIDE_WIDTH_DEFAULT, SIDE_WIDTH_STEP, MainScreen
+from anton_tui.tui.widgets.chat import ChatView
+from anton_tui.tui.widgets.prompt import Prompt
+from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
+
+from .app_support import ScriptedSession, make_settings, screen_text
+
+SIZE = (120, 40)
+OWN_MODULES = [
+    "anton_tui.tui.app",
+    "anton_tui.tui.screens.main",
+    "anton_tui.tui.screens.help",
+    "anton_tui.tui.widgets.chat",
+    "anton_tui.tui.widgets.tool_block",
+    "anton_tui.tui.widgets.prompt",
+    "anton_tui.tui.widgets.scratchpad_pane",
+    "anton_tui.tui.widgets.cell_view",
+    "anton_tui.tui.widgets.header",
+    "anton_tui.tui.widgets.inspector_placeholder",
+]
+
+
+def _node_classes() -> list[type[DOMNode]]:
+    classes = []
+    for name in OWN_MODULES:
+        module = importlib.import_module(name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, DOMNode) and cls.__module__ == name:
+                classes.append(cls)
+    return classes
+
+
+def test_every_binding_has_an_id_and_a_description() -> None:
+    bindings = [
+        (cls.__name__, binding)
+        for cls in _node_classes()
+        for binding in cls.__dict__.get("BINDINGS", [])
+    ]
+    assert len(bindings) >= 15
+    for owner, binding in bindings:
+        assert isinstance(binding, Binding), owner
+        assert binding.id, f"{owner} binds {binding.key} without an id"
+        assert binding.description, f"{owner} binds {binding.key} without a description"
+    ids = [binding.id for _, binding in bindings]
+    assert len(ids) == len(set(ids)), "binding ids are unique"
+
+
+def test_every_pane_explains_itself() -> None:
+    for cls in (MainScreen, ChatView, Prompt, ScratchpadPane):
+        assert cls.HELP.startswith("## "), cls.__name__
+
+
+async def test_f1_opens_help_describing_each_pane_and_closes_again() -> None:
+    app = AntonApp(make_settings(keymap={"main.toggle-scratchpad": "f9"}), ScriptedSession([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        source = app.screen.query_one(Markdown).source
+        for heading in ("## Layout and keys", "## Header", "## Chat", "## Prompt", "## Scratchpad", "## Inspector"):
+            assert heading in source
+        assert "| `f9` | Scratchpad |" in source, "the user's key map is shown"
+        assert "| `f1` | Help |" in source
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("f1", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_key_map_from_settings_remaps_bindings() -> None:
+    app = AntonApp(make_settings(keymap={"main.toggle-scratchpad": "f9"}), ScriptedSession([]))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.screen.query_one(ScratchpadPane)
+        await pilot.press("f2")
+        assert pane.display
+        await pilot.press("f9")
+        assert not pane.display
+        assert "f9 Scratchpad" in screen_text(app)
+
+
+async def test_side_panes_hide_resize_and_maximise() -> None:
+    app = AntonApp(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        side = screen.query_one("#side")
+        chat = screen.query_one(ChatView)
+        assert side.outer_size.width == SIZE[0] * SIDE_WIDTH_DEFAULT // 100
+
+        await pilot.press("alt+left")
+        await pilot.pause()
+        assert side.outer_size.width == SIZE[0] * (SIDE_WIDTH_DEFAULT + SIDE_WIDTH_STEP) // 100
+        await pilot.press("alt+right", "alt+right")
+        await pilot.pause()
+        assert side.outer_size.width == SIZE[0] * (SIDE_WIDTH_DEFAULT - SIDE_WIDTH_STEP) // 100
+
+        await pilot.press("f3")
+        await pilot.pause()
+        assert not screen.query_one("#inspector").display
+        assert screen.query_one(ScratchpadPane).size.height > 30
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not side.display
+        assert chat.size.width == SIZE[0] - 2
+
+        await pilot.press("f2", "f3", "f5")
+        await pilot.pause()
+        assert screen.maximized is screen.query_one("#conversation")
+        await pilot.press("f5")
+        await pilot.pause()
+        assert screen.maximized is None
+        pane = screen.query_one(ScratchpadPane)
+        await pane.apply(CellStarted("main", 1, "a cell", "print(1)"))
+        pane.pad_view("main").cells[0].focus()
+        await pilot.press("f5")
+        assert screen.maximized is screen.query_one(ScratchpadPane)
+        await pilot.press("escape")
+        assert screen.maximized is None
+
+
+async def test_narrow_terminals_start_without_the_inspector() -> None:
+    app = AntonApp(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert not app.screen.query_one("#inspector").display
+        await pilot.press("f3")
+        assert app.screen.query_one("#inspector").display
+
+
+async def test_header_shows_workspace_model_and_memory_mode(tmp_path) -> None:
+    settings = make_settings(project_dir=tmp_path / "sales-analysis", memory_mode="copilot",
+                             planning_provider="openai", planning_model="gpt-test")
+    app = AntonApp(settings, ScriptedSession([]), version="9.9.9")
+    async with app.run_test(size=(160, 30)):
+        header_line = screen_text(app).splitlines()[0]
+        assert "anton 9.9.9" in header_line
+        assert "sales-analysis" in header_line
+        assert "openai/gpt-test" in header_line
+        assert "memory copilot" in header_line
+
+
+async def test_banner_and_suggested_prompts_for_the_demo() -> None:
+    upcoming = iter(["first recorded question", "second recorded question"])
+    session = ScriptedSession([TurnFinished(1, "end_turn", "")])
+    app = AntonApp(
+        make_settings(), session, banner="Demo replay: recorded answers.", suggest_prompt=lambda: next(upcoming, None)
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        prompt = app.screen.query_one(Prompt)
+        assert "Demo replay: recorded answers." in screen_text(app)
+        assert prompt.text == "first recorded question"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert session.prompts == ["first recorded question"]
+        assert prompt.text == "second recorded question"
+
+
+def test_importing_the_app_loads_no_llm_sdk_or_watchdog() -> None:
+    code = (
+        "import sys; import anton_tui.tui.app; "
+        "bad = [m for m in ('anthropic', 'openai', 'watchdog') if m in sys.modules]; print(','.join(bad))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""
+
+
+def test_secondary_screens_are_not_imported_at_start() -> None:
+    code = "import sys; import anton_tui.tui.app; print('anton_tui.tui.screens.help' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
