@@ -252,3 +252,54 @@ async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm,
     sent = fake_llm.requests_for("planner")[1]
     assert sent.tool_choice == {"type": "tool", "name": "SkillDraft"}
     assert "look at data.csv" in json.dumps(sent.messages) and "csv summary" in json.dumps(sent.messages)
+
+
+async def test_settings_apply_to_a_running_session_without_losing_the_conversation(fake_llm, project_dir, monkeypatch):
+    from anton_tui.agent.factory import apply_settings, build_session
+    from anton_tui.config import load_settings
+
+    for key, value in fake_llm.env(provider="anthropic").items():
+        monkeypatch.setenv(key, value)
+    session = build_session(load_settings())
+    try:
+        fake_llm.queue(Reply.text("first"), model="planner")
+        await run_turn(session, "hello")
+        monkeypatch.setenv("ANTON_PLANNING_MODEL", "planner-two")
+        monkeypatch.setenv("ANTON_MEMORY_MODE", "copilot")
+        monkeypatch.setenv("ANTON_EPISODIC_MEMORY", "false")
+        apply_settings(session, load_settings())
+        fake_llm.queue(Reply.text("second"), model="planner-two")
+        events = await run_turn(session, "again")
+        assert events[-1].text == "second"
+        assert fake_llm.requests_for("planner-two")[0].messages[0]["content"] == "hello"
+        assert session.cortex.mode == "copilot" and session.episodic is None
+        assert "recall" not in session.tools.names
+    finally:
+        await session.close()
+
+
+async def test_the_user_can_reset_and_remove_pads_and_cells_stream_get_llm(fake_llm, project_dir, monkeypatch):
+    from anton_tui.agent.factory import build_session
+    from anton_tui.config import load_settings
+
+    for key, value in fake_llm.env(provider="openai").items():
+        monkeypatch.setenv(key, value)
+    session = build_session(load_settings())
+    fake_llm.queue(Reply.text("a haiku about data"), model="coder")
+    fake_llm.queue(
+        Reply.tool_call("scratchpad", {"action": "exec", "name": "main",
+                                        "code": "answer = get_llm().complete('write a haiku')\nprint(answer)"}),
+        Reply.text("done"),
+        model="planner",
+    )
+    try:
+        events = await run_turn(session, "ask the model from a cell")
+        result = next(e for e in events if isinstance(e, ev.ToolCallFinished))
+        assert result.success and "a haiku about data" in result.result
+        assert session.cancel_cell("main") is False
+        assert await session.reset_pad("main") is True
+        assert session.scratchpads.get("main").cells == []
+        assert await session.remove_pad("main") is True and session.scratchpads.get("main") is None
+        assert await session.remove_pad("nope") is False
+    finally:
+        await session.close()

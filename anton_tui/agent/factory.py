@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from anton_tui.agent.learning import attach_learning
 from anton_tui.agent.redact import Redactor
@@ -32,12 +32,12 @@ def _secret(value: Any) -> str:
     return getter() if getter else str(value)
 
 
-def make_llm_bridge(llm: "LLMClient"):
-    """What `get_llm()` inside a scratchpad cell talks to: the coding model, through the engine."""
+def make_llm_bridge(current_llm: "Callable[[], LLMClient]"):
+    """What `get_llm()` inside a scratchpad cell talks to: the session's current coding model."""
 
     async def bridge(request: dict[str, Any]) -> dict[str, Any]:
         prompt = str(request.get("prompt", ""))
-        response = await llm.code(
+        response = await current_llm().code(
             system=str(request.get("system") or "You are a helpful assistant."),
             messages=[{"role": "user", "content": prompt}],
             max_tokens=int(request.get("max_tokens") or 1024),
@@ -73,9 +73,7 @@ def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> Ch
         llm=llm,
         episodic=episodic if settings.episodic_memory else None,
     )
-    scratchpads = ScratchpadManager(
-        paths.project_dir, paths.venvs, ScratchpadLimits.from_settings(settings), llm_bridge=make_llm_bridge(llm)
-    )
+    scratchpads = ScratchpadManager(paths.project_dir, paths.venvs, ScratchpadLimits.from_settings(settings))
     redactor = Redactor(
         [_secret(settings.anthropic_api_key), _secret(settings.openai_api_key)],
     )
@@ -92,5 +90,38 @@ def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> Ch
         max_tool_rounds=settings.max_tool_rounds,
         redactor=redactor,
     )
+    scratchpads.llm_bridge = make_llm_bridge(lambda: session.llm)
     attach_learning(session, settings)
     return session
+
+
+def apply_settings(session: ChatSession, settings: "Settings") -> None:
+    """Re-configure a running session after /setup: models and keys, memory mode, ACC mode, episodic memory.
+
+    The conversation, the scratchpads and their variables are kept.
+    """
+    from anton_tui.llm.client import LLMClient
+    from anton_tui.memory.episodes import EpisodicMemory
+    from anton_tui.paths import AntonPaths
+
+    if session.running:
+        raise RuntimeError("Settings cannot change while a turn is running.")
+    llm = LLMClient.from_settings(settings)
+    session.llm = llm
+    session.acc_mode = settings.acc_mode
+    session.max_tool_rounds = settings.max_tool_rounds
+    session.redact = Redactor([_secret(settings.anthropic_api_key), _secret(settings.openai_api_key)])
+    if settings.episodic_memory and session.episodic is None:
+        episodic = EpisodicMemory(AntonPaths.from_settings(settings).episodes, enabled=True)
+        episodic.start_session()
+        session.episodic = episodic
+    elif not settings.episodic_memory:
+        session.episodic = None
+    session.tools = build_tools(episodic_enabled=settings.episodic_memory)
+    if session.cortex is not None:
+        session.cortex.mode = settings.effective_memory_mode
+        session.cortex.llm = llm
+        session.cortex.episodic = session.episodic
+    learning = session.learning
+    if learning is not None and getattr(learning, "cerebellum", None) is not None:
+        learning.cerebellum.llm = llm

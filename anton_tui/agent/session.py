@@ -147,6 +147,28 @@ class ChatSession:
         self._task.cancel()
         return True
 
+    # -- the user's own hands on the scratchpads (the UI's cancel / reset / remove); the ACC does not see these --
+
+    def cancel_cell(self, pad: str) -> bool:
+        scratchpad = self.scratchpads.get(pad) if self.scratchpads is not None else None
+        return scratchpad.cancel() if scratchpad is not None else False
+
+    async def reset_pad(self, pad: str) -> bool:
+        scratchpad = self.scratchpads.get(pad) if self.scratchpads is not None else None
+        if scratchpad is None:
+            return False
+        await scratchpad.reset()
+        return True
+
+    async def remove_pad(self, pad: str) -> bool:
+        return await self.scratchpads.remove(pad) if self.scratchpads is not None else False
+
+    def new_conversation(self) -> None:
+        """Forget the conversation so far (memory, skills and episodes stay); refused while a turn runs."""
+        if self.running:
+            raise RuntimeError("A turn is running; cancel it first.")
+        self.history.clear()
+
     async def wait_background(self, timeout: float | None = None) -> None:
         """Wait for the learning work started by past turns (used by tests and on shutdown)."""
         while self._background_tasks:
