@@ -38,7 +38,8 @@ async def test_demo_replays_both_turns_for_real(anton_home: Path):
         nudges = [e for e in events if isinstance(e, ev.AccNudge)]
         assert any(n.lesson.detector == "detect_name_switch" and n.nudged for n in nudges)
         global_rules = (demo.settings.home / "memory" / "rules.md").read_text()
-        assert "Keep one scratchpad per task" in global_rules
+        assert "Show money with thousands separators" in global_rules
+        assert "one scratchpad name for the whole task" in global_rules  # the ACC's rule
         project_lessons = (demo.settings.project_dir / ".anton" / "memory" / "lessons.md").read_text()
         assert "sales.csv with columns month, region, revenue" in project_lessons
         finished = next(e for e in events if isinstance(e, ev.TurnFinished))

@@ -9,13 +9,16 @@ import inspect
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.theme import Theme
 from textual.widget import Widget
 
 from anton_tui import __version__
-from anton_tui.tui.command_registry import COMMANDS, SlashCommand
+from anton_tui.tui.command_registry import SlashCommand, default_menu
+from anton_tui.tui.commands.palette import AntonCommands
+from anton_tui.tui.messages import ChatCleared
 from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.session_protocol import ChatSessionLike, ScratchpadControl, TuiSettings
 from anton_tui.tui.themes import DEFAULT_THEME, ThemeFileError, bundled_themes_dir, load_theme_folder
@@ -28,6 +31,7 @@ class AntonApp(App[int]):
 
     TITLE = "anton-tui"
     DEFAULT_MODE = "main"
+    COMMANDS = App.COMMANDS | {AntonCommands}
     CSS_PATH = [  # absolute, so that subclasses defined elsewhere find them
         _HERE / "app.tcss",
         _HERE / "widgets" / "header.tcss",
@@ -55,14 +59,19 @@ class AntonApp(App[int]):
         banner: str | None = None,
         suggest_prompt: Callable[[], str | None] | None = None,
         inspector: Callable[[], Widget] | None = None,
+        stores: Any = None,
+        watch_files: bool = False,
+        first_run_setup: bool = False,
     ) -> None:
         """`closing` is what to `close()` when the app exits (the session by default); `banner` is shown atop the
         chat; `suggest_prompt` pre-fills the empty prompt after each turn (the demo uses it); `inspector` builds the
-        memory pane on the right (an empty frame without it)."""
+        memory pane on the right (an empty frame without it); `stores` are the memory stores the commands and
+        palette use (built from the settings when needed); `watch_files` starts the file watchers after the first
+        frame; `first_run_setup` opens the setup screen at start."""
         super().__init__()
         self.settings = settings
         self.session = session
-        self.commands = list(COMMANDS if commands is None else commands)
+        self.commands = list(default_menu() if commands is None else commands)
         if scratchpad_control is None and isinstance(session, ScratchpadControl):
             scratchpad_control = session
         self.scratchpad_control = scratchpad_control
@@ -73,6 +82,12 @@ class AntonApp(App[int]):
         self._banner = banner
         self._suggest_prompt = suggest_prompt
         self._inspector = inspector
+        self._memory_stores = stores
+        self._watch_files = watch_files
+        self._first_run_setup = first_run_setup
+        self._watcher: Any = None
+        self._main_screen: MainScreen | None = None
+        self.switch_to_demo = False
         self.keymap: dict[str, str] = dict(getattr(settings, "keymap", None) or {})
         self.user_themes_dir = Path(settings.home) / "themes"
         self.theme_problems: list[ThemeFileError] = []
@@ -87,10 +102,10 @@ class AntonApp(App[int]):
 
     def _create_main_screen(self) -> MainScreen:
         settings = self.settings
-        return MainScreen(
+        self._main_screen = MainScreen(
             self.session,
             workspace=Path(settings.project_dir),
-            provider=str(getattr(settings, "planning_provider", "")),
+            provider=self.provider_label,
             model=str(getattr(settings, "planning_model", "")),
             memory_mode=str(getattr(settings, "memory_mode", "")),
             version=self.version,
@@ -102,6 +117,14 @@ class AntonApp(App[int]):
             suggest_prompt=self._suggest_prompt,
             inspector=self._inspector,
         )
+        return self._main_screen
+
+    @property
+    def provider_label(self) -> str:
+        """What the header calls the planning provider: the session's own name for it when it has one."""
+        role = getattr(getattr(self.session, "llm", None), "planning", None)
+        name = getattr(getattr(role, "provider", None), "name", None)
+        return str(name or getattr(self.settings, "planning_provider", ""))
 
     def on_mount(self) -> None:
         if self.keymap:
@@ -113,8 +136,16 @@ class AntonApp(App[int]):
                 title="Themes",
                 severity="warning",
             )
+        for warning in getattr(self.settings, "env_warnings", None) or []:
+            self.notify(warning, title="Settings", severity="warning", timeout=15)
+        if self._watch_files:
+            self.call_after_refresh(self.start_watching)
+        if self._first_run_setup:
+            self.call_after_refresh(self.open_setup, True)
 
     async def on_unmount(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
         close = getattr(self._close_on_exit, "close", None)
         if close is not None:
             result = close()
@@ -161,6 +192,156 @@ class AntonApp(App[int]):
         for problem in problems:
             self.notify(f"{problem} (file skipped)", title="Theme file not loaded", severity="error", timeout=10)
 
+    # --- live files ----------------------------------------------------------------------------------------------
+
+    @work(thread=True, group="watchers", exit_on_error=False)
+    def start_watching(self) -> None:
+        """Start the one shared file watcher (its import and start-up stay off the first frame)."""
+        from anton_tui.tui.watchers import MemoryWatcher
+
+        targets: list[Any] = [self]
+        if self._main_screen is not None:
+            targets.append(self._main_screen.inspector)
+        watcher = MemoryWatcher.for_paths(self.memory_stores.paths, targets)
+        watcher.start()
+        self._watcher = watcher
+
+    def on_files_changed(self, message: Any) -> None:
+        if "themes" in message.areas:
+            self.reload_user_themes()
+        if "skills" in message.areas:
+            from anton_tui.tui.screens.skills import SkillsScreen
+
+            for screen in self.screen_stack:
+                if isinstance(screen, SkillsScreen):
+                    screen.refresh_tree()
+
+    # --- slash commands and the palette ---------------------------------------------------------------------------
+
+    @property
+    def memory_stores(self) -> Any:
+        if self._memory_stores is None:
+            from anton_tui.tui.stores import MemoryStores
+
+            self._memory_stores = MemoryStores.from_settings(self.settings)
+        return self._memory_stores
+
+    def command_context(self) -> Any:
+        from anton_tui.tui.commands import CommandContext
+
+        return CommandContext(
+            stores=self.memory_stores,
+            settings=self.settings,
+            open_setup=self.open_setup,
+            open_skills=self.open_skills,
+            set_theme=self.set_theme,
+            theme_names=lambda: list(self.available_themes),
+            current_theme=lambda: self.theme,
+            clear_chat=self.clear_chat,
+            exit_app=self.exit,
+            confirm=self.ask_yes_no,
+            ask_text=self.ask_text,
+            save_skill=self.save_skill,
+            compact_now=self.compact_now,
+        )
+
+    async def action_slash_command(self, line: str) -> None:
+        if self._main_screen is not None:
+            await self._main_screen.run_command(line)
+
+    def open_skills(self) -> None:
+        from anton_tui.tui.screens.skills import SkillsScreen
+
+        self.push_screen(SkillsScreen(self.memory_stores.skills))
+
+    def open_setup(self, first_run: bool = False) -> None:
+        from anton_tui.tui.screens.setup import SetupScreen
+
+        self.push_screen(SetupScreen(self.settings, first_run=first_run), self._setup_closed)
+
+    def _setup_closed(self, result: Any) -> None:
+        from anton_tui.tui.screens.setup import SetupOutcome
+
+        if result is None:
+            return
+        if result is SetupOutcome.DEMO:
+            self.switch_to_demo = True
+            self.exit(0)
+            return
+        self.apply_settings(result)
+
+    def apply_settings(self, settings: Any) -> None:
+        """Use new settings now: the session is re-configured in place and the header follows."""
+        apply = getattr(self.session, "apply_settings", None)
+        if self._main_screen is not None and self._main_screen.busy:
+            self.notify("Settings saved; they apply after the running turn.", severity="warning")
+            return
+        try:
+            if apply is not None:
+                apply(settings)
+            else:
+                from anton_tui.agent.factory import apply_settings
+
+                apply_settings(self.session, settings)
+        except Exception as exc:  # bad settings must not take the app down
+            self.notify(f"Could not apply the new settings: {exc}", severity="error", timeout=10)
+            return
+        self.settings = settings
+        if self._main_screen is not None:
+            from anton_tui.tui.widgets.header import AntonHeader
+
+            self._main_screen.query_one(AntonHeader).set_model(
+                self.provider_label, str(settings.planning_model), str(settings.effective_memory_mode)
+            )
+        self.notify("Settings saved and applied.")
+
+    def set_theme(self, name: str) -> None:
+        from anton_tui.config import write_project_env
+
+        self.theme = name
+        try:
+            write_project_env(Path(self.settings.project_dir), {"ANTON_THEME": name})
+        except (OSError, ValueError) as exc:
+            self.notify(f"Theme switched, but not saved: {exc}", severity="warning")
+
+    def clear_chat(self) -> None:
+        forget = getattr(self.session, "new_conversation", None)
+        if forget is not None:
+            forget()
+        if self._main_screen is not None:
+            self._main_screen.post_message(ChatCleared())
+
+    async def ask_yes_no(self, question: str) -> bool:
+        """Ask in a modal; only from a worker (the slash-command worker is one)."""
+        from anton_tui.tui.screens.confirm import ConfirmScreen
+
+        return bool(await self.push_screen_wait(ConfirmScreen(question)))
+
+    async def ask_text(self, question: str, current: str = "") -> str | None:
+        from anton_tui.tui.screens.edit_entry import EditEntryScreen
+
+        return await self.push_screen_wait(EditEntryScreen(current, title=question))
+
+    async def save_skill(self, hint: str) -> Any:
+        from anton_tui.agent.skill_draft import draft_skill
+        from anton_tui.llm.errors import LLMError
+        from anton_tui.tui.commands import CommandOutput
+
+        try:
+            skill = await draft_skill(self.session, hint)  # type: ignore[arg-type]
+        except (LLMError, ValueError) as exc:
+            return CommandOutput(f"No skill saved: {exc}", "error")
+        lines = [f"Saved skill {skill.label} → {skill.path}", f"Name: {skill.name}"]
+        if skill.when_to_use:
+            lines.append(f"When to use: {skill.when_to_use}")
+        return CommandOutput("\n".join(lines), "success")
+
+    async def compact_now(self) -> Any:
+        learning = getattr(self.session, "learning", None)
+        if learning is None:
+            return "Compaction is not available in this session."
+        return await learning.compact_now()
+
     # --- actions -------------------------------------------------------------------------------------------------
 
     def action_help(self) -> None:
@@ -176,7 +357,17 @@ def run_app(settings: TuiSettings, demo: bool = False) -> int:
     """Run the full-screen app until the user quits; returns the exit code.
 
     With `demo=True` the conversation is a recorded one replayed through the real engine in a throw-away folder.
+    On first run (no API key) the setup screen opens by itself and offers the demo.
     """
+    while True:
+        app = _build_app(settings, demo)
+        app.run()
+        if not app.switch_to_demo:
+            return app.return_code or 0
+        demo = True
+
+
+def _build_app(settings: Any, demo: bool) -> AntonApp:
     from anton_tui.tui.stores import MemoryStores
     from anton_tui.tui.widgets.inspector import InspectorPane
 
@@ -185,18 +376,25 @@ def run_app(settings: TuiSettings, demo: bool = False) -> int:
 
         replay = build_demo(settings)
         stores = MemoryStores.from_settings(replay.settings)
-        app = AntonApp(
+        return AntonApp(
             replay.settings,
             replay.session,
             closing=replay,
             banner=DEMO_BANNER,
             suggest_prompt=replay.next_prompt,
             inspector=lambda: InspectorPane(stores),
+            stores=stores,
+            watch_files=True,
         )
-    else:
-        from anton_tui.agent.factory import build_session
+    from anton_tui.agent.factory import build_session
+    from anton_tui.tui.screens.setup import needs_setup
 
-        stores = MemoryStores.from_settings(settings)
-        app = AntonApp(settings, build_session(settings), inspector=lambda: InspectorPane(stores))
-    app.run()
-    return app.return_code or 0
+    stores = MemoryStores.from_settings(settings)
+    return AntonApp(
+        settings,
+        build_session(settings),
+        inspector=lambda: InspectorPane(stores),
+        stores=stores,
+        watch_files=True,
+        first_run_setup=needs_setup(settings),
+    )

@@ -1,6 +1,7 @@
-"""The slash commands the prompt offers while typing `/…`, and how a typed line maps to one of them.
+"""The slash commands the prompt's menu offers while typing `/…`, and how a typed line maps to one of them.
 
-Each command names the Textual action it runs (for example `app.help`).
+The commands themselves live in `anton_tui.tui.commands`; a menu entry may instead name a Textual action it runs
+(for example `screen.retry`).
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ class SlashCommand:
         return f"/{self.name}"
 
 
-COMMANDS: list[SlashCommand] = [
-    SlashCommand("help", "Show the help screen", "app.help"),
-    SlashCommand("retry", "Send the last message again", "screen.retry"),
-    SlashCommand("quit", "Leave anton-tui", "app.quit"),
-]
-"""The built-in commands; the app's `commands` argument replaces or extends this list."""
+def default_menu() -> list[SlashCommand]:
+    """The prompt's menu: every command of the command table, plus /retry (a key action of the main screen)."""
+    from anton_tui.tui.commands.registry import COMMANDS as TABLE
+
+    entries = [SlashCommand(spec.name, spec.help) for spec in TABLE]
+    return entries + [SlashCommand("retry", "Send the last message again", "screen.retry")]
 
 
 def parse_command_line(text: str) -> tuple[str, str] | None:

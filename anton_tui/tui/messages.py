@@ -38,3 +38,16 @@ class MemoryConfirmationAnswered(Message):
         super().__init__()
         self.kept = kept
         self.offered = offered
+
+
+class CommandReplied(Message):
+    """A slash command finished; `output` (a `CommandOutput`) is its reply for the chat."""
+
+    def __init__(self, line: str, output: Any) -> None:
+        super().__init__()
+        self.line = line
+        self.output = output
+
+
+class ChatCleared(Message):
+    """The conversation was forgotten (`/clear`); the transcript should empty too."""

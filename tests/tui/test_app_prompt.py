@@ -5,7 +5,7 @@ from __future__ import annotations
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.command_registry import SlashCommand
-from anton_tui.tui.screens.help import HelpScreen
+from anton_tui.tui.widgets.chat import CommandReply
 from anton_tui.tui.widgets.prompt import CommandMenu, Prompt
 
 from .app_support import Pause, ScriptedSession, make_settings, notifications, screen_text, wait_until
@@ -129,9 +129,12 @@ async def test_enter_on_a_completed_command_runs_it() -> None:
         await pilot.press("slash", "h", "e")
         await pilot.press("enter")  # completes /help
         assert app.screen.query_one(Prompt).text == "/help "
-        await pilot.press("enter")  # runs it
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("enter")  # runs it: the command list appears in the chat
+        await wait_until(pilot, lambda: bool(app.screen.query(CommandReply)))
+        reply = app.screen.query_one(CommandReply)
+        assert "/help" in screen_text(app) and "/exit" in screen_text(app)
+        assert "/skill save" in reply.output.plain() and "/memory vacuum" in reply.output.plain()
+        assert app.screen.query_one(Prompt).text == ""
         assert session.prompts == [], "commands are not sent to the model"
 
 
@@ -143,7 +146,7 @@ async def test_unknown_command_is_reported_and_kept_in_the_prompt() -> None:
         await pilot.pause()
         assert session.prompts == []
         assert app.screen.query_one(Prompt).text == "/frobnicate x"
-        assert any("no command /frobnicate" in message for message in notifications(app))
+        assert any("Unknown command: /frobnicate" in message for message in notifications(app))
 
 
 async def test_escape_closes_the_command_list_first() -> None:

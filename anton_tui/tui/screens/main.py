@@ -37,7 +37,13 @@ from anton_tui.agent.events import (
     UsageUpdated,
 )
 from anton_tui.tui.command_registry import SlashCommand, parse_command_line
-from anton_tui.tui.messages import MemoryConfirmationAnswered, ScratchpadControlDone, SessionEventMessage
+from anton_tui.tui.messages import (
+    ChatCleared,
+    CommandReplied,
+    MemoryConfirmationAnswered,
+    ScratchpadControlDone,
+    SessionEventMessage,
+)
 from anton_tui.tui.session_protocol import ChatSessionLike, ScratchpadControl
 from anton_tui.tui.widgets.chat import MAX_BLOCKS, ChatView, ErrorBlock, acc_notice, memory_notice, repair_notice
 from anton_tui.tui.widgets.header import AntonHeader
@@ -184,8 +190,14 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
     async def _prompt_submitted(self, event: Prompt.Submitted) -> None:
         prompt = self.query_one(Prompt)
         if parse_command_line(event.text) is not None:
-            if await self.run_command(event.text):
-                prompt.commit()
+            if not self.knows_command(event.text):
+                from anton_tui.tui.commands.parse import parse
+                from anton_tui.tui.commands.registry import unknown
+
+                self.notify(unknown(parse(event.text)).plain().strip(), severity="warning")
+                return  # the text stays in the prompt, to be corrected
+            prompt.commit()
+            await self.run_command(event.text)
             return
         if self.busy:
             self.notify("Anton is still working on the last message. Press Escape to cancel it.", severity="warning")
@@ -193,18 +205,40 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         prompt.commit()
         await self.send(event.text)
 
-    async def run_command(self, text: str) -> bool:
-        """Run a slash command; False (with a message) when there is no such command, so the text stays."""
+    def knows_command(self, text: str) -> bool:
+        from anton_tui.tui.commands.parse import parse
+        from anton_tui.tui.commands.registry import find
+
         name, _args = parse_command_line(text) or ("", "")
-        command = next((c for c in self.commands if c.name == name), None)
-        if command is None:
-            self.notify(f"There is no command /{name}. Type / to see the commands.", severity="warning")
-            return False
-        if command.action:
-            await self.run_action(command.action)
+        if any(c.name == name and c.action for c in self.commands):
+            return True
+        parsed = parse(text)
+        return parsed is not None and find(parsed) is not None
+
+    async def run_command(self, text: str) -> None:
+        """Run a slash command: a menu entry bound to an action runs it; anything else goes to the command table."""
+        name, _args = parse_command_line(text) or ("", "")
+        entry = next((c for c in self.commands if c.name == name and c.action), None)
+        if entry is not None:
+            await self.run_action(entry.action)
         else:
-            self.notify(f"/{name} is not available yet.", severity="warning")
-        return True
+            self.slash_command(text)
+
+    @work(group="command", exit_on_error=False)
+    async def slash_command(self, text: str) -> None:
+        """Commands may ask the user (modals) or call the model (/skill save), so they run in a worker."""
+        from anton_tui.tui.commands import run
+
+        output = await run(text, self.app.command_context())
+        if output is not None:
+            self.post_message(CommandReplied(text.strip(), output))
+
+    async def on_command_replied(self, message: CommandReplied) -> None:
+        await self.chat.add_command_output(message.line, message.output)
+
+    async def on_chat_cleared(self, message: ChatCleared) -> None:
+        await self.chat.clear()
+        self.notify("Started a new conversation. Memory, skills and past episodes are kept.")
 
     async def send(self, text: str) -> None:
         """Show the message and start a turn with it."""

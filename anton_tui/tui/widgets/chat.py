@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
 
     from anton_tui.agent.events import AccNudge, HistoryRepaired, MemoryWritten, ToolCallFinished, ToolCallStarted
+    from anton_tui.tui.commands import CommandOutput
 
 MAX_BLOCKS = 200
 
@@ -55,6 +56,19 @@ def repair_notice(event: HistoryRepaired) -> Content:
         reason=event.reason,
         count=str(event.sealed_count),
     )
+
+
+class CommandReply(Vertical):
+    """A slash command and its reply; the reply is a Rich renderable (a table, Markdown or plain text)."""
+
+    def __init__(self, line: str, output: "CommandOutput") -> None:
+        super().__init__(classes=f"chat-block -{output.level}")
+        self.line = line
+        self.output = output
+
+    def compose(self):
+        yield Static(Content(self.line), classes="command-line")
+        yield Static(self.output.renderable, classes="command-output")
 
 
 class UserMessage(Static):
@@ -206,6 +220,18 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
     async def add_error(self, message: str, *, retryable: bool) -> None:
         await self.end_answer()
         await self._add(ErrorBlock(message, retryable))
+
+    async def add_command_output(self, line: str, output: "CommandOutput") -> None:
+        """The reply to a slash command, under the command line the user typed."""
+        await self.end_answer()
+        await self._add(CommandReply(line, output))
+
+    async def clear(self) -> None:
+        """Empty the transcript (the session decides what it forgets)."""
+        await self.end_answer()
+        self._running_tools.clear()
+        self.pruned_count = 0
+        await self.remove_children()
 
     async def cancel_running(self) -> None:
         """Close what the cancelled turn left open: the streaming answer and running tool calls."""

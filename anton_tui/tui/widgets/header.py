@@ -68,6 +68,13 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
             Content(f"{format_tokens(input_tokens)} in · {format_tokens(output_tokens)} out")
         )
 
+    def set_model(self, provider: str, model: str, memory_mode: str) -> None:
+        """After /setup: the new provider, model and memory mode."""
+        self.provider, self.model, self.memory_mode = provider, model, memory_mode
+        self.query_one("#provider", Static).update(Content(f"{provider}/"))
+        self.query_one("#model", Static).update(Content(model))
+        self.query_one("#memory-mode", Static).update(Content(f"memory {memory_mode}"))
+
     def set_status(self, text: str, *, busy: bool) -> None:
         status = self.query_one("#turn-status", Static)
         status.update(Content(text))
