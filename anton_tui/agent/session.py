@@ -147,6 +147,19 @@ class ChatSession:
         self._task.cancel()
         return True
 
+    async def warm_up(self) -> None:
+        """Pay the slow first-time costs in the background: the LLM SDK import and the episode search index."""
+        warm_llm = getattr(self.llm, "warm_up", None)
+        if warm_llm is not None:
+            await warm_llm()
+        if self.episodic is not None:
+            from anton_tui.memory.episode_index import IndexUnavailable
+
+            try:
+                await asyncio.to_thread(self.episodic.index.refresh)
+            except IndexUnavailable:
+                pass  # another process is building it; recall falls back to scanning meanwhile
+
     # -- the user's own hands on the scratchpads (the UI's cancel / reset / remove); the ACC does not see these --
 
     def cancel_cell(self, pad: str) -> bool:

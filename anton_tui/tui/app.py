@@ -140,6 +140,7 @@ class AntonApp(App[int]):
             self.notify(warning, title="Settings", severity="warning", timeout=15)
         if self._watch_files:
             self.call_after_refresh(self.start_watching)
+            self.call_after_refresh(self.warm_up_session)
         if self._first_run_setup:
             self.call_after_refresh(self.open_setup, True)
 
@@ -205,6 +206,13 @@ class AntonApp(App[int]):
         watcher = MemoryWatcher.for_paths(self.memory_stores.paths, targets)
         watcher.start()
         self._watcher = watcher
+
+    @work(group="warm-up", exit_on_error=False)
+    async def warm_up_session(self) -> None:
+        """After the first frame: import the model SDK and build the episode index, so neither stalls a turn."""
+        warm_up = getattr(self.session, "warm_up", None)
+        if warm_up is not None:
+            await warm_up()
 
     def on_files_changed(self, message: Any) -> None:
         if "themes" in message.areas:
