@@ -313,3 +313,28 @@ async def test_warm_up_builds_the_episode_index_ahead_of_the_first_recall(fake_l
     await session.warm_up()
     assert index_file.exists()
     assert session.episodic.recall("revenue")[0].content == "the quarterly revenue report"
+
+
+async def test_cancel_during_a_tool_call_closes_the_round_at_once(fake_llm, tmp_path):
+    from anton_tui.scratchpad.runtime import ScratchpadManager
+
+    pads = ScratchpadManager(tmp_path / "proj", tmp_path / "venvs")
+    session = make_session(fake_llm, tmp_path, scratchpads=pads)
+    fake_llm.queue(
+        Reply.tool_call("scratchpad", {"action": "exec", "name": "main", "code": "import time\ntime.sleep(30)"}),
+        model="planner",
+    )
+    try:
+        async for event in session.turn("wait a while"):
+            if isinstance(event, ev.ToolCallStarted):
+                session.cancel()
+        kinds_ = [m["role"] for m in session.history]
+        assert kinds_ == ["user", "assistant", "user", "assistant"]
+        sealed = session.history[2]["content"][0]
+        assert sealed["type"] == "tool_result" and sealed["is_error"] and "Cancelled" in sealed["content"]
+        fake_llm.queue(Reply.text("Fine."), model="planner")
+        events = await run_turn(session, "never mind")
+        assert not any(isinstance(e, ev.HistoryRepaired) for e in events)
+        assert events[-1].text == "Fine."
+    finally:
+        await pads.close_all()

@@ -106,8 +106,9 @@ def apply_settings(session: ChatSession, settings: "Settings") -> None:
 
     if session.running:
         raise RuntimeError("Settings cannot change while a turn is running.")
-    llm = LLMClient.from_settings(settings)
+    llm, previous = LLMClient.from_settings(settings), session.llm
     session.llm = llm
+    session.start_background(previous.aclose(), "closing the previous model client")
     session.acc_mode = settings.acc_mode
     session.max_tool_rounds = settings.max_tool_rounds
     session.redact = Redactor([_secret(settings.anthropic_api_key), _secret(settings.openai_api_key)])

@@ -48,3 +48,23 @@ def seal_dangling_tool_uses(history: list[dict[str, Any]], note: str) -> int:
             sealed += len(missing)
         index += 1
     return sealed
+
+
+def close_interrupted_round(history: list[dict[str, Any]], completed: list[dict[str, Any]], note: str) -> None:
+    """After a cancel: answer the last assistant message's tool calls (finished ones with their real results, the
+    rest with `note`), then end on an assistant message so the next prompt follows the usual alternation."""
+    ids = _tool_use_ids(history[-1]) if history else []
+    if ids:
+        finished = {block["tool_use_id"]: block for block in completed if block.get("type") == "tool_result"}
+        history.append(
+            {
+                "role": "user",
+                "content": [
+                    finished.get(tool_id)
+                    or {"type": "tool_result", "tool_use_id": tool_id, "content": note, "is_error": True}
+                    for tool_id in ids
+                ],
+            }
+        )
+    if history and history[-1].get("role") == "user":
+        history.append({"role": "assistant", "content": [{"type": "text", "text": "(cancelled)"}]})

@@ -73,3 +73,5 @@ CAP_POSTMORTEM = (
 )
 
 SEALED_RESULT = "This tool call did not finish (the turn was interrupted), so it has no result."
+
+CANCELLED_RESULT = "Cancelled by the user before it finished."

@@ -33,7 +33,7 @@ from anton_tui.agent.events import (
     TurnStarted,
     UsageUpdated,
 )
-from anton_tui.agent.history import seal_dangling_tool_uses
+from anton_tui.agent.history import close_interrupted_round, seal_dangling_tool_uses
 from anton_tui.agent.redact import Redactor
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolRegistry
@@ -97,6 +97,7 @@ class ChatSession:
         self._turn_open = False  # from a turn's start until it asks its own confirmations
         self._confirm_tasks: set[asyncio.Task] = set()
         self._partial_text = ""
+        self._round_results: list[dict[str, Any]] = []
 
     # ----------------------------------------------------------------- public API
 
@@ -200,6 +201,9 @@ class ChatSession:
             task.cancel()
         if self.scratchpads is not None:
             await self.scratchpads.close_all()
+        close_llm = getattr(self.llm, "aclose", None)
+        if close_llm is not None:
+            await close_llm()
 
     def system_prompt(self) -> str:
         memory = self.cortex.build_memory_context() if self.cortex is not None else ""
@@ -336,8 +340,11 @@ class ChatSession:
                 texts.append(response.text)
             if not response.tool_calls:
                 return "\n\n".join(texts), "end_turn"
-            results = [await self._run_tool(call, round_idx) for call in response.tool_calls]
+            self._round_results = results = []
+            for call in response.tool_calls:
+                results.append(await self._run_tool(call, round_idx))
             results.extend(self._round_nudges())
+            self._round_results = []
             self.history.append({"role": "user", "content": results})
         return await self._cap_postmortem(system, tools, texts)
 
@@ -449,13 +456,12 @@ class ChatSession:
             self._emit(HistoryRepaired(reason="orphaned_tool_use", sealed_count=sealed))
 
     def _on_cancelled(self) -> None:
-        last = self.history[-1] if self.history else None
+        """Leave a history the next request can use as it is: no unanswered tool call, no two prompts in a row."""
         partial = self._partial_text.strip()
         if partial:
             self.history.append({"role": "assistant", "content": [{"type": "text", "text": partial}]})
             self._log("assistant", partial[:2000])
-        elif last is not None and last["role"] == "user" and not _has_tool_results(last):
-            self.history.append({"role": "assistant", "content": [{"type": "text", "text": "(cancelled)"}]})
+        close_interrupted_round(self.history, self._round_results, prompts.CANCELLED_RESULT)
 
     # ----------------------------------------------------------------- ACC and learning
 
@@ -548,8 +554,3 @@ class ChatSession:
         if self.episodic is None:
             return
         self.episodic.log_turn(self.turn_count, role, self.redact(content), **meta)
-
-
-def _has_tool_results(message: dict[str, Any]) -> bool:
-    content = message.get("content")
-    return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)

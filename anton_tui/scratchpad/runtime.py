@@ -171,6 +171,7 @@ class Scratchpad:
         self._parked_chars = 0
         self._llm_tasks: dict[asyncio.Task[None], PadProcess] = {}
         self._removed = False
+        self._abandoned: set[PadProcess] = set()
 
     # --- state ------------------------------------------------------------------------------------------------
     @property
@@ -291,6 +292,9 @@ class Scratchpad:
             await self._stop_process()
             for task in list(self._llm_tasks):
                 task.cancel()
+            for process in list(self._abandoned):
+                await process.terminate()
+            self._abandoned.clear()
 
     # --- running a cell ---------------------------------------------------------------------------------------
     async def _run_cell(self, run: _CellRun) -> None:
@@ -430,10 +434,11 @@ class Scratchpad:
         )
 
     def _abandon_process(self) -> None:
-        """Kill the process without waiting; its reader finishes the clean-up in the background."""
+        """Kill the process without waiting; its reader finishes the clean-up in the background (`close` waits)."""
         if self._process is not None:
             self._process.stopped_on_purpose = True
             self._process.kill()
+            self._abandoned.add(self._process)
             self._process = None
 
     async def _stop_process(self) -> None:
@@ -442,6 +447,7 @@ class Scratchpad:
             await process.terminate()
 
     def _on_closed(self, process: PadProcess) -> None:
+        self._abandoned.discard(process)
         was_current = self._process is process
         if was_current:
             self._process = None

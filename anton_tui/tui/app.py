@@ -88,6 +88,7 @@ class AntonApp(App[int]):
         self._watcher: Any = None
         self._main_screen: MainScreen | None = None
         self.switch_to_demo = False
+        self._pending_settings: Any = None
         self.keymap: dict[str, str] = dict(getattr(settings, "keymap", None) or {})
         self.user_themes_dir = Path(settings.home) / "themes"
         self.theme_problems: list[ThemeFileError] = []
@@ -282,7 +283,8 @@ class AntonApp(App[int]):
         """Use new settings now: the session is re-configured in place and the header follows."""
         apply = getattr(self.session, "apply_settings", None)
         if self._main_screen is not None and self._main_screen.busy:
-            self.notify("Settings saved; they apply after the running turn.", severity="warning")
+            self._pending_settings = settings
+            self.notify("Settings saved; they apply when the running turn ends.", severity="warning")
             return
         try:
             if apply is not None:
@@ -302,6 +304,25 @@ class AntonApp(App[int]):
                 self.provider_label, str(settings.planning_model), str(settings.effective_memory_mode)
             )
         self.notify("Settings saved and applied.")
+
+    def on_main_screen_turn_ended(self, message: MainScreen.TurnEnded) -> None:
+        if self._pending_settings is not None:
+            self.apply_pending_settings()
+
+    @work(group="settings", exclusive=True, exit_on_error=False)
+    async def apply_pending_settings(self) -> None:
+        """The turn's events are shown; wait for its worker to end too, then apply (on the message loop)."""
+        from textual.worker import WorkerCancelled, WorkerFailed
+
+        worker = self._main_screen.turn_worker if self._main_screen is not None else None
+        if worker is not None:
+            try:
+                await worker.wait()
+            except (WorkerCancelled, WorkerFailed):
+                pass
+        settings, self._pending_settings = self._pending_settings, None
+        if settings is not None:
+            self.call_later(self.apply_settings, settings)
 
     def set_theme(self, name: str) -> None:
         from anton_tui.config import write_project_env

@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -66,6 +67,13 @@ class Conversation(Vertical):
 
 class MainScreen(Screen):
     """Where the conversation happens."""
+
+    class TurnEnded(Message):
+        """The UI closed a turn (finished, failed or cancelled); the app applies what waited for it."""
+
+        def __init__(self, reason: str) -> None:
+            super().__init__()
+            self.reason = reason
 
     CSS_PATH = Path(__file__).with_name("main.tcss")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
@@ -179,6 +187,10 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
     @property
     def scratchpad(self) -> ScratchpadPane:
         return self.query_one(ScratchpadPane)
+
+    @property
+    def turn_worker(self) -> Worker | None:
+        return self._turn_worker
 
     @property
     def busy(self) -> bool:
@@ -308,6 +320,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         self.query_one(AntonHeader).set_status("cancelled" if cancelled else "ready", busy=False)
         self.refresh_bindings()
         self._offer_next_prompt()
+        self.post_message(self.TurnEnded(reason))
 
     @work(group="memory-confirmation", exit_on_error=False)
     async def confirm_memories(self, event: MemoryConfirmationNeeded) -> None:

@@ -464,6 +464,7 @@ editor, and again closes this screen.
             return
         self._original = self.editor.text
         self._unsaved.pop((ref.label, ref.file), None)
+        self._show_info(self._note)
         self.notify(f"Saved {saved.label}/{ref.file}", title="Skills")
         self.refresh_tree()
 
