@@ -1,0 +1,149 @@
+"""Starts the app headless in a fresh interpreter and says, on stdout, the moment its first frame is painted.
+
+`bench_tui` runs it as a subprocess, so the time it measures includes starting Python and every import:
+
+    python -m benchmarks.tui_startup_probe anton   # the real app, built as `run_app` builds it
+    python -m benchmarks.tui_startup_probe bare    # a plain Textual app with the same widgets and no engine
+
+It prints `painted` when the first frame of the main screen has been rendered and exits right after. With
+`--until-loaded LESSONS SKILLS` (anton only) it first waits for the frame that shows the inspector's Lessons and
+Skills tables filled with that many rows, and prints `loaded` then.
+
+A frame counts as painted when Textual hands the compositor's update to `App._display`, the point where a real
+terminal would be written to. Headless, Textual skips turning that update into escape codes; the probe does that
+work itself, so a frame costs what it would on a terminal (only the write to the terminal is left out).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+SIZE = (120, 40)
+
+
+def painting(app_class: type) -> type:
+    """A subclass of `app_class` that renders every frame to terminal codes and calls `self.frame_painted()`."""
+
+    class Painting(app_class):  # type: ignore[misc, valid-type]
+        def _display(self, screen: Any, renderable: Any) -> None:
+            super()._display(screen, renderable)
+            if renderable is None or self._batch_count or not self._running:
+                return
+            renderable.render_segments(self.console)
+            self.frame_painted(screen)
+
+        def frame_painted(self, screen: Any) -> None:
+            raise NotImplementedError
+
+    return Painting
+
+
+def say(word: str) -> None:
+    sys.stdout.write(word + "\n")
+    sys.stdout.flush()
+
+
+def run_bare() -> None:
+    from textual.app import App, ComposeResult
+    from textual.containers import Horizontal, Vertical, VerticalScroll
+    from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane, TextArea
+
+    class BareApp(App[None]):
+        CSS = """
+        #body { height: 1fr; }
+        #conversation { width: 60%; }
+        #chat { height: 1fr; }
+        #prompt { height: auto; max-height: 8; }
+        #side { width: 40%; }
+        #scratchpad, #inspector { height: 1fr; }
+        """
+
+        def compose(self) -> ComposeResult:
+            yield Header()
+            with Horizontal(id="body"):
+                with Vertical(id="conversation"):
+                    yield VerticalScroll(Static("Welcome"), id="chat")
+                    yield TextArea(id="prompt", compact=True, placeholder="Ask…")
+                with Vertical(id="side"):
+                    with TabbedContent(id="scratchpad"):
+                        with TabPane("main"):
+                            yield VerticalScroll(Static("No cells yet"))
+                    with TabbedContent(id="inspector"):
+                        for title in ("Rules", "Lessons", "Profile", "Skills", "ACC", "Episodes"):
+                            with TabPane(title):
+                                yield DataTable(cursor_type="row", zebra_stripes=True)
+            yield Footer()
+
+        def on_mount(self) -> None:
+            for table in self.query(DataTable):
+                table.add_columns("Scope", "Text", "Date")
+            self.query_one("#prompt").focus()
+
+    class Probe(painting(BareApp)):  # type: ignore[misc]
+        said = False
+
+        def frame_painted(self, screen: Any) -> None:
+            if not self.said:
+                self.said = True
+                say("painted")
+                self.exit()
+
+    Probe().run(headless=True, size=SIZE)
+
+
+def run_anton(until_loaded: tuple[int, int] | None) -> None:
+    from anton_tui.config import load_settings
+    from anton_tui.tui.app import AntonApp
+
+    settings = load_settings()
+
+    # What `run_app` -> `_build_app(settings, demo=False)` does, with the app class swapped for the probe's.
+    from anton_tui.agent.factory import build_session
+    from anton_tui.tui.screens.main import MainScreen
+    from anton_tui.tui.screens.setup import needs_setup
+    from anton_tui.tui.stores import MemoryStores
+    from anton_tui.tui.widgets.inspector import InspectorPane
+
+    class Probe(painting(AntonApp)):  # type: ignore[misc]
+        said = done = False
+
+        def frame_painted(self, screen: Any) -> None:
+            if not isinstance(screen, MainScreen) or self.done:
+                return
+            if not self.said:
+                self.said = True
+                say("painted")
+            if until_loaded is not None:
+                tab = screen.inspector.tab
+                lessons, skills = until_loaded
+                if tab("lessons").table.row_count < lessons or tab("skills").table.row_count < skills:
+                    return
+                say("loaded")
+            self.done = True
+            self.exit()
+
+    stores = MemoryStores.from_settings(settings)
+    app = Probe(
+        settings,
+        build_session(settings),
+        inspector=lambda: InspectorPane(stores),
+        stores=stores,
+        watch_files=True,
+        first_run_setup=needs_setup(settings),
+    )
+    app.run(headless=True, size=SIZE)
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["bare"]:
+        run_bare()
+    elif argv[:1] == ["anton"]:
+        until = (int(argv[2]), int(argv[3])) if argv[1:2] == ["--until-loaded"] else None
+        run_anton(until)
+    else:
+        raise SystemExit("usage: python -m benchmarks.tui_startup_probe anton [--until-loaded LESSONS SKILLS] | bare")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
