@@ -53,7 +53,8 @@ async def test_memorize_then_answer_writes_the_lesson_and_streams_in_order(fake_
             {"entries": [{"text": "The staging DB is read-only", "kind": "lesson", "scope": "project", "topic": "db"}]},
             text_before="Noting that.",
         ),
-        Reply.text("Saved. The staging database is read-only, so I will query prod replicas instead."),
+        Reply.text("Saved. The staging database is read-only, so I will query prod replicas instead.",
+                   chunk_delay=0.02),
         model="planner",
     )
     session = make_session(fake_llm, tmp_path, provider=provider)
@@ -338,3 +339,13 @@ async def test_cancel_during_a_tool_call_closes_the_round_at_once(fake_llm, tmp_
         assert events[-1].text == "Fine."
     finally:
         await pads.close_all()
+
+
+def test_text_pieces_waiting_together_are_merged_in_order():
+    from anton_tui.agent.session import merge_text_deltas
+
+    batch = [ev.AssistantTextDelta("a"), ev.AssistantTextDelta("b"), ev.ToolCallStarted("t", "recall", {}),
+             ev.AssistantTextDelta("c"), ev.AssistantTextDelta("d")]
+    merged = merge_text_deltas(batch)
+    assert [type(e).__name__ for e in merged] == ["AssistantTextDelta", "ToolCallStarted", "AssistantTextDelta"]
+    assert merged[0].text == "ab" and merged[2].text == "cd"

@@ -317,3 +317,48 @@ async def test_view_follows_new_text_only_while_at_the_bottom(scrolled_up: bool)
             await chat.end_answer()
             await pilot.pause()
         assert chat.scroll_y == chat.max_scroll_y
+
+
+async def test_a_long_answer_continues_in_new_blocks_at_paragraph_breaks_never_inside_code() -> None:
+    from anton_tui.tui.widgets.chat import SPLIT_ANSWER_AT
+
+    paragraphs = [f"Paragraph {i}: " + "words " * 60 for i in range(12)]
+    code = "```python\n" + "\n\n".join(f"x{i} = {i}" for i in range(200)) + "\n```"
+    text = "\n\n".join(paragraphs[:6]) + "\n\n" + code + "\n\n" + "\n\n".join(paragraphs[6:])
+    chunks = [text[i : i + 50] for i in range(0, len(text), 50)]
+    session = ScriptedSession(answer(*chunks))
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "write a lot")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        parts = list(app.screen.query(AssistantMessage))
+        assert len(parts) > 2
+        assert "".join(p.source for p in parts) == text
+        assert all(p.source.count("```") % 2 == 0 for p in parts), "a code fence was cut in two"
+        assert all(len(p.source) <= SPLIT_ANSWER_AT + 500 for p in parts if "```" not in p.source)  # + a paragraph
+        assert [p.has_class("-continued") for p in parts] == [False] + [True] * (len(parts) - 1)
+        app.screen.query_one(ChatView).focus()
+        await pilot.press("c")
+        assert app.clipboard == text
+
+
+async def test_a_very_long_transcript_is_pruned_by_lines_not_only_by_blocks() -> None:
+    from anton_tui.tui.widgets.chat import LINES_HIGH
+
+    paragraphs = "\n\n".join(f"Paragraph {i}: " + "words " * 40 for i in range(400))
+    chunks = [paragraphs[i : i + 400] for i in range(0, len(paragraphs), 400)]
+    session = ScriptedSession(answer(*chunks))
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "write a book")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        chat = app.screen.query_one(ChatView)
+        assert chat.pruned_count > 0
+
+        def within_budget() -> bool:
+            return sum(block.outer_size.height for block in chat.blocks[:-1]) <= LINES_HIGH
+
+        await wait_until(pilot, within_budget)
+        assert "earlier blocks are hidden" in screen_text(app) or chat.scroll_y > 0

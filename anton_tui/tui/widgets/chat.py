@@ -15,6 +15,7 @@ from textual import on
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Markdown, Static
@@ -22,12 +23,16 @@ from textual.widgets import Button, Markdown, Static
 from anton_tui.tui.widgets.tool_block import ToolCallBlock
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
     from textual.widgets.markdown import MarkdownStream
 
     from anton_tui.agent.events import AccNudge, HistoryRepaired, MemoryWritten, ToolCallFinished, ToolCallStarted
     from anton_tui.tui.commands import CommandOutput
 
 MAX_BLOCKS = 200
+SPLIT_ANSWER_AT = 2_000  # characters; past this a streaming answer continues in a fresh Markdown widget
+FLUSH_EVERY = 0.3  # seconds; streamed text is handed to Markdown at most this often (each hand-off may lay out)
+LINES_HIGH, LINES_LOW = 800, 500  # past HIGH lines of transcript, the oldest blocks go until LOW lines are left
 
 
 def memory_notice(event: MemoryWritten) -> Content:
@@ -80,10 +85,30 @@ class UserMessage(Static):
 
 
 class AssistantMessage(Markdown):
-    """One assistant message, rendered as Markdown while it streams in."""
+    """One assistant message (or a part of a long one), rendered as Markdown while it streams in."""
 
-    def __init__(self, text: str = "") -> None:
-        super().__init__(text, classes="chat-block")
+    def __init__(self, text: str = "", *, continued: bool = False) -> None:
+        super().__init__(text, classes="chat-block -continued" if continued else "chat-block")
+
+    def trim_last_margin(self) -> None:
+        """No blank line under the last block of a finished message. Done once, by hand: a `:last-child` rule
+        would restyle every block of a streaming answer each time a block is added."""
+        if self.children:
+            last = self.children[-1]
+            top, right, _bottom, left = last.styles.margin
+            last.styles.margin = (top, right, 0, left)
+
+
+def paragraph_break(written: str, chunk: str, start: int = 0) -> int:
+    """Where `chunk` may be cut so that a new Markdown widget can take over: after the first blank line at or after
+    `start` that is not inside a code fence. -1 when there is none."""
+    fences = written.count("```")
+    cut = chunk.find("\n\n", max(start, 0))
+    while cut >= 0:
+        if (fences + chunk.count("```", 0, cut)) % 2 == 0:
+            return cut + 2
+        cut = chunk.find("\n\n", cut + 1)
+    return -1
 
 
 class Notice(Static):
@@ -143,6 +168,13 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         self.max_blocks = max_blocks
         self.pruned_count = 0
         self._stream: MarkdownStream | None = None
+        self._written = ""  # what the current Markdown widget of the streaming answer holds
+        self._continue_answer = False  # the answer was cut exactly at a paragraph break; its next piece continues it
+        self._pending = ""  # streamed text not yet handed to the Markdown widget
+        self._flush_timer: Timer | None = None
+        self._writing = asyncio.Lock()
+        self._prune_scheduled = False
+        self._answer: AssistantMessage | None = None
         self._running_tools: dict[str, ToolCallBlock] = {}
 
     def on_mount(self) -> None:
@@ -154,15 +186,46 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
 
     async def _add(self, block: Widget) -> None:
         await self.mount(block)
-        excess = len(self.blocks) - self.max_blocks
+        blocks = self.blocks
+        excess = len(blocks) - self.max_blocks
         if excess > 0:
-            oldest = self.blocks[:excess]
-            self.pruned_count += len(oldest)
-            for block in oldest:
-                if isinstance(block, ToolCallBlock):
-                    self._running_tools.pop(block.call_id, None)
-            await self.remove_children(oldest)
-            await self._show_pruned_note()
+            await self._prune(blocks[:excess])
+
+    def watch_virtual_size(self, size: Size) -> None:
+        """The transcript grew past the line budget (heights are only known after layout): prune soon."""
+        if size.height > LINES_HIGH and not self._prune_scheduled:
+            self._prune_scheduled = True
+            self.call_later(self._keep_to_line_budget)
+
+    async def _keep_to_line_budget(self) -> None:
+        self._prune_scheduled = False
+        blocks = self.blocks
+        excess = self._excess_lines(blocks)
+        if excess > 0:
+            await self._prune(blocks[:excess])
+
+    def _excess_lines(self, blocks: list[Widget]) -> int:
+        """How many of the oldest blocks to drop so the transcript is back under LINES_LOW once it passed
+        LINES_HIGH: every mounted widget costs each layout pass, however far above the view it is."""
+        heights = [block.outer_size.height for block in blocks]
+        total = sum(heights)
+        if total <= LINES_HIGH:
+            return 0
+        count = 0
+        for height in heights[:-1]:  # the newest block always stays
+            if total <= LINES_LOW:
+                break
+            total -= height
+            count += 1
+        return count
+
+    async def _prune(self, oldest: list[Widget]) -> None:
+        self.pruned_count += len(oldest)
+        for block in oldest:
+            if isinstance(block, ToolCallBlock):
+                self._running_tools.pop(block.call_id, None)
+        await self.remove_children(oldest)
+        await self._show_pruned_note()
 
     async def _show_pruned_note(self) -> None:
         text = Content(f"{self.pruned_count:,} earlier blocks are hidden; the conversation is kept in the session.")
@@ -177,28 +240,82 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         await self._add(UserMessage(text))
 
     async def append_answer(self, chunk: str) -> None:
+        """Stream a piece of the answer. Pieces are gathered and handed on every FLUSH_EVERY seconds: each hand-off
+        may mount new Markdown blocks, and every mount lays out the whole screen, which would otherwise starve the
+        keyboard while a fast model streams."""
         if not chunk:
-            return  # an empty write would not give the stream's task a chance to start before it is stopped
+            return
+        self._pending += chunk
+        if self._flush_timer is None:
+            if self._stream is None:  # the first words of an answer show at once
+                await self.flush_answer()
+            else:
+                self._flush_timer = self.set_timer(FLUSH_EVERY, self.flush_answer)
+
+    async def flush_answer(self) -> None:
+        # The timer calls this on the chat's own message loop while the screen's handlers may be mid-append.
+        async with self._writing:
+            if self._flush_timer is not None:
+                self._flush_timer.stop()
+                self._flush_timer = None
+            chunk, self._pending = self._pending, ""
+            if chunk:
+                await self._append_now(chunk)
+
+    async def _append_now(self, chunk: str) -> None:
+        """A long answer is continued in a new Markdown widget at a paragraph break, so each update re-renders a
+        bounded amount of text however long the answer grows."""
         if self._stream is None:
-            answer = AssistantMessage()
-            await self._add(answer)
-            self._stream = Markdown.get_stream(answer)
-        await self._stream.write(chunk)
+            await self._start_stream(continued=self._continue_answer)
+        while len(self._written) + len(chunk) > SPLIT_ANSWER_AT:
+            cut = paragraph_break(self._written, chunk, SPLIT_ANSWER_AT - len(self._written))
+            if cut < 0:
+                break
+            await self._write(chunk[:cut])
+            await self._stop_stream()
+            chunk = chunk[cut:]
+            if not chunk:
+                self._continue_answer = True
+                return
+            await self._start_stream(continued=True)
+        await self._write(chunk)
+
+    async def _start_stream(self, *, continued: bool) -> None:
+        answer = AssistantMessage(continued=continued)
+        await self._add(answer)
+        self._answer = answer
+        self._stream = Markdown.get_stream(answer)
+        self._written = ""
+        self._continue_answer = False
+
+    async def _write(self, text: str) -> None:
+        self._written += text
+        await self._stream.write(text)
 
     async def end_answer(self, full_text: str = "") -> None:
         """Finish the current assistant message; `full_text` fills it when nothing was streamed."""
+        await self.flush_answer()
         if self._stream is not None:
-            stream, self._stream = self._stream, None
-            try:
-                await stream.stop()
-            except asyncio.CancelledError:
-                # Stopping a stream whose task never ran re-raises its cancellation here; only a cancellation of
-                # this handler itself may propagate (it would end the screen's message loop).
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise
-        elif full_text.strip():
-            await self._add(AssistantMessage(full_text))
+            await self._stop_stream()
+        elif full_text.strip() and not self._continue_answer:
+            answer = AssistantMessage(full_text)
+            await self._add(answer)
+            self.call_after_refresh(answer.trim_last_margin)
+        self._continue_answer = False
+
+    async def _stop_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        answer = self._answer
+        try:
+            await stream.stop()
+        except asyncio.CancelledError:
+            # Stopping a stream whose task never ran re-raises its cancellation here; only a cancellation of
+            # this handler itself may propagate (it would end the screen's message loop).
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+        if answer is not None:
+            answer.trim_last_margin()
 
     async def start_tool(self, event: ToolCallStarted) -> None:
         await self.end_answer()
@@ -241,11 +358,19 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         self._running_tools.clear()
 
     def action_copy_answer(self) -> None:
-        answers = self.query_children(AssistantMessage)
-        if not answers:
+        parts: list[str] = []
+        for block in reversed(self.blocks):  # the last answer, with the parts a long one was split into
+            if not isinstance(block, AssistantMessage):
+                if parts:
+                    break
+                continue
+            parts.append(block.source)
+            if not block.has_class("-continued"):
+                break
+        if not parts:
             self.notify("There is no answer to copy yet.", severity="warning")
             return
-        self.app.copy_to_clipboard(answers.last().source)
+        self.app.copy_to_clipboard("".join(reversed(parts)))
         self.notify("Copied the last answer to the clipboard.")
 
     def action_follow(self) -> None:
