@@ -6,6 +6,7 @@ temporary project folder where its scratchpad cells really run and its memories 
 
 from __future__ import annotations
 
+import atexit
 import json
 import shutil
 import tempfile
@@ -57,6 +58,7 @@ def build_demo(settings: "Settings", *, chunk_delay: float = 0.015) -> DemoSessi
 
     recording = load_recording()
     root = Path(tempfile.mkdtemp(prefix="anton-demo-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)  # also when the app does not close cleanly
     home, project = root / "home", root / "project"
     home.mkdir()
     project.mkdir()
