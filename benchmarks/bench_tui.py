@@ -7,7 +7,8 @@ frame (see `tui_startup_probe`). The same is timed for a bare Textual app with t
 Typing: the real app, driven headless, runs a real turn whose answer a fake Anthropic server (its own process)
 streams in small pieces about 1,000 times a second. Keys are injected through the Textual driver, as a terminal's
 input thread would, at typing speed; each key's latency runs from the injection until the first painted frame
-whose prompt already holds the character. Run alone with ``python -m benchmarks.bench_tui``.
+whose prompt already holds the character. Run alone with ``python -m benchmarks.bench_tui``; ``--only startup`` or
+``--only typing`` runs one part.
 """
 
 from __future__ import annotations
@@ -278,12 +279,21 @@ def typing_figures() -> list[str]:
     ]
 
 
-def main() -> None:
-    for line in startup_figures():
-        print(line, flush=True)
-    for line in typing_figures():
-        print(line, flush=True)
+PARTS = {"startup": startup_figures, "typing": typing_figures}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Both parts; ``--only startup`` or ``--only typing`` runs one (``python -m benchmarks.bench_tui --only …``)."""
+    argv = argv or []
+    wanted = list(PARTS)
+    if argv[:1] == ["--only"] and argv[1:2] and argv[1] in PARTS:
+        wanted = [argv[1]]
+    elif argv:
+        raise SystemExit(f"usage: python -m benchmarks.bench_tui [--only {'|'.join(PARTS)}]")
+    for part in wanted:
+        for line in PARTS[part]():
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -17,13 +17,20 @@ from textual.widget import Widget
 
 from anton_tui import __version__
 from anton_tui.tui.command_registry import SlashCommand, default_menu
-from anton_tui.tui.commands.palette import AntonCommands
 from anton_tui.tui.messages import ChatCleared
 from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.session_protocol import ChatSessionLike, ScratchpadControl, TuiSettings
 from anton_tui.tui.themes import DEFAULT_THEME, ThemeFileError, bundled_themes_dir, load_theme_folder
 
 _HERE = Path(__file__).parent
+WATCH_AT_THE_LATEST_S = 1.0  # after the first frame, unless the inspector has loaded its tabs sooner
+
+
+def _anton_commands() -> Any:
+    """The palette's provider of Anton's commands, imported when the palette first opens (not at start-up)."""
+    from anton_tui.tui.commands.palette import AntonCommands
+
+    return AntonCommands
 
 
 class AntonApp(App[int]):
@@ -31,7 +38,7 @@ class AntonApp(App[int]):
 
     TITLE = "anton-tui"
     DEFAULT_MODE = "main"
-    COMMANDS = App.COMMANDS | {AntonCommands}
+    COMMANDS = App.COMMANDS | {_anton_commands}
     CSS_PATH = [  # absolute, so that subclasses defined elsewhere find them
         _HERE / "app.tcss",
         _HERE / "widgets" / "header.tcss",
@@ -66,8 +73,9 @@ class AntonApp(App[int]):
         """`closing` is what to `close()` when the app exits (the session by default); `banner` is shown atop the
         chat; `suggest_prompt` pre-fills the empty prompt after each turn (the demo uses it); `inspector` builds the
         memory pane on the right (an empty frame without it); `stores` are the memory stores the commands and
-        palette use (built from the settings when needed); `watch_files` starts the file watchers after the first
-        frame; `first_run_setup` opens the setup screen at start."""
+        palette use (built from the settings when needed); `watch_files` starts the file watchers and the session's
+        warm-up after the first frame (see `on_inspector_pane_loaded`); `first_run_setup` opens the setup screen at
+        start."""
         super().__init__()
         self.settings = settings
         self.session = session
@@ -86,6 +94,7 @@ class AntonApp(App[int]):
         self._watch_files = watch_files
         self._first_run_setup = first_run_setup
         self._watcher: Any = None
+        self._watching_begun = False
         self._main_screen: MainScreen | None = None
         self.switch_to_demo = False
         self._pending_settings: Any = None
@@ -140,8 +149,7 @@ class AntonApp(App[int]):
         for warning in getattr(self.settings, "env_warnings", None) or []:
             self.notify(warning, title="Settings", severity="warning", timeout=15)
         if self._watch_files:
-            self.call_after_refresh(self.start_watching)
-            self.call_after_refresh(self.warm_up_session)
+            self.call_after_refresh(self.set_timer, WATCH_AT_THE_LATEST_S, self._begin_watching)
         if self._first_run_setup:
             self.call_after_refresh(self.open_setup, True)
 
@@ -196,17 +204,33 @@ class AntonApp(App[int]):
 
     # --- live files ----------------------------------------------------------------------------------------------
 
+    # After the first frame the start-up work goes one step at a time, since threads running side by side slow
+    # each other down many times over: the inspector loads its tabs, then the file watcher starts, then the
+    # session warms up (a long SDK import).
+
+    def on_inspector_pane_loaded(self, message: Any) -> None:
+        if self._watch_files:
+            self._begin_watching()
+
+    def _begin_watching(self) -> None:
+        if not self._watching_begun:
+            self._watching_begun = True
+            self.start_watching()
+
     @work(thread=True, group="watchers", exit_on_error=False)
     def start_watching(self) -> None:
-        """Start the one shared file watcher (its import and start-up stay off the first frame)."""
+        """Start the one shared file watcher (its import and start-up stay off the first frame), then the warm-up."""
         from anton_tui.tui.watchers import MemoryWatcher
 
-        targets: list[Any] = [self]
-        if self._main_screen is not None:
-            targets.append(self._main_screen.inspector)
-        watcher = MemoryWatcher.for_paths(self.memory_stores.paths, targets)
-        watcher.start()
-        self._watcher = watcher
+        try:
+            targets: list[Any] = [self]
+            if self._main_screen is not None:
+                targets.append(self._main_screen.inspector)
+            watcher = MemoryWatcher.for_paths(self.memory_stores.paths, targets)
+            watcher.start()
+            self._watcher = watcher
+        finally:
+            self.call_later(self.warm_up_session)
 
     @work(group="warm-up", exit_on_error=False)
     async def warm_up_session(self) -> None:

@@ -19,6 +19,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.types import NoActiveAppError
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 from textual.widgets import Footer
@@ -136,6 +137,19 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         self._turn_worker: Worker | None = None
         self._turn_closed = True
         self._retry_offered = False
+        self._take_width_class()
+
+    def _take_width_class(self) -> None:
+        """Start with the class of `HORIZONTAL_BREAKPOINTS` that fits the terminal: Textual sets it on the first
+        resize, and a class that changes then restyles every widget on the screen before the first frame."""
+        try:
+            width = self.app.size.width
+        except NoActiveAppError:
+            return
+        for threshold, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True):
+            if width >= threshold:
+                self.add_class(name, update=False)
+                return
 
     def compose(self) -> ComposeResult:
         yield AntonHeader(id="header", **self._header_args)

@@ -21,7 +21,14 @@ from textual.widgets import DataTable, Static
 
 from anton_tui.agent.events import AccEventObserved, AccNudge
 from anton_tui.memory.acc import Event, Lesson
-from anton_tui.tui.widgets.inspector.base import ColumnSpec, InspectorTab, pick, set_columns, table_width
+from anton_tui.tui.widgets.inspector.base import (
+    ColumnSpec,
+    FixedColumnsTable,
+    InspectorTab,
+    pick,
+    set_columns,
+    table_width,
+)
 
 MAX_FEED_ROWS = 500
 COLUMNS = (
@@ -104,7 +111,7 @@ The feed covers this session only; the newest line is at the bottom. `c` clears 
         self._shown: list[int] = []
 
     def compose(self) -> ComposeResult:
-        yield DataTable(cursor_type="row", zebra_stripes=True, classes="feed")
+        yield FixedColumnsTable(cursor_type="row", zebra_stripes=True, classes="feed")
         yield Static(classes="detail")
 
     def on_mount(self) -> None:

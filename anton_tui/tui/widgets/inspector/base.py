@@ -1,20 +1,27 @@
 """Shared parts of the inspector's tabs: the reload contract, the warning banner and table helpers.
 
-Every tab reloads with `refresh_data()`, which reads the disk in a thread worker; the worker only posts a message,
-and the tab's handler for that message updates the widgets.
+Every tab reloads with `refresh_data()`. A tab that shows files (`FileTab`) reads them in a thread worker that
+only posts a message; the tab's handler for that message updates the widgets. Nothing is read when a tab is
+mounted: the pane loads the tabs after the first frame, one after another, and a tab shown before its turn loads
+at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
-from typing import ClassVar, NamedTuple
+from itertools import zip_longest
+from typing import Any, ClassVar, NamedTuple
 
 from rich.text import Text
+from textual import on, work
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import CellType, DuplicateKey, Row, RowKey
+from textual.worker import get_current_worker
 
 from anton_tui.memory.engram import MemoryProblem
 from anton_tui.tui.stores import MemoryStores
@@ -30,9 +37,25 @@ class ColumnSpec(NamedTuple):
     drop: int = 0  # when the table is too narrow, columns with the highest `drop` are hidden first; 0 never
 
 
-def cell(value: object) -> Text:
-    """A table cell shown exactly as written (never read as markup), cut with an ellipsis when too wide."""
-    return Text("" if value is None else str(value), no_wrap=True, overflow="ellipsis", end="")
+class Cell:
+    """A table cell shown exactly as written (never read as markup), cut with an ellipsis when too wide.
+
+    Its Rich text is made when the cell is drawn, so only the rows in view pay for it, not every row of the table.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, value: object) -> None:
+        self.text = "" if value is None else str(value)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Cell({self.text!r})"
+
+    def __rich__(self) -> Text:
+        return Text(self.text, no_wrap=True, overflow="ellipsis", end="")
 
 
 def _flex_width(columns: Sequence[ColumnSpec], available: int, padding: int) -> int:
@@ -60,6 +83,52 @@ def fit_columns(columns: Sequence[ColumnSpec], available: int, padding: int = 1)
     ]
 
 
+class FixedColumnsTable(DataTable):
+    """A DataTable whose columns all have a set width and whose rows are one line high, filled in one go.
+
+    A plain DataTable measures every cell of every new row (to size columns that fit their content), even when no
+    column needs it; for thousands of rows that is most of the time it takes to fill. Here the measuring is skipped
+    while every column has a fixed width, and `add_keyed_rows` adds many rows with one update instead of one each.
+    Both work on DataTable's own bookkeeping as Textual 8.2 keeps it (`add_row`, `_update_dimensions`); check them
+    against the new `add_row` when upgrading Textual (tests/tui/test_inspector_lazy.py covers what they must do).
+    """
+
+    def add_keyed_rows(self, rows: Iterable[tuple[str, Sequence[CellType]]]) -> None:
+        """Append one-line rows given as (key, cells); the same as `add_row(*cells, key=key)` for each."""
+        column_keys = [column.key for column in self.ordered_columns]
+        start = self.row_count
+        added = 0
+        for key, cells in rows:
+            row_key = RowKey(key)
+            if row_key in self._row_locations:
+                raise DuplicateKey(f"The row key {row_key!r} already exists.")
+            if len(cells) > len(column_keys):
+                raise ValueError("More values provided than there are columns.")
+            self._row_locations[row_key] = start + added
+            self._data[row_key] = dict(zip_longest(column_keys, cells))
+            self.rows[row_key] = Row(row_key, 1)
+            self._new_rows.add(row_key)
+            added += 1
+        if not added:
+            return
+        self._require_update_dimensions = True
+        self.cursor_coordinate = self.cursor_coordinate
+        if start == 0 and self.columns and self.show_cursor and self.cursor_type != "none":
+            self._highlight_cursor()  # the cursor has a row to stand on now, as `add_row` announces it
+        self._update_count += 1
+        self.check_idle()
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        new_rows = list(new_rows)
+        if not any(column.auto_width for column in self.columns.values()):
+            rows = self.rows
+            if not any(
+                (row := rows.get(key)) is not None and (row.label is not None or row.auto_height) for key in new_rows
+            ):
+                new_rows = []  # nothing to measure: only the table's size is worked out
+        super()._update_dimensions(new_rows)
+
+
 def set_columns(table: DataTable, columns: Sequence[ColumnSpec], labels: Sequence[str] | None = None) -> list[int]:
     """Clear `table` and give it the columns that fit its width; returns the indexes of the columns shown."""
     table.clear(columns=True)
@@ -69,9 +138,9 @@ def set_columns(table: DataTable, columns: Sequence[ColumnSpec], labels: Sequenc
     return [index for index, _, _ in fitted]
 
 
-def pick(values: Sequence[object], indexes: Sequence[int]) -> list[Text]:
+def pick(values: Sequence[object], indexes: Sequence[int]) -> list[Cell]:
     """The cells of one row for the columns shown."""
-    return [cell(values[index]) for index in indexes]
+    return [Cell(values[index]) for index in indexes]
 
 
 def table_width(table: DataTable) -> int:
@@ -123,7 +192,7 @@ class ProblemBanner(Static):
 
 
 class InspectorTab(Vertical):
-    """One tab of the inspector. Subclasses implement `refresh_data()`."""
+    """One tab of the inspector. Subclasses implement `refresh_data()`; tabs that show files derive from `FileTab`."""
 
     TITLE: ClassVar[str] = ""
 
@@ -149,3 +218,87 @@ class InspectorTab(Vertical):
         tables = self.query(DataTable)
         if tables:
             tables.first().focus()
+
+
+class FileTab(InspectorTab):
+    """A tab that shows files from disk: `read_snapshot()` reads them (in a thread), `apply_snapshot()` shows them.
+
+    `load_started` turns true with the first read; until then the tab is empty and a change on disk needs no
+    reload (the first read will see it). Each read is numbered, and only the result of the latest one is shown, so
+    a slow read that a newer one overtook never replaces newer data. Until the first read is shown the tab's detail
+    line says `waiting_text()`.
+    """
+
+    class Loaded(Message):
+        def __init__(self, snapshot: Any, generation: int) -> None:
+            super().__init__()
+            self.snapshot = snapshot
+            self.generation = generation
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._generation = 0
+        self.loaded = False
+        self.load_error: str | None = None
+
+    @property
+    def load_started(self) -> bool:
+        return self._generation > 0
+
+    def read_snapshot(self) -> Any:
+        """Read what the tab shows (called in a worker thread; touches no widget)."""
+        raise NotImplementedError
+
+    def apply_snapshot(self, snapshot: Any) -> None:
+        """Show what `read_snapshot` returned (on the app's loop)."""
+        raise NotImplementedError
+
+    def _show_detail(self, row: Any) -> None:
+        """Describe `row` below the list; with None, the empty list (see `waiting_text` before the first load)."""
+        raise NotImplementedError
+
+    def waiting_text(self) -> str:
+        if self.load_error:
+            return f"Could not read the files: {self.load_error}"
+        return "Loading…"
+
+    def load_failed(self, error: BaseException | None) -> None:
+        """The first read failed: say so where the list would be (later reads that fail keep what is shown)."""
+        if not self.loaded:
+            self.load_error = f"{type(error).__name__}: {error}"
+            self._show_detail(None)
+
+    def refresh_data(self) -> None:
+        self._load(self._next_generation())
+
+    def ensure_loaded(self) -> None:
+        """Start the first read unless one has already started."""
+        if not self.load_started:
+            self.refresh_data()
+
+    async def load_now(self) -> None:
+        """Read in a thread and show the result before returning; for loading the tabs one after another."""
+        generation = self._next_generation()
+        snapshot = await asyncio.to_thread(self.read_snapshot)
+        self._show(snapshot, generation)
+
+    def _next_generation(self) -> int:
+        self._generation += 1
+        return self._generation
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-load")
+    def _load(self, generation: int) -> None:
+        snapshot = self.read_snapshot()
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Loaded(snapshot, generation))
+
+    @on(Loaded)
+    def _loaded(self, message: Loaded) -> None:
+        message.stop()
+        self._show(message.snapshot, message.generation)
+
+    def _show(self, snapshot: Any, generation: int) -> None:
+        if generation == self._generation and self.is_attached:
+            self.loaded = True
+            self.load_error = None
+            self.apply_snapshot(snapshot)

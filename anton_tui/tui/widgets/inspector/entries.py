@@ -19,7 +19,6 @@ from textual.content import Content
 from textual.events import Resize
 from textual.message import Message
 from textual.widgets import DataTable, Static
-from textual.worker import get_current_worker
 
 from anton_tui.memory.engram import Engram
 from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
@@ -27,7 +26,8 @@ from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.edit_entry import EditEntryScreen
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
-    InspectorTab,
+    FileTab,
+    FixedColumnsTable,
     ProblemBanner,
     cursor_key,
     describe_problem,
@@ -58,7 +58,7 @@ def date_of(engram: Engram) -> str:
     return f"{engram.updated_at:%Y-%m-%d}" if engram.updated_at else ""
 
 
-class EntryTab(InspectorTab):
+class EntryTab(FileTab):
     """Table of one kind of memory entry from the global and the project scope."""
 
     KIND_FILE: ClassVar[str] = ""  # the `kind_file` the Hippocampus edits: rules, lessons or profile
@@ -71,11 +71,6 @@ class EntryTab(InspectorTab):
         Binding("d,delete", "delete", "Delete", id="inspector.delete"),
         Binding("r", "reload", "Reload", id="inspector.reload"),
     ]
-
-    class Loaded(Message):
-        def __init__(self, snapshot: EntrySnapshot) -> None:
-            super().__init__()
-            self.snapshot = snapshot
 
     class Written(Message):
         def __init__(self, action: str, row: EntryRow, done: bool, error: str | None) -> None:
@@ -113,7 +108,7 @@ class EntryTab(InspectorTab):
     def compose(self) -> ComposeResult:
         yield ProblemBanner(classes="problems")
         yield from self.compose_controls()
-        yield DataTable(cursor_type="row", zebra_stripes=True, classes="entries")
+        yield FixedColumnsTable(cursor_type="row", zebra_stripes=True, classes="entries")
         yield Static(classes="detail")
 
     def compose_controls(self) -> ComposeResult:
@@ -121,19 +116,15 @@ class EntryTab(InspectorTab):
 
     def on_mount(self) -> None:
         self.query_one(ProblemBanner).display = False
-        self.refresh_data()
+        self._show_detail(None)
 
     @property
-    def table(self) -> DataTable:
-        return self.query_one(DataTable)
+    def table(self) -> FixedColumnsTable:
+        return self.query_one(FixedColumnsTable)
 
     # ---- loading ---------------------------------------------------------------------------------------------
 
-    def refresh_data(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-load")
-    def _load(self) -> None:
+    def read_snapshot(self) -> EntrySnapshot:
         rows: list[EntryRow] = []
         problems: list[str] = []
         for scope, hc in self.stores.scoped():
@@ -144,17 +135,14 @@ class EntryTab(InspectorTab):
                 rows.append(EntryRow(key if seen[key] == 1 else f"{key}#{seen[key]}", engram))
             path = self.file_path(hc)
             problems += [describe_problem(scope, p) for p in hc.problems() if p.path == path]
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.Loaded(EntrySnapshot(rows, problems)))
+        return EntrySnapshot(rows, problems)
 
-    @on(Loaded)
-    def _apply(self, message: Loaded) -> None:
-        message.stop()
-        self._snapshot = message.snapshot
-        self._rows = {row.key: row for row in message.snapshot.rows}
-        self.query_one(ProblemBanner).show_problems(message.snapshot.problems)
+    def apply_snapshot(self, snapshot: EntrySnapshot) -> None:
+        self._snapshot = snapshot
+        self._rows = {row.key: row for row in snapshot.rows}
+        self.query_one(ProblemBanner).show_problems(snapshot.problems)
         self.fill_table()
-        self.post_message(self.Summary(self, len(message.snapshot.rows), len(message.snapshot.problems)))
+        self.post_message(self.Summary(self, len(snapshot.rows), len(snapshot.problems)))
 
     def fill_table(self) -> None:
         """Show the loaded rows that pass `matches`, keeping the cursor on the same entry where it still exists."""
@@ -162,8 +150,7 @@ class EntryTab(InspectorTab):
         keep, old_index = cursor_key(table), table.cursor_row
         shown = set_columns(table, self.COLUMNS)
         visible = [row for row in self._snapshot.rows if self.matches(row)]
-        for row in visible:
-            table.add_row(*pick(self.cells(row.engram), shown), key=row.key)
+        table.add_keyed_rows((row.key, pick(self.cells(row.engram), shown)) for row in visible)
         self._fitted_width = table_width(table)
         restore_cursor(table, [row.key for row in visible], keep, old_index)
         self._show_detail(visible[table.cursor_row] if visible else None)
@@ -172,7 +159,7 @@ class EntryTab(InspectorTab):
         self.call_after_refresh(self._refit)
 
     def _refit(self) -> None:
-        if self.is_mounted and table_width(self.table) != self._fitted_width:
+        if self.loaded and self.is_mounted and table_width(self.table) != self._fitted_width:
             self.fill_table()
 
     # ---- the highlighted entry -------------------------------------------------------------------------------
@@ -192,7 +179,7 @@ class EntryTab(InspectorTab):
     def _show_detail(self, row: EntryRow | None) -> None:
         detail = self.query_one(".detail", Static)
         if row is None:
-            detail.update(Content(self.empty_message()))
+            detail.update(Content(self.empty_message() if self.loaded else self.waiting_text()))
             return
         engram = row.engram
         facts = [f"{row.scope} {self.NOUN}"]

@@ -19,7 +19,14 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from anton_tui.memory.episodes import Episode
-from anton_tui.tui.widgets.inspector.base import ColumnSpec, InspectorTab, pick, set_columns, table_width
+from anton_tui.tui.widgets.inspector.base import (
+    ColumnSpec,
+    FixedColumnsTable,
+    InspectorTab,
+    pick,
+    set_columns,
+    table_width,
+)
 
 MAX_TURNS = 20
 COLUMNS = (
@@ -81,7 +88,7 @@ the list to read a line in full below it.
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search past conversations, then press Enter…", classes="search")
         yield Static(classes="status")
-        yield DataTable(cursor_type="row", zebra_stripes=True, classes="results")
+        yield FixedColumnsTable(cursor_type="row", zebra_stripes=True, classes="results")
         with VerticalScroll(classes="episode"):
             yield Static(classes="episode-text")
 

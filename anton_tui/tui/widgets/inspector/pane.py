@@ -1,8 +1,10 @@
 """The inspector: Anton's memory at a glance, one tab each for rules, lessons, profile, skills, ACC and episodes.
 
-Give it the session's `MemoryStores`. It reloads a tab when that tab's files change (`FilesChanged` from the file
-watcher, batched for a tenth of a second), follows the session's events through `apply_event`, and reports failed
-reloads once as a notification.
+Give it the session's `MemoryStores`. Nothing is read before the first frame: once it is painted the pane loads the
+tab in view, then the other tabs one after another, and posts `InspectorPane.Loaded` (the app starts its file
+watcher then); a tab shown before its turn loads at once. It reloads a loaded tab when that tab's files change
+(`FilesChanged` from the file watcher, batched for a tenth of a second), follows the session's events through
+`apply_event`, and reports failed reloads once as a notification.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -20,7 +23,7 @@ from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten
 from anton_tui.tui.stores import MemoryStores
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
 from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
-from anton_tui.tui.widgets.inspector.base import InspectorTab
+from anton_tui.tui.widgets.inspector.base import FileTab, InspectorTab
 from anton_tui.tui.widgets.inspector.episodes import EpisodesTab
 from anton_tui.tui.widgets.inspector.lessons import LessonsTab
 from anton_tui.tui.widgets.inspector.profile import ProfileTab
@@ -62,6 +65,9 @@ Use the arrow keys on the tab row to switch tabs. Lines that cannot be read are 
 rewritten.
 """
 
+    class Loaded(Message):
+        """Every tab has read its files once (posted once, after the frame that shows the last of them)."""
+
     def __init__(
         self, stores: MemoryStores, *, name: str | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
@@ -69,12 +75,17 @@ rewritten.
         self.stores = stores
         self._batcher = ChangeBatcher(self, self.refresh_areas)
         self._reported_failures: set[str] = set()
+        self._loading_begun = False
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="inspector-tabs"):
             for tab_id, tab_class in TABS.items():
                 with TabPane(tab_class.TITLE, id=f"inspector-{tab_id}"):
                     yield tab_class(self.stores, id=f"inspector-{tab_id}-tab")
+
+    def on_mount(self) -> None:
+        # Through the app: its callbacks run after its first frame (a widget's own may run before that frame).
+        self.app.call_after_refresh(self.load_tabs)
 
     # ---- the tabs ----------------------------------------------------------------------------------------------
 
@@ -95,7 +106,33 @@ rewritten.
     def active_tab(self) -> str:
         return self.query_one(TabbedContent).active.removeprefix("inspector-")
 
-    # ---- reloading ---------------------------------------------------------------------------------------------
+    # ---- loading and reloading ---------------------------------------------------------------------------------
+
+    @work(group="inspector-first-load", exit_on_error=False)
+    async def load_tabs(self) -> None:
+        """Load the tab in view, then the others one by one, each shown before the next is read.
+
+        One at a time, because reading files in a thread while the app's loop fills a table slows both down.
+        """
+        self._loading_begun = True
+        file_tabs = [tab for tab in self.query(FileTab) if tab.parent is not None]
+        in_view = self.active_tab
+        file_tabs.sort(key=lambda tab: tab.parent.id != f"inspector-{in_view}")
+        for tab in file_tabs:
+            if not tab.load_started:
+                try:
+                    await tab.load_now()
+                except Exception as error:  # the other tabs still load
+                    tab.load_failed(error)
+                    self._report_failure(error)
+        self.call_after_refresh(self.post_message, self.Loaded())
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        if not self._loading_begun or event.pane is None:
+            return  # the first tab is shown while the pane mounts; `load_tabs` reads it after the first frame
+        for tab in event.pane.query_children(FileTab):
+            tab.ensure_loaded()
 
     def refresh_data(self) -> None:
         """Reload every tab from disk."""
@@ -103,11 +140,16 @@ rewritten.
             self.tab(tab_id).refresh_data()
 
     def refresh_areas(self, areas: Iterable[str]) -> None:
-        """Reload only the tabs showing these areas ("memory", "skills", "episodes"; others are ignored)."""
+        """Reload the tabs showing these areas ("memory", "skills", "episodes"; others are ignored).
+
+        A tab that has not been read yet is left alone: its first read will see the change.
+        """
         tab_ids = {tab_id for area in areas for tab_id in AREA_TABS.get(area, ())}
         for tab_id in TABS:
-            if tab_id in tab_ids:
-                self.tab(tab_id).refresh_data()
+            tab = self.tab(tab_id)
+            unread = isinstance(tab, FileTab) and not tab.load_started
+            if tab_id in tab_ids and not unread:
+                tab.refresh_data()
 
     @on(FilesChanged)
     def _files_changed(self, message: FilesChanged) -> None:
@@ -140,7 +182,11 @@ rewritten.
         if event.state != WorkerState.ERROR or not event.worker.group.startswith("inspector"):
             return
         event.stop()
-        error = event.worker.error
+        if isinstance(event.worker.node, FileTab):
+            event.worker.node.load_failed(event.worker.error)
+        self._report_failure(event.worker.error)
+
+    def _report_failure(self, error: BaseException | None) -> None:
         text = f"{type(error).__name__}: {error}"
         if text not in self._reported_failures:  # a failing reload repeats on every change; say it once
             self._reported_failures.add(text)

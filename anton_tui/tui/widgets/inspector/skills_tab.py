@@ -9,20 +9,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.events import Resize
-from textual.message import Message
 from textual.widgets import DataTable, Static
-from textual.worker import get_current_worker
 
 from anton_tui.memory.skill_format import STAGES
 from anton_tui.memory.skills import Skill
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
-    InspectorTab,
+    FileTab,
+    FixedColumnsTable,
     ProblemBanner,
     cursor_key,
     pick,
@@ -86,7 +85,7 @@ class SkillsSnapshot:
     problems: list[str] = field(default_factory=list)
 
 
-class SkillsTab(InspectorTab):
+class SkillsTab(FileTab):
     """Saved skills from ~/.anton/skills with recall counts per stage."""
 
     TITLE = "Skills"
@@ -108,11 +107,6 @@ Keys: `s` sorts by the next column, `S` reverses the order, clicking a column he
 to reverse), `r` reloads. Skill folders that cannot be read are listed at the top and left untouched.
 """
 
-    class Loaded(Message):
-        def __init__(self, snapshot: SkillsSnapshot) -> None:
-            super().__init__()
-            self.snapshot = snapshot
-
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._snapshot = SkillsSnapshot()
@@ -123,38 +117,31 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
 
     def compose(self) -> ComposeResult:
         yield ProblemBanner(classes="problems")
-        yield DataTable(cursor_type="row", zebra_stripes=True, classes="skills")
+        yield FixedColumnsTable(cursor_type="row", zebra_stripes=True, classes="skills")
         yield Static(classes="detail")
 
     def on_mount(self) -> None:
         self.query_one(ProblemBanner).display = False
-        self.refresh_data()
+        self._show_detail(None)
 
     @property
-    def table(self) -> DataTable:
-        return self.query_one(DataTable)
+    def table(self) -> FixedColumnsTable:
+        return self.query_one(FixedColumnsTable)
 
     # ---- loading ---------------------------------------------------------------------------------------------
 
-    def refresh_data(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-load")
-    def _load(self) -> None:
+    def read_snapshot(self) -> SkillsSnapshot:
         store = self.stores.skills
         rows = [SkillRow.from_skill(skill) for skill in store.list_all()]
         problems = [f"⚠ skill {broken.label}: {broken.reason}" for broken in store.broken()]
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.Loaded(SkillsSnapshot(rows, problems)))
+        return SkillsSnapshot(rows, problems)
 
-    @on(Loaded)
-    def _apply(self, message: Loaded) -> None:
-        message.stop()
-        self._snapshot = message.snapshot
-        self._rows = {row.label: row for row in message.snapshot.rows}
-        self.query_one(ProblemBanner).show_problems(message.snapshot.problems)
+    def apply_snapshot(self, snapshot: SkillsSnapshot) -> None:
+        self._snapshot = snapshot
+        self._rows = {row.label: row for row in snapshot.rows}
+        self.query_one(ProblemBanner).show_problems(snapshot.problems)
         self.fill_table()
-        self.post_message(self.Summary(self, len(message.snapshot.rows), len(message.snapshot.problems)))
+        self.post_message(self.Summary(self, len(snapshot.rows), len(snapshot.problems)))
 
     def sorted_rows(self) -> list[SkillRow]:
         by_label = sorted(self._snapshot.rows, key=SORT_KEYS["label"])
@@ -167,8 +154,7 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
         labels = [spec.label + (arrow if spec.key == self.sort_column else "") for spec in COLUMNS]
         shown = set_columns(table, COLUMNS, labels)
         rows = self.sorted_rows()
-        for row in rows:
-            table.add_row(*pick(row.cells(), shown), key=row.label)
+        table.add_keyed_rows((row.label, pick(row.cells(), shown)) for row in rows)
         self._fitted_width = table_width(table)
         restore_cursor(table, [row.label for row in rows], keep, old_index)
         self._show_detail(rows[table.cursor_row] if rows else None)
@@ -177,7 +163,7 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
         self.call_after_refresh(self._refit)
 
     def _refit(self) -> None:
-        if self.is_mounted and table_width(self.table) != self._fitted_width:
+        if self.loaded and self.is_mounted and table_width(self.table) != self._fitted_width:
             self.fill_table()
 
     # ---- sorting ---------------------------------------------------------------------------------------------
@@ -216,7 +202,8 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
     def _show_detail(self, row: SkillRow | None) -> None:
         detail = self.query_one(".detail", Static)
         if row is None:
-            detail.update(Content("No skills saved yet. Ask Anton to save a procedure that worked as a skill."))
+            empty = "No skills saved yet. Ask Anton to save a procedure that worked as a skill."
+            detail.update(Content(empty if self.loaded else self.waiting_text()))
             return
         stages = ", ".join(
             f"stage {number}: {recommended} recommended / {used} used"
