@@ -15,6 +15,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from rich.text import Text
 from textual import on, work
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -235,11 +236,31 @@ class FileTab(InspectorTab):
             self.snapshot = snapshot
             self.generation = generation
 
+    TABLE_CLASSES: ClassVar[str] = ""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._generation = 0
         self.loaded = False
         self.load_error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield ProblemBanner(classes="problems")
+        yield from self.compose_controls()
+        yield FixedColumnsTable(cursor_type="row", zebra_stripes=True, classes=self.TABLE_CLASSES)
+        yield Static(classes="detail")
+
+    def compose_controls(self) -> ComposeResult:
+        """Widgets between the problem banner and the table (a filter box, say)."""
+        yield from ()
+
+    def on_mount(self) -> None:
+        self.query_one(ProblemBanner).display = False
+        self._show_detail(None)
+
+    @property
+    def table(self) -> FixedColumnsTable:
+        return self.query_one(FixedColumnsTable)
 
     @property
     def load_started(self) -> bool:

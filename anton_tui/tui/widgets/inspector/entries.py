@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import ClassVar
 
 from textual import on, work
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.events import Resize
@@ -27,7 +26,6 @@ from anton_tui.tui.screens.edit_entry import EditEntryScreen
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
     FileTab,
-    FixedColumnsTable,
     ProblemBanner,
     cursor_key,
     describe_problem,
@@ -60,6 +58,8 @@ def date_of(engram: Engram) -> str:
 
 class EntryTab(FileTab):
     """Table of one kind of memory entry from the global and the project scope."""
+
+    TABLE_CLASSES = "entries"
 
     KIND_FILE: ClassVar[str] = ""  # the `kind_file` the Hippocampus edits: rules, lessons or profile
     NOUN: ClassVar[str] = "entry"
@@ -104,23 +104,6 @@ class EntryTab(FileTab):
         return self.EMPTY
 
     # ---- layout ----------------------------------------------------------------------------------------------
-
-    def compose(self) -> ComposeResult:
-        yield ProblemBanner(classes="problems")
-        yield from self.compose_controls()
-        yield FixedColumnsTable(cursor_type="row", zebra_stripes=True, classes="entries")
-        yield Static(classes="detail")
-
-    def compose_controls(self) -> ComposeResult:
-        yield from ()
-
-    def on_mount(self) -> None:
-        self.query_one(ProblemBanner).display = False
-        self._show_detail(None)
-
-    @property
-    def table(self) -> FixedColumnsTable:
-        return self.query_one(FixedColumnsTable)
 
     # ---- loading ---------------------------------------------------------------------------------------------
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from textual import on
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.events import Resize
@@ -21,7 +20,6 @@ from anton_tui.memory.skills import Skill
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
     FileTab,
-    FixedColumnsTable,
     ProblemBanner,
     cursor_key,
     pick,
@@ -88,6 +86,8 @@ class SkillsSnapshot:
 class SkillsTab(FileTab):
     """Saved skills from ~/.anton/skills with recall counts per stage."""
 
+    TABLE_CLASSES = "skills"
+
     TITLE = "Skills"
     BINDINGS = [
         Binding("s", "sort_next", "Sort", id="inspector.sort"),
@@ -114,19 +114,6 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
         self.sort_column = "label"
         self.sort_reverse = False
         self._fitted_width = 0
-
-    def compose(self) -> ComposeResult:
-        yield ProblemBanner(classes="problems")
-        yield FixedColumnsTable(cursor_type="row", zebra_stripes=True, classes="skills")
-        yield Static(classes="detail")
-
-    def on_mount(self) -> None:
-        self.query_one(ProblemBanner).display = False
-        self._show_detail(None)
-
-    @property
-    def table(self) -> FixedColumnsTable:
-        return self.query_one(FixedColumnsTable)
 
     # ---- loading ---------------------------------------------------------------------------------------------
 
