@@ -24,7 +24,8 @@ from anton_tui.config import Settings, load_settings
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.stores import MemoryStores
-from anton_tui.tui.widgets.chat import AssistantMessage, CommandReply, Notice, UserMessage
+from anton_tui.tui.widgets.answer import AssistantMessage
+from anton_tui.tui.widgets.chat import CommandReply, Notice, UserMessage
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.inspector import InspectorPane
 from anton_tui.tui.widgets.prompt import Prompt

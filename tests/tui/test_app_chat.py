@@ -25,7 +25,8 @@ from anton_tui.memory.acc import Lesson
 from anton_tui.memory.engram import Engram
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.screens.confirm_memory import ConfirmMemoryScreen
-from anton_tui.tui.widgets.chat import AssistantMessage, ChatView, ErrorBlock, Notice, UserMessage
+from anton_tui.tui.widgets.answer import AssistantMessage
+from anton_tui.tui.widgets.chat import ChatView, ErrorBlock, Notice, UserMessage
 from anton_tui.tui.widgets.tool_block import ToolCallBlock
 
 from .app_support import Pause, Raise, ScriptedSession, make_settings, screen_text, send, wait_until

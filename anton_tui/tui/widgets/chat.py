@@ -1,7 +1,8 @@
 """The chat transcript: user messages, streamed answers, tool calls, memory and self-check notices, errors.
 
-Each assistant message is one Markdown widget fed through a `MarkdownStream`, so fast token streams are batched
-instead of re-rendering the whole answer per chunk. The view stays anchored to the bottom while the user is there and
+Each assistant message streams into a Markdown widget through a `MarkdownStream`, so fast token streams are batched
+instead of re-rendering the whole answer per chunk; a long one is split into parts, and a finished part keeps only
+its rendered lines (see `answer.py`). The view stays anchored to the bottom while the user is there and
 leaves them alone once they scroll up. Past `max_blocks` the oldest blocks leave the widget tree (the conversation
 itself stays in the session).
 """
@@ -18,12 +19,14 @@ from textual.content import Content
 from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button, Markdown, Static
+from textual.widgets import Button, Static
 
 from anton_tui.tui.widgets.tool_block import ToolCallBlock
 
 if TYPE_CHECKING:
     from textual.timer import Timer
+
+    from anton_tui.tui.widgets.answer import AssistantMessage
     from textual.widgets.markdown import MarkdownStream
 
     from anton_tui.agent.events import AccNudge, HistoryRepaired, MemoryWritten, ToolCallFinished, ToolCallStarted
@@ -82,21 +85,6 @@ class UserMessage(Static):
     def __init__(self, text: str) -> None:
         super().__init__(Content(text), classes="chat-block")
         self.text = text
-
-
-class AssistantMessage(Markdown):
-    """One assistant message (or a part of a long one), rendered as Markdown while it streams in."""
-
-    def __init__(self, text: str = "", *, continued: bool = False) -> None:
-        super().__init__(text, classes="chat-block -continued" if continued else "chat-block")
-
-    def trim_last_margin(self) -> None:
-        """No blank line under the last block of a finished message. Done once, by hand: a `:last-child` rule
-        would restyle every block of a streaming answer each time a block is added."""
-        if self.children:
-            last = self.children[-1]
-            top, right, _bottom, left = last.styles.margin
-            last.styles.margin = (top, right, 0, left)
 
 
 def paragraph_break(written: str, chunk: str, start: int = 0) -> int:
@@ -272,7 +260,7 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
             if cut < 0:
                 break
             await self._write(chunk[:cut])
-            await self._stop_stream()
+            await self._stop_stream(last=False)
             chunk = chunk[cut:]
             if not chunk:
                 self._continue_answer = True
@@ -281,10 +269,12 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         await self._write(chunk)
 
     async def _start_stream(self, *, continued: bool) -> None:
+        from anton_tui.tui.widgets.answer import AssistantMessage  # Markdown costs start-up time; the app preloads it
+
         answer = AssistantMessage(continued=continued)
         await self._add(answer)
         self._answer = answer
-        self._stream = Markdown.get_stream(answer)
+        self._stream = answer.stream()
         self._written = ""
         self._continue_answer = False
 
@@ -298,12 +288,14 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         if self._stream is not None:
             await self._stop_stream()
         elif full_text.strip() and not self._continue_answer:
+            from anton_tui.tui.widgets.answer import AssistantMessage
+
             answer = AssistantMessage(full_text)
             await self._add(answer)
-            self.call_after_refresh(answer.trim_last_margin)
+            answer.finish()
         self._continue_answer = False
 
-    async def _stop_stream(self) -> None:
+    async def _stop_stream(self, *, last: bool = True) -> None:
         stream, self._stream = self._stream, None
         answer = self._answer
         try:
@@ -315,7 +307,7 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
             if current is not None and current.cancelling():
                 raise
         if answer is not None:
-            answer.trim_last_margin()
+            answer.finish(last=last)
 
     async def start_tool(self, event: ToolCallStarted) -> None:
         await self.end_answer()
@@ -358,6 +350,8 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         self._running_tools.clear()
 
     def action_copy_answer(self) -> None:
+        from anton_tui.tui.widgets.answer import AssistantMessage
+
         parts: list[str] = []
         for block in reversed(self.blocks):  # the last answer, with the parts a long one was split into
             if not isinstance(block, AssistantMessage):

@@ -1,0 +1,112 @@
+"""Finished answer parts keep their rendered lines as one widget each: they must look exactly as the live Markdown
+did, above the view too, and follow the terminal's width and the theme."""
+
+from __future__ import annotations
+
+from textual.geometry import Offset
+from textual.selection import Selection
+
+from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished, TurnStarted
+from anton_tui.tui.app import AntonApp
+from anton_tui.tui.widgets.answer import AssistantMessage
+from anton_tui.tui.widgets.chat import ChatView
+
+from .app_support import ScriptedSession, make_settings, screen_text, send, wait_until
+
+SECTION = "## Part {n}\n\nParagraph {n} says something about the monthly totals of region {n}.\n\n- first point\n- second point\n\n"
+ANSWER = "".join(SECTION.format(n=n) for n in range(60))  # about 550 lines: below the pruning budget
+
+
+def streamed(text: str, size: int = 40) -> list:
+    chunks = [text[i : i + size] for i in range(0, len(text), size)]
+    return [
+        TurnStarted(1, "q"),
+        *(AssistantTextDelta(chunk) for chunk in chunks),
+        AssistantMessageDone(text),
+        TurnFinished(1, "end_turn", text),
+    ]
+
+
+def parts(app: AntonApp) -> list[AssistantMessage]:
+    return list(app.screen.query(AssistantMessage))
+
+
+def kept_text(part: AssistantMessage) -> str:
+    return "\n".join(strip.text.rstrip() for strip in part._lines or [])
+
+
+async def test_every_finished_part_becomes_one_widget_showing_all_its_text_even_above_the_view() -> None:
+    app = AntonApp(make_settings(), ScriptedSession(streamed(ANSWER)))
+    async with app.run_test(size=(100, 24)) as pilot:
+        await send(pilot, "write a long report")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: len(parts(app)) >= 3 and all(part.frozen for part in parts(app)), timeout=15)
+        assert all(part.markdown is None and not part.children for part in parts(app))
+        kept = "\n".join(kept_text(part) for part in parts(app))
+        for n in range(60):
+            assert f"Paragraph {n} says something" in kept, f"section {n} is missing from the kept lines"
+        assert "".join(part.source for part in parts(app)) == ANSWER
+        chat = app.screen.query_one(ChatView)
+        chat.scroll_home(animate=False)
+        await wait_until(pilot, lambda: "Paragraph 0 says something" in screen_text(app))
+        assert "Part 0" in screen_text(app)
+
+
+async def test_a_finished_part_looks_exactly_as_its_live_markdown_did() -> None:
+    text = "# Heading\n\nSome **bold** and `code` text.\n\n1. one\n2. two\n\n> a quote\n\n```python\nx = 1\n```\n\nEnd."
+    app = AntonApp(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.screen.query_one(ChatView)
+        part = AssistantMessage(text)
+        await chat.mount(part)
+        await wait_until(pilot, lambda: "End." in screen_text(app))
+        part._trim_last_margin()  # what finishing does first: no blank line under the last block
+        await pilot.pause()
+        live = screen_text(app)
+        part.finish()
+        await wait_until(pilot, lambda: part.frozen)
+        await pilot.pause()
+        assert screen_text(app) == live
+
+
+async def test_resizing_the_terminal_rewraps_finished_answers() -> None:
+    long_paragraph = " ".join(f"word{n}" for n in range(120))
+    app = AntonApp(make_settings(), ScriptedSession(streamed(long_paragraph + "\n\nDone.")))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await send(pilot, "q")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: parts(app) and all(part.frozen for part in parts(app)))
+        (part,) = parts(app)
+        wide_lines = len(part._lines)
+        await pilot.resize_terminal(90, 40)
+        await wait_until(pilot, lambda: part.frozen and len(part._lines) > wide_lines)
+        assert max(len(line.rstrip()) for line in kept_text(part).splitlines()) < 90
+        assert "word119" in kept_text(part)
+
+
+async def test_changing_the_theme_repaints_finished_answers() -> None:
+    app = AntonApp(make_settings(), ScriptedSession(streamed("Plain words in the answer.")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "q")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: parts(app) and parts(app)[0].frozen)
+        (part,) = parts(app)
+
+        def text_colour() -> object:
+            return next(segment.style.color for segment in part._lines[0] if segment.text.strip())
+
+        dark = text_colour()
+        app.theme = "anton-light"
+        await wait_until(pilot, lambda: part.frozen and text_colour() != dark)
+        assert "Plain words in the answer." in screen_text(app)
+
+
+async def test_text_of_a_finished_answer_can_still_be_selected_and_copied() -> None:
+    app = AntonApp(make_settings(), ScriptedSession(streamed("Select these words please.")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "q")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: parts(app) and parts(app)[0].frozen)
+        (part,) = parts(app)
+        selected, _end = part.get_selection(Selection.from_offsets(Offset(0, 0), Offset(12, 0)))
+        assert selected == "Select these"
