@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from anton_tui import gc_policy
+
+    gc_policy.hold()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.folder is not None and not args.folder.expanduser().is_dir():

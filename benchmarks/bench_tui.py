@@ -187,6 +187,9 @@ async def measure_typing(
     from anton_tui.tui.widgets.inspector import InspectorPane
     from anton_tui.tui.widgets.prompt import Prompt
 
+    from anton_tui import gc_policy
+
+    gc_policy.hold()  # as `anton_tui.cli.main` does; the app lets the collector run again after its first frame
     home, project = scratch / "home", scratch / "project"
     home.mkdir()
     project.mkdir()

@@ -93,6 +93,9 @@ def run_bare() -> None:
 
 
 def run_anton(until_loaded: tuple[int, int] | None) -> None:
+    from anton_tui import gc_policy
+
+    gc_policy.hold()  # as `anton_tui.cli.main` does before anything else
     from anton_tui.config import load_settings
     from anton_tui.tui.app import AntonApp
 

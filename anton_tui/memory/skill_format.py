@@ -14,10 +14,10 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-import yaml
 
 try:
     import fcntl
@@ -236,14 +236,20 @@ def bump_recommended(data: dict[str, Any], stage: int, now_iso: str) -> dict[str
 # --------------------------------------------------------------------------- SKILL.md
 
 
-class _FrontMatterLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
-    """Safe YAML loader that keeps dates as text, so a round trip does not reformat them."""
+@cache
+def _front_matter_loader() -> type:
+    """A safe YAML loader that keeps dates as text, so a round trip does not reformat them. (PyYAML is imported
+    with the first SKILL.md, not with the app.)"""
+    import yaml
 
+    class FrontMatterLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
+        pass
 
-_FrontMatterLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+    FrontMatterLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return FrontMatterLoader
 
 _DELIMITER = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 
@@ -288,8 +294,10 @@ def _read_front_matter(path) -> str:
 
 
 def parse_front_matter(yaml_text: str) -> dict[str, Any]:
+    import yaml
+
     try:
-        data = yaml.load(yaml_text, Loader=_FrontMatterLoader)  # noqa: S506 - a safe loader subclass
+        data = yaml.load(yaml_text, Loader=_front_matter_loader())  # noqa: S506 - a safe loader subclass
     except yaml.YAMLError as exc:
         where = ""
         mark = getattr(exc, "problem_mark", None)
@@ -369,6 +377,8 @@ def build_front_matter(
 
 
 def render_skill_md(front_matter: dict[str, Any], body: str) -> str:
+    import yaml
+
     dumped = yaml.dump(
         front_matter, Dumper=yaml.SafeDumper, default_flow_style=False, allow_unicode=True, sort_keys=False
     )

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.theme import Theme
 from textual.widget import Widget
 
-from anton_tui import __version__
+from anton_tui import __version__, gc_policy
 from anton_tui.tui.command_registry import SlashCommand, default_menu
 from anton_tui.tui.messages import ChatCleared
 from anton_tui.tui.screens.main import MainScreen
@@ -37,7 +37,6 @@ class AntonApp(App[int]):
     """anton-tui: chat with Anton, watch its scratchpads and its memory."""
 
     TITLE = "anton-tui"
-    DEFAULT_MODE = "main"
     COMMANDS = App.COMMANDS | {_anton_commands}
     CSS_PATH = [  # absolute, so that subclasses defined elsewhere find them
         _HERE / "app.tcss",
@@ -45,6 +44,7 @@ class AntonApp(App[int]):
         _HERE / "widgets" / "chat.tcss",
         _HERE / "widgets" / "prompt.tcss",
         _HERE / "widgets" / "scratchpad_pane.tcss",
+        _HERE / "screens" / "main.tcss",  # here, not on the screen: a screen's own CSS is a second parse at start-up
     ]
 
     BINDINGS = [
@@ -108,9 +108,8 @@ class AntonApp(App[int]):
         wanted = getattr(settings, "theme", None) or DEFAULT_THEME
         self._unknown_theme = None if wanted in self.available_themes else wanted
         self.theme = DEFAULT_THEME if self._unknown_theme else wanted
-        self.add_mode("main", self._create_main_screen)
 
-    def _create_main_screen(self) -> MainScreen:
+    def get_default_screen(self) -> MainScreen:
         settings = self.settings
         self._main_screen = MainScreen(
             self.session,
@@ -137,6 +136,7 @@ class AntonApp(App[int]):
         return str(name or getattr(self.settings, "planning_provider", ""))
 
     def on_mount(self) -> None:
+        self.call_after_refresh(gc_policy.release)
         if self.keymap:
             self.set_keymap(self.keymap)
         self._report_theme_problems(self.theme_problems)
@@ -235,9 +235,17 @@ class AntonApp(App[int]):
     @work(group="warm-up", exit_on_error=False)
     async def warm_up_session(self) -> None:
         """After the first frame: import the model SDK and build the episode index, so neither stalls a turn."""
+        import anton_tui.tui.widgets.answer  # noqa: F401  (Markdown, for the first answer)
+        from anton_tui.tui.widgets.code import highlighted_python
+
+        highlighted_python("")  # loads pygments, for the first code shown
+
         warm_up = getattr(self.session, "warm_up", None)
-        if warm_up is not None:
-            await warm_up()
+        try:
+            if warm_up is not None:
+                await warm_up()
+        finally:
+            gc_policy.settle()
 
     def on_files_changed(self, message: Any) -> None:
         if "themes" in message.areas:
@@ -330,6 +338,7 @@ class AntonApp(App[int]):
         self.notify("Settings saved and applied.")
 
     def on_main_screen_turn_ended(self, message: MainScreen.TurnEnded) -> None:
+        self.call_after_refresh(gc_policy.collect_between_turns)  # once the end of the turn is on screen
         if self._pending_settings is not None:
             self.apply_pending_settings()
 

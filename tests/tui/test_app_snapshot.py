@@ -24,6 +24,7 @@ from anton_tui.agent.events import (
 from anton_tui.memory.engram import Engram
 from anton_tui.scratchpad.events import CellHeartbeat, CellOutput, CellProgress, CellStarted
 from anton_tui.tui.app import AntonApp
+from anton_tui.tui.widgets.prompt import Prompt
 
 from .app_support import AppSettings, Pause, ScriptedSession, screen_text, wait_until
 
@@ -71,6 +72,7 @@ def test_main_screen_mid_turn(snap_compare, size: tuple[int, int], tmp_path: Pat
     app = AntonApp(settings, ScriptedSession(mid_turn_script(pause)), cursor_blink=False, version="0.0.0")
 
     async def run_before(pilot) -> None:
+        await wait_until(pilot, lambda: isinstance(app.focused, Prompt))  # the screenshot starts before the screen
         await pilot.press(*"How are sales trending?", "enter")
         await wait_until(pilot, pause.reached.is_set)
         await wait_until(pilot, lambda: "11890.5" in screen_text(app))

@@ -1,4 +1,5 @@
-"""Start-up stays light: the real app paints its first frame before any LLM SDK or watchdog is imported."""
+"""Start-up stays light: the real app paints its first frame before any LLM SDK, watchdog, Markdown parser, syntax
+highlighter or YAML parser is imported."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ PROBE = textwrap.dedent(
     from anton_tui.tui.app import _build_app
 
     def heavy():
-        return [m for m in ("anthropic", "openai", "watchdog") if m in sys.modules]
+        lazy = ("anthropic", "openai", "watchdog", "markdown_it", "pygments", "yaml")
+        return [m for m in lazy if m in sys.modules]
 
     async def main():
         seen = {}
@@ -41,7 +43,7 @@ PROBE = textwrap.dedent(
 )
 
 
-def test_first_frame_imports_no_sdk_and_watchdog_comes_after(anton_home: Path, project_dir: Path) -> None:
+def test_first_frame_imports_no_sdk_nor_parsers_and_watchdog_comes_after(anton_home: Path, project_dir: Path) -> None:
     env = {**os.environ, "ANTON_ANTHROPIC_API_KEY": "sk-test-not-used"}
     result = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=project_dir, timeout=60

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rich.console import Console, RenderableType
-from rich.markdown import Markdown
 from rich.text import Text
 
 from anton_tui.tui.stores import MemoryStores
@@ -37,6 +36,8 @@ class CommandOutput:
     @property
     def renderable(self) -> RenderableType:
         if self.markdown:
+            from rich.markdown import Markdown  # markdown-it: imported with the first reply that needs it
+
             return Markdown(str(self.content))
         if isinstance(self.content, str):
             return Text(self.content)

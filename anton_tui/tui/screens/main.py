@@ -76,8 +76,9 @@ class MainScreen(Screen):
             super().__init__()
             self.reason = reason
 
-    CSS_PATH = Path(__file__).with_name("main.tcss")
+    # Its CSS, main.tcss, is the app's (see AntonApp.CSS_PATH).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    AUTO_FOCUS = "#prompt"
 
     HELP = """\
 ## Layout and keys

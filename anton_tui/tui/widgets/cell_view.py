@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.highlight import highlight
 from textual.widgets import Log, Static
+
+from anton_tui.tui.widgets.code import highlighted_python
 
 if TYPE_CHECKING:
     from anton_tui.scratchpad.cell import Cell
@@ -48,7 +49,7 @@ class CellView(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield self._header
-        yield Static(highlight(self.code, language="python"), classes="cell-code")
+        yield Static(highlighted_python(self.code), classes="cell-code")
         yield self._progress
         yield self._output
         yield self._error

@@ -11,8 +11,9 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.highlight import highlight
 from textual.widgets import Collapsible, Static
+
+from anton_tui.tui.widgets.code import highlighted_python
 
 RESULT_PREVIEW_CHARS = 4_000
 SUMMARY_CHARS = 60
@@ -55,7 +56,7 @@ def summarize_call(name: str, tool_input: dict[str, Any]) -> str:
 
 def _details(name: str, tool_input: dict[str, Any]) -> list[Static]:
     if name == "scratchpad" and tool_input.get("code"):
-        return [Static(highlight(str(tool_input["code"]), language="python"), classes="tool-code")]
+        return [Static(highlighted_python(str(tool_input["code"])), classes="tool-code")]
     if name == "memorize":
         lines = [
             Content.from_markup(
