@@ -136,6 +136,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         self._suggest_prompt = suggest_prompt
         self.last_prompt: str | None = None
         self._turn_worker: Worker | None = None
+        self._prompt: Prompt | None = None
         self._turn_closed = True
         self._retry_offered = False
         self._take_width_class()
@@ -170,12 +171,30 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         widget.id = "inspector"
         return widget
 
+    def _on_timer_update(self) -> None:
+        """Keystrokes first: when the prompt needs repainting and the chat also needs a new layout (an answer is
+        streaming in), the prompt is painted now and the layout follows on the next tick."""
+        prompt = self._prompt
+        if (
+            self._layout_required
+            and prompt is not None
+            and prompt in self._dirty_widgets
+            and self.is_current
+            and not self.app._batch_count
+        ):
+            self._dirty_widgets.discard(prompt)
+            self._compositor.update_widgets({prompt})
+            self._compositor_refresh()
+            return  # the update timer keeps running: the layout is still required
+        super()._on_timer_update()
+
     @property
     def inspector(self) -> Widget:
         return self.query_one("#inspector")
 
     def on_mount(self) -> None:
-        self.query_one(Prompt).focus()
+        self._prompt = self.query_one(Prompt)
+        self._prompt.focus()
         if self._banner:
             self.call_later(self.chat.add_notice, Content(self._banner), "info")
         self._offer_next_prompt()
@@ -279,13 +298,17 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
 
     @work(group=_TURN, exclusive=True, exit_on_error=False)
     async def run_turn(self, text: str) -> None:
+        last: SessionEventMessage | None = None
         async for event in self.session.turn(text):
-            self.post_message(SessionEventMessage(event))
+            if isinstance(event, AssistantTextDelta) and last is not None and last.take_more_text(event.text):
+                continue
+            last = SessionEventMessage(event)
+            self.post_message(last)
 
     # --- engine events -------------------------------------------------------------------------------------------
 
     async def on_session_event_message(self, message: SessionEventMessage) -> None:
-        event = message.event
+        event = message.take()
         chat = self.chat
         match event:
             case AssistantTextDelta(text=text):
