@@ -30,7 +30,7 @@ from benchmarks.tui_startup_probe import SIZE, painting
 REPO = Path(__file__).resolve().parent.parent
 SKILLS = 1_000
 LESSONS = 5_000
-STARTUP_RUNS = 7
+STARTUP_RUNS = 11
 LOADED_RUNS = 3  # of those, the runs that also wait for the inspector's tables to fill (slow: they come later)
 STARTUP_TARGET_S = 0.8
 BARE_RATIO_TARGET = 1.3

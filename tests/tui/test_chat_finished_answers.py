@@ -31,6 +31,14 @@ def parts(app: AntonApp) -> list[AssistantMessage]:
     return list(app.screen.query(AssistantMessage))
 
 
+async def answered(app: AntonApp, pilot) -> AssistantMessage:
+    """Send a message and wait for its one-part answer to be finished and kept."""
+    await send(pilot, "q")
+    await app.workers.wait_for_complete()
+    await wait_until(pilot, lambda: len(parts(app)) == 1 and parts(app)[0].frozen)
+    return parts(app)[0]
+
+
 def kept_text(part: AssistantMessage) -> str:
     return "\n".join(strip.text.rstrip() for strip in part._lines or [])
 
@@ -73,10 +81,7 @@ async def test_resizing_the_terminal_rewraps_finished_answers() -> None:
     long_paragraph = " ".join(f"word{n}" for n in range(120))
     app = AntonApp(make_settings(), ScriptedSession(streamed(long_paragraph + "\n\nDone.")))
     async with app.run_test(size=(160, 40)) as pilot:
-        await send(pilot, "q")
-        await app.workers.wait_for_complete()
-        await wait_until(pilot, lambda: parts(app) and all(part.frozen for part in parts(app)))
-        (part,) = parts(app)
+        part = await answered(app, pilot)
         wide_lines = len(part._lines)
         await pilot.resize_terminal(90, 40)
         await wait_until(pilot, lambda: part.frozen and len(part._lines) > wide_lines)
@@ -87,10 +92,7 @@ async def test_resizing_the_terminal_rewraps_finished_answers() -> None:
 async def test_changing_the_theme_repaints_finished_answers() -> None:
     app = AntonApp(make_settings(), ScriptedSession(streamed("Plain words in the answer.")))
     async with app.run_test(size=(100, 30)) as pilot:
-        await send(pilot, "q")
-        await app.workers.wait_for_complete()
-        await wait_until(pilot, lambda: parts(app) and parts(app)[0].frozen)
-        (part,) = parts(app)
+        part = await answered(app, pilot)
 
         def text_colour() -> object:
             return next(segment.style.color for segment in part._lines[0] if segment.text.strip())
@@ -104,9 +106,6 @@ async def test_changing_the_theme_repaints_finished_answers() -> None:
 async def test_text_of_a_finished_answer_can_still_be_selected_and_copied() -> None:
     app = AntonApp(make_settings(), ScriptedSession(streamed("Select these words please.")))
     async with app.run_test(size=(100, 30)) as pilot:
-        await send(pilot, "q")
-        await app.workers.wait_for_complete()
-        await wait_until(pilot, lambda: parts(app) and parts(app)[0].frozen)
-        (part,) = parts(app)
+        part = await answered(app, pilot)
         selected, _end = part.get_selection(Selection.from_offsets(Offset(0, 0), Offset(12, 0)))
         assert selected == "Select these"
