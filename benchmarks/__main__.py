@@ -1,16 +1,16 @@
-"""Run every `benchmarks/bench_*.py` module's `main()` in turn, inside a throw-away ANTON_HOME and project folder.
+"""Run every `benchmarks/bench_*.py` module in turn, each in a fresh interpreter (as the app always starts in one),
+inside a throw-away ANTON_HOME and project folder.
 
 Usage: ``python -m benchmarks [name ...]`` (for example ``python -m benchmarks memory``); no names runs them all.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
+import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 
 
@@ -34,10 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             print(f"== {name}", flush=True)
             began = time.perf_counter()
-            try:
-                importlib.import_module(f"benchmarks.{name}").main()
-            except Exception:
-                traceback.print_exc()
+            if subprocess.run([sys.executable, "-m", f"benchmarks.{name}"], cwd=Path(__file__).parent.parent).returncode:
                 failed.append(name)
             print(f"{name} total: {time.perf_counter() - began:.1f} s", flush=True)
     if failed:
