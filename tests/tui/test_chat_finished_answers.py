@@ -109,3 +109,15 @@ async def test_text_of_a_finished_answer_can_still_be_selected_and_copied() -> N
         part = await answered(app, pilot)
         selected, _end = part.get_selection(Selection.from_offsets(Offset(0, 0), Offset(12, 0)))
         assert selected == "Select these"
+
+
+async def test_an_answer_ending_exactly_where_a_part_was_cut_has_no_blank_line_under_it() -> None:
+    app = AntonApp(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.screen.query_one(ChatView)
+        await chat.append_answer("word " * 420 + "\n\n")  # past the split length, ending on a paragraph break
+        await wait_until(pilot, lambda: parts(app) and parts(app)[-1].frozen)
+        assert not parts(app)[-1]._lines[-1].text.strip(), "a part that is continued keeps its blank line"
+        await chat.end_answer()
+        await wait_until(pilot, lambda: parts(app)[-1].frozen and parts(app)[-1]._lines[-1].text.strip())
+        assert len(parts(app)) == 1

@@ -85,9 +85,13 @@ class AssistantMessage(Widget):
     def finish(self, *, last: bool = True) -> None:
         """Nothing more will be written to this part: keep its rendering once it is laid out. `last` is False for a
         part that the next one continues (its blank line under the last block stays, as between any two blocks)."""
+        now_last = last and not self._last
         self._finished = True
         self._last = last
         self._freeze_tries = 0
+        if now_last and self._frozen_as is not None:
+            self.call_later(self._thaw)  # kept with the blank line under it: render again without
+            return
         self._trim_last_margin()
         self.call_after_refresh(self._freeze)
 

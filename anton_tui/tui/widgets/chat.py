@@ -25,12 +25,11 @@ from anton_tui.tui.widgets.tool_block import ToolCallBlock
 
 if TYPE_CHECKING:
     from textual.timer import Timer
-
-    from anton_tui.tui.widgets.answer import AssistantMessage
     from textual.widgets.markdown import MarkdownStream
 
     from anton_tui.agent.events import AccNudge, HistoryRepaired, MemoryWritten, ToolCallFinished, ToolCallStarted
     from anton_tui.tui.commands import CommandOutput
+    from anton_tui.tui.widgets.answer import AssistantMessage
 
 MAX_BLOCKS = 200
 SPLIT_ANSWER_AT = 2_000  # characters; past this a streaming answer continues in a fresh Markdown widget
@@ -287,7 +286,9 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         await self.flush_answer()
         if self._stream is not None:
             await self._stop_stream()
-        elif full_text.strip() and not self._continue_answer:
+        elif self._continue_answer and self._answer is not None:
+            self._answer.finish(last=True)  # the answer ended exactly where its last part was cut
+        elif full_text.strip():
             from anton_tui.tui.widgets.answer import AssistantMessage
 
             answer = AssistantMessage(full_text)
