@@ -11,7 +11,9 @@ by a tenth of a second between runs.
 
 The mid-turn picture is taken at a fixed point of the recorded turn: the screen is handed no further engine events
 after the third cell reports "summed 12 of 18 rows" until the picture is saved (the engine keeps working; its
-events wait in order). The memory-confirmation picture shows the copilot dialog for three memories built here.
+events wait in order). The inspector shows the memory files as they are, so its counts in that picture depend on how
+far the engine's writes got and may differ between runs. The memory-confirmation picture shows the copilot dialog
+for three memories built here.
 """
 
 from __future__ import annotations
@@ -232,6 +234,7 @@ async def demo_pictures(folder: Path) -> list[Path]:
         await pilot.press("enter")  # sends the recorded first question, which the demo put in the prompt
         await camera.wait_for(reached.is_set, "the demo's third cell to report progress")
         await camera.wait_for(lambda: MID_TURN_PROGRESS in screen_text(app), "the progress line on screen")
+        await main.chat.flush_answer()  # all the answer text handed over so far, not just what the last flush took
         await camera.shoot("main-mid-turn", "the main screen mid-turn: an answer being written, a cell running")
 
         release.set()

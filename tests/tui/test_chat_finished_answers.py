@@ -121,3 +121,28 @@ async def test_an_answer_ending_exactly_where_a_part_was_cut_has_no_blank_line_u
         await chat.end_answer()
         await wait_until(pilot, lambda: parts(app)[-1].frozen and parts(app)[-1]._lines[-1].text.strip())
         assert len(parts(app)) == 1
+
+
+async def test_an_answer_opening_with_a_heading_starts_under_the_message_and_reads_the_same_split_in_parts(
+    monkeypatch,
+) -> None:
+    import anton_tui.tui.widgets.chat as chat_module
+
+    text = "## Title\n\nFirst paragraph.\n\n## Second heading\n\nMore text.\n\n```python\nx = 1\n```\n\n> quoted\n\nEnd."
+
+    async def rendered(split_at: int) -> tuple[list[str], int]:
+        monkeypatch.setattr(chat_module, "SPLIT_ANSWER_AT", split_at)
+        app = AntonApp(make_settings(), ScriptedSession(streamed(text, 7)), cursor_blink=False)
+        async with app.run_test(size=(80, 34)) as pilot:
+            await send(pilot, "q")
+            await app.workers.wait_for_complete()
+            await wait_until(pilot, lambda: parts(app) and all(part.frozen for part in parts(app)))
+            await pilot.pause()
+            return screen_text(app).splitlines(), len(parts(app))
+
+    whole, one = await rendered(10_000)
+    split, several = await rendered(10)
+    assert (one, several > 3) == (1, True)
+    assert split == whole, "an answer split into parts must read exactly as one"
+    question = next(n for n, line in enumerate(whole) if line.startswith(" ▌ q "))
+    assert "Title" in whole[question + 2], "one blank line between the message and the answer's heading"

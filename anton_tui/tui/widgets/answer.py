@@ -43,6 +43,16 @@ def _scrolls_sideways(widget: Widget) -> bool:
     )
 
 
+class AnswerMarkdown(Markdown):
+    """The live Markdown of a part. Its first block has the class `-first`, which chat.tcss uses to start an answer
+    right under the message before it, whatever block it opens with."""
+
+    def mount(self, *widgets: Widget, before: int | str | Widget | None = None, after: int | str | Widget | None = None):
+        if widgets and before is None and after is None and not self.children:
+            widgets[0].add_class("-first")
+        return super().mount(*widgets, before=before, after=after)
+
+
 class AssistantMessage(Widget):
     """One assistant message (or a part of a long one): Markdown while it streams, its rendered lines once done."""
 
@@ -56,7 +66,7 @@ class AssistantMessage(Widget):
         self._freeze_tries = 0
 
     def compose(self):
-        yield Markdown(self._source)
+        yield AnswerMarkdown(self._source)
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", self._theme_changed, init=False)
@@ -139,7 +149,7 @@ class AssistantMessage(Widget):
         if self._frozen_as is None:  # not frozen, or already thawing
             return
         self._frozen_as = None
-        await self.mount(Markdown(self._source))  # the old lines stay underneath until it has its blocks
+        await self.mount(AnswerMarkdown(self._source))  # the old lines stay underneath until it has its blocks
         self._lines = None
         self.refresh(layout=True)
         if self._finished:
