@@ -149,15 +149,16 @@ def screen_text(app: Any) -> str:
 # ---- the demo --------------------------------------------------------------------------------------------------
 
 
-def build_pinned_demo(folder: Path) -> Any:
-    """The recorded demo, with its throw-away home and project in `folder` instead of a random temporary folder."""
-    from anton_tui.agent.demo import build_demo
+def build_pinned_demo_app(folder: Path) -> Any:
+    """The app on the recorded demo, as `anton-tui --demo` builds it, with the demo's throw-away home and project in
+    `folder` instead of a random temporary folder."""
     from anton_tui.config import load_settings
+    from anton_tui.tui.app import build_app
 
     folder.mkdir(parents=True, exist_ok=True)
     settings = load_settings(environ={"ANTON_HOME": str(folder / "user-home"), "ANTON_PROJECT_DIR": str(folder)})
     with mock.patch("tempfile.mkdtemp", return_value=str(folder)):
-        return build_demo(settings)
+        return build_app(settings, demo=True, cursor_blink=False, version=VERSION)
 
 
 def hold_at(session: Any, is_the_moment: Callable[[Any], bool]) -> tuple[asyncio.Event, asyncio.Event]:
@@ -201,32 +202,15 @@ def held_back_engrams() -> tuple[Any, ...]:
 
 
 async def demo_pictures(folder: Path) -> list[Path]:
-    from anton_tui.agent.demo import DEMO_BANNER
     from anton_tui.agent.events import MemoryConfirmationNeeded
-    from anton_tui.tui.app import AntonApp
     from anton_tui.tui.messages import SessionEventMessage
     from anton_tui.tui.screens.confirm_memory import ConfirmMemoryScreen
     from anton_tui.tui.screens.help import HelpScreen
     from anton_tui.tui.screens.skills import NodeRef, SkillsScreen
-    from anton_tui.tui.stores import MemoryStores
     from anton_tui.tui.widgets.header import AntonHeader
-    from anton_tui.tui.widgets.inspector import InspectorPane
 
-    replay = build_pinned_demo(folder / "anton-demo")
-    stores = MemoryStores.from_settings(replay.settings)
-    reached, release = hold_at(replay.session, is_mid_turn_moment)
-    app = AntonApp(
-        replay.settings,
-        replay.session,
-        closing=replay,
-        banner=DEMO_BANNER,
-        suggest_prompt=replay.next_prompt,
-        inspector=lambda: InspectorPane(stores),
-        stores=stores,
-        watch_files=True,
-        cursor_blink=False,
-        version=VERSION,
-    )
+    app = build_pinned_demo_app(folder / "anton-demo")
+    reached, release = hold_at(app.session, is_mid_turn_moment)
     async with app.run_test(size=SIZE) as pilot:
         camera = Camera(pilot)
         main = app.screen
@@ -276,7 +260,7 @@ async def demo_pictures(folder: Path) -> list[Path]:
         app.pop_screen()
         await camera.wait_for(lambda: app.screen is main, "the main screen again")
 
-        main.query_one(AntonHeader).set_model(app.provider_label, str(replay.settings.planning_model), "copilot")
+        main.query_one(AntonHeader).set_model(app.provider_label, str(app.settings.planning_model), "copilot")
         question = MemoryConfirmationNeeded(held_back_engrams(), asyncio.get_running_loop().create_future())
         main.post_message(SessionEventMessage(question))
         await camera.wait_for(lambda: isinstance(app.screen, ConfirmMemoryScreen), "the memory confirmation")
@@ -289,26 +273,14 @@ async def demo_pictures(folder: Path) -> list[Path]:
 
 async def setup_picture(folder: Path) -> list[Path]:
     """The setup screen as a first run shows it: a new project, no API key yet."""
-    from anton_tui.agent.factory import build_session
     from anton_tui.config import load_settings
-    from anton_tui.tui.app import AntonApp
-    from anton_tui.tui.screens.setup import SetupScreen, needs_setup
-    from anton_tui.tui.stores import MemoryStores
-    from anton_tui.tui.widgets.inspector import InspectorPane
+    from anton_tui.tui.app import build_app
+    from anton_tui.tui.screens.setup import SetupScreen
 
     home, project = folder / ".anton", folder / "sales-analysis"
     project.mkdir(parents=True)
     settings = load_settings(environ={"ANTON_HOME": str(home), "ANTON_PROJECT_DIR": str(project)})
-    stores = MemoryStores.from_settings(settings)
-    app = AntonApp(
-        settings,
-        build_session(settings),
-        inspector=lambda: InspectorPane(stores),
-        stores=stores,
-        first_run_setup=needs_setup(settings),
-        cursor_blink=False,
-        version=VERSION,
-    )
+    app = build_app(settings, watch_files=False, cursor_blink=False, version=VERSION)
     async with app.run_test(size=SIZE) as pilot:
         camera = Camera(pilot)
         await camera.wait_for(lambda: isinstance(app.screen, SetupScreen), "the first-run setup screen")

@@ -97,16 +97,10 @@ def run_anton(until_loaded: tuple[int, int] | None) -> None:
 
     gc_policy.hold()  # as `anton_tui.cli.main` does before anything else
     from anton_tui.config import load_settings
-    from anton_tui.tui.app import AntonApp
+    from anton_tui.tui.app import AntonApp, build_app
+    from anton_tui.tui.screens.main import MainScreen
 
     settings = load_settings()
-
-    # What `run_app` -> `_build_app(settings, demo=False)` does, with the app class swapped for the probe's.
-    from anton_tui.agent.factory import build_session
-    from anton_tui.tui.screens.main import MainScreen
-    from anton_tui.tui.screens.setup import needs_setup
-    from anton_tui.tui.stores import MemoryStores
-    from anton_tui.tui.widgets.inspector import InspectorPane
 
     class Probe(painting(AntonApp)):  # type: ignore[misc]
         said = done = False
@@ -126,16 +120,7 @@ def run_anton(until_loaded: tuple[int, int] | None) -> None:
             self.done = True
             self.exit()
 
-    stores = MemoryStores.from_settings(settings)
-    app = Probe(
-        settings,
-        build_session(settings),
-        inspector=lambda: InspectorPane(stores),
-        stores=stores,
-        watch_files=True,
-        first_run_setup=needs_setup(settings),
-    )
-    app.run(headless=True, size=SIZE)
+    build_app(settings, app_class=Probe).run(headless=True, size=SIZE)  # what `run_app` runs, as the probe
 
 
 def main(argv: list[str]) -> None:

@@ -422,14 +422,17 @@ def run_app(settings: TuiSettings, demo: bool = False) -> int:
     On first run (no API key) the setup screen opens by itself and offers the demo.
     """
     while True:
-        app = _build_app(settings, demo)
+        app = build_app(settings, demo=demo)
         app.run()
         if not app.switch_to_demo:
             return app.return_code or 0
         demo = True
 
 
-def _build_app(settings: Any, demo: bool) -> AntonApp:
+def build_app(settings: Any, *, demo: bool = False, app_class: type[AntonApp] = AntonApp, **options: Any) -> AntonApp:
+    """The app as `anton-tui` runs it: the real session (or, with `demo`, the recorded one in a throw-away folder),
+    the memory stores with the inspector over them, live files, and the setup screen on a first run. `options`
+    override `AntonApp`'s keyword arguments; `app_class` may be a subclass (the benchmarks' probes use both)."""
     from anton_tui.tui.stores import MemoryStores
     from anton_tui.tui.widgets.inspector import InspectorPane
 
@@ -437,26 +440,14 @@ def _build_app(settings: Any, demo: bool) -> AntonApp:
         from anton_tui.agent.demo import DEMO_BANNER, build_demo
 
         replay = build_demo(settings)
-        stores = MemoryStores.from_settings(replay.settings)
-        return AntonApp(
-            replay.settings,
-            replay.session,
-            closing=replay,
-            banner=DEMO_BANNER,
-            suggest_prompt=replay.next_prompt,
-            inspector=lambda: InspectorPane(stores),
-            stores=stores,
-            watch_files=True,
-        )
-    from anton_tui.agent.factory import build_session
-    from anton_tui.tui.screens.setup import needs_setup
+        settings, session = replay.settings, replay.session
+        wiring: dict[str, Any] = dict(closing=replay, banner=DEMO_BANNER, suggest_prompt=replay.next_prompt)
+    else:
+        from anton_tui.agent.factory import build_session
+        from anton_tui.tui.screens.setup import needs_setup
 
+        session = build_session(settings)
+        wiring = dict(first_run_setup=needs_setup(settings))
     stores = MemoryStores.from_settings(settings)
-    return AntonApp(
-        settings,
-        build_session(settings),
-        inspector=lambda: InspectorPane(stores),
-        stores=stores,
-        watch_files=True,
-        first_run_setup=needs_setup(settings),
-    )
+    wiring.update(inspector=lambda: InspectorPane(stores), stores=stores, watch_files=True)
+    return app_class(settings, session, **(wiring | options))

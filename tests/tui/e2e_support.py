@@ -1,6 +1,6 @@
 """End-to-end support: the full app over the real engine, pointed at the fake LLM server.
 
-`build_app` wires the app the way `anton_tui.tui.app._build_app` does (a real `ChatSession` from
+`build_app` wires the app the way `anton_tui.tui.app.build_app` does (a real `ChatSession` from
 `build_session(load_settings())`, the real inspector over real `MemoryStores`), with the cursor left still so
 screens do not change between frames. The fake server's address and models are written to the global
 `$ANTON_HOME/.env`, as a user's saved setup would be, so that `/setup` can still override them per project.
@@ -19,15 +19,13 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from anton_tui.agent.factory import build_session
 from anton_tui.config import Settings, load_settings
 from anton_tui.tui.app import AntonApp
+from anton_tui.tui.app import build_app as anton_app
 from anton_tui.tui.screens.main import MainScreen
-from anton_tui.tui.stores import MemoryStores
 from anton_tui.tui.widgets.answer import AssistantMessage
 from anton_tui.tui.widgets.chat import CommandReply, Notice, UserMessage
 from anton_tui.tui.widgets.header import AntonHeader
-from anton_tui.tui.widgets.inspector import InspectorPane
 from anton_tui.tui.widgets.prompt import Prompt
 
 SIZE = (120, 40)
@@ -53,17 +51,9 @@ def save_global_env(fake_llm: Any, **extra: str) -> Path:
 def build_app(
     settings: Settings | None = None, *, watch_files: bool = False, first_run_setup: bool = False
 ) -> AntonApp:
-    """The full app over a real session, as `_build_app` builds it (watchers only when asked)."""
-    settings = settings or load_settings()
-    stores = MemoryStores.from_settings(settings)
-    return AntonApp(
-        settings,
-        build_session(settings),
-        inspector=lambda: InspectorPane(stores),
-        stores=stores,
-        watch_files=watch_files,
-        first_run_setup=first_run_setup,
-        cursor_blink=False,
+    """The full app over a real session, as `anton-tui` builds it (watchers only when asked)."""
+    return anton_app(
+        settings or load_settings(), watch_files=watch_files, first_run_setup=first_run_setup, cursor_blink=False
     )
 
 

@@ -10,7 +10,7 @@ import textwrap
 
 from anton_tui.config import load_settings
 from anton_tui.paths import AntonPaths
-from anton_tui.tui.app import _build_app
+from anton_tui.tui.app import build_app as anton_app
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.confirm_memory import ConfirmMemoryScreen
 from anton_tui.tui.widgets.inspector import InspectorPane
@@ -44,7 +44,7 @@ def lessons_column(app) -> list[str]:
 async def test_lessons_written_by_another_program_show_up_in_the_lessons_tab(fake_llm) -> None:
     save_global_env(fake_llm)
     settings = load_settings()
-    app = _build_app(settings, False)  # the app exactly as `anton-tui` builds it, watchers on
+    app = anton_app(settings)  # the app exactly as `anton-tui` builds it, watchers on
     app.cursor_blink = False
     paths = AntonPaths.from_settings(settings)
     async with app.run_test(size=SIZE) as pilot:

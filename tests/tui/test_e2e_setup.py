@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, Select
 
 from anton_tui.config import load_settings
-from anton_tui.tui.app import _build_app
+from anton_tui.tui.app import build_app as anton_app
 from anton_tui.tui.screens.setup import SetupScreen
 
 from tests.fakellm import Reply
@@ -71,7 +71,7 @@ async def test_setup_saves_the_env_privately_and_the_next_prompt_uses_the_new_mo
 async def test_first_run_without_a_key_opens_setup_and_try_the_demo_exits_for_the_demo() -> None:
     settings = load_settings()
     assert not settings.has_api_key("planning")
-    app = _build_app(settings, False)
+    app = anton_app(settings)
     app.cursor_blink = False
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen) and app.screen.query("#api-key"),

@@ -13,7 +13,7 @@ PROBE = textwrap.dedent(
     """
     import asyncio, sys
     from anton_tui.config import load_settings
-    from anton_tui.tui.app import _build_app
+    from anton_tui.tui.app import build_app
 
     def heavy():
         lazy = ("anthropic", "openai", "watchdog", "markdown_it", "pygments", "yaml")
@@ -21,7 +21,7 @@ PROBE = textwrap.dedent(
 
     async def main():
         seen = {}
-        app = _build_app(load_settings(), demo=False)  # the real session, stores and inspector
+        app = build_app(load_settings())  # the real session, stores and inspector
         seen["first_frame"] = heavy()
         start_watching = app.start_watching
 
