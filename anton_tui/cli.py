@@ -1,7 +1,7 @@
-"""Command-line entry point: parses arguments, loads the settings, then starts the full-screen app.
+"""Command-line entry point: parses arguments, reads the settings' sources, then starts the full-screen app.
 
 Everything heavy (settings, the app, the model SDKs) is imported only after the arguments are parsed, so
-``--version`` and ``--help`` answer at once.
+``--version`` and ``--help`` answer at once. The settings are validated by the app (see `prepare_app`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from anton_tui import __version__
+from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError, read_env_layers
 
-SETTINGS_ERROR_EXIT = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,16 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.folder is not None and not args.folder.expanduser().is_dir():
         parser.error(f"--folder {args.folder}: no such folder")
 
-    from anton_tui.config import SettingsError, load_settings
-
     try:
-        settings = load_settings(project_dir=args.folder)
+        layers = read_env_layers(project_dir=args.folder)
+        from anton_tui.tui.app import run_app
+
+        return run_app(layers, theme=args.theme, demo=args.demo) or 0
     except SettingsError as exc:
         print(f"anton-tui: {exc}", file=sys.stderr)
         return SETTINGS_ERROR_EXIT
-    if args.theme:
-        settings.theme = args.theme
-
-    from anton_tui.tui.app import run_app
-
-    return run_app(settings, demo=args.demo) or 0

@@ -1,17 +1,7 @@
-"""Settings: every ANTON_ option as one typed object, read from the environment and the two .env files.
+"""Settings: every ANTON_ option as one typed object, validated from the environment and the two .env files.
 
-Where a value comes from, highest priority first:
-
-1. the process environment;
-2. ``<project>/.anton/.env`` (the project's own file);
-3. ``$ANTON_HOME/.env`` (the global file, ``~/.anton/.env`` unless ANTON_HOME says otherwise).
-
-anton-agent reads the two files with the global one winning and later copies the project one into the process
-environment, so which file wins depends on the moment you ask. Here the nearer scope always wins: project over
-global, environment over both. ANTON_HOME is taken from the environment or the project file only (the global file
-lives inside the home, so it cannot move it), and ANTON_PROJECT_DIR from the environment only.
-
-Reading never changes a file. A line the .env parser cannot read is skipped and reported in
+`anton_tui.settings_sources` reads and layers the sources (and says which wins); this module turns them into a
+`Settings`. Reading never changes a file. A line the .env parser cannot read is skipped and reported in
 ``Settings.env_warnings``; an invalid value raises ``SettingsError`` naming the variable and where it came from.
 ``write_project_env`` is the only writer and touches nothing but the keys it is given.
 """
@@ -33,28 +23,27 @@ from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationErro
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from anton_tui.paths import ENV_FILE_HEADER
+from anton_tui.settings_sources import (
+    COMMAND_LINE,
+    DEFAULT,
+    ENVIRONMENT,
+    EnvLayers,
+    SettingsError,
+    absolute,
+    env_names,
+    read_env_file,
+    read_env_layers,
+    split_chunk,
+)
 
 MemoryMode = Literal["autopilot", "copilot", "off"]
 AccMode = Literal["off", "passive", "active"]
 Provider = Literal["anthropic", "openai", "openai-compatible"]
 
-ENVIRONMENT = "the environment"
-COMMAND_LINE = "the command line"
-DEFAULT = "default"
-
-# Bare names the SDKs themselves use, accepted after the ANTON_ form of the same setting.
-_EXTRA_ENV_NAMES = {
-    "anthropic_api_key": ("ANTHROPIC_API_KEY",),
-    "openai_api_key": ("OPENAI_API_KEY",),
-}
-
-
-class SettingsError(Exception):
-    """An invalid setting. ``str(err)`` is one line fit to show the user as is."""
-
-    def __init__(self, variable: str, value: str, source: str, allowed: str) -> None:
-        self.variable, self.value, self.source, self.allowed = variable, value, source, allowed
-        super().__init__(f"{variable}={value} (from {source}) is not valid: expected {allowed}")
+__all__ = [
+    "COMMAND_LINE", "DEFAULT", "ENVIRONMENT", "Settings", "SettingsError", "env_names", "load_settings",
+    "read_env_file", "settings_from_layers", "write_project_env",
+]
 
 
 class Settings(BaseSettings):
@@ -101,7 +90,7 @@ class Settings(BaseSettings):
     @field_validator("home", "project_dir")
     @classmethod
     def _absolute_path(cls, value: Path) -> Path:
-        return _absolute(value)
+        return absolute(value)
 
     @field_validator("keymap", mode="before")
     @classmethod
@@ -141,11 +130,6 @@ def _present(secret: SecretStr | None) -> bool:
     return secret is not None and bool(secret.get_secret_value().strip())
 
 
-def env_names(field_name: str) -> tuple[str, ...]:
-    """The variable names a field is read from, the preferred one first."""
-    return (f"ANTON_{field_name.upper()}", *_EXTRA_ENV_NAMES.get(field_name, ()))
-
-
 class _LayeredSource(PydanticBaseSettingsSource):
     """Hands pydantic-settings the values already merged by ``load_settings``."""
 
@@ -161,50 +145,24 @@ class _LayeredSource(PydanticBaseSettingsSource):
 
 
 def load_settings(project_dir: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
-    """Read the settings for ``project_dir`` (default: ANTON_PROJECT_DIR, else the current folder).
+    """Read and validate the settings for ``project_dir`` (default: ANTON_PROJECT_DIR, else the current folder).
 
     ``environ`` stands in for the process environment (default ``os.environ``). Raises ``SettingsError``.
     """
-    environ = os.environ if environ is None else environ
-    if project_dir is not None:
-        project, project_source = _absolute(project_dir), COMMAND_LINE
-    elif environ.get("ANTON_PROJECT_DIR"):
-        project, project_source = _absolute(environ["ANTON_PROJECT_DIR"]), ENVIRONMENT
-    else:
-        project, project_source = Path.cwd(), DEFAULT
-    if not project.is_dir():
-        raise SettingsError("ANTON_PROJECT_DIR", repr(str(project)), project_source, "an existing folder")
+    return settings_from_layers(read_env_layers(project_dir, environ))
 
-    project_env = project / ".anton" / ".env"
-    project_values, warnings = read_env_file(project_env)
-    home_setting = environ.get("ANTON_HOME") or project_values.get("ANTON_HOME") or "~/.anton"
-    global_env = _absolute(home_setting) / ".env"
-    global_values, global_warnings = read_env_file(global_env)
-    warnings += global_warnings
-    global_values.pop("ANTON_HOME", None)
-    for values in (global_values, project_values):
-        values.pop("ANTON_PROJECT_DIR", None)
 
-    chosen: dict[str, tuple[str, str, str]] = {}  # field -> (value, source, variable name)
-    for source, values in ((str(global_env), global_values), (str(project_env), project_values), (ENVIRONMENT, environ)):
-        for field_name in Settings.model_fields:
-            for name in reversed(env_names(field_name)):
-                if values.get(name):
-                    chosen[field_name] = (values[name], source, name)
-    chosen["project_dir"] = (str(project), project_source, "ANTON_PROJECT_DIR")
-
+def settings_from_layers(layers: EnvLayers) -> Settings:
+    """Validate what `read_env_layers` read. Raises ``SettingsError`` naming the first bad variable and its source."""
+    chosen = layers.chosen(Settings.model_fields)
     raw = {field_name: value for field_name, (value, _, _) in chosen.items()}
     try:
         settings = Settings(_build_sources=((_LayeredSource(Settings, raw),), {}))
     except ValidationError as exc:
         raise _settings_error(exc, chosen) from None
-    settings._env_warnings = warnings
+    settings._env_warnings = list(layers.warnings)
     settings._sources = {field_name: source for field_name, (_, source, _) in chosen.items()}
     return settings
-
-
-def _absolute(path: str | os.PathLike[str]) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(path)))
 
 
 def _settings_error(exc: ValidationError, chosen: dict[str, tuple[str, str, str]]) -> SettingsError:
@@ -239,52 +197,6 @@ def _allowed(field_name: str) -> str:
     if get_origin(annotation) is dict:
         return 'a JSON object of binding id to keys, e.g. {"quit": "ctrl+q"}'
     return "text"
-
-
-def read_env_file(path: Path) -> tuple[dict[str, str], list[str]]:
-    """The ``KEY=value`` pairs of one .env file and a one-line warning for each line that could not be read.
-
-    A missing file gives nothing. The file is never modified.
-    """
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return {}, []
-    except UnicodeDecodeError:
-        return {}, [f"{path}: not UTF-8 text, so none of its settings were used (the file was left as it is)"]
-    except OSError as exc:
-        return {}, [f"{path}: cannot be read ({exc.strerror}), so none of its settings were used"]
-
-    values: dict[str, str] = {}
-    warnings: list[str] = []
-    for binding in parse_stream(io.StringIO(text, newline="")):
-        if binding.error:
-            line_no, body = _locate(binding.original.string, binding.original.line)
-            warnings.append(f"{path}, line {line_no}: not a KEY=value line, ignored (starts {_line_head(body)})")
-        elif binding.key is not None and binding.value is not None:
-            values[binding.key] = binding.value
-    return values, warnings
-
-
-def _locate(original: str, first_line: int) -> tuple[int, str]:
-    """The real line number and text of a parser chunk, which starts with any blank lines before it."""
-    lead, body, _ = _split_chunk(original)
-    return first_line + len(re.findall(r"\r\n|\n|\r", lead)), body
-
-
-def _line_head(body: str) -> str:
-    """The start of a bad line, cut before any value so a key is never echoed."""
-    text = body.strip()
-    cut = text.find("=")
-    return repr(text[: cut + 1] + "..." if cut >= 0 else text[:30] + ("..." if len(text) > 30 else ""))
-
-
-def _split_chunk(chunk: str) -> tuple[str, str, str]:
-    """Split a parser chunk into (blank lines before, the statement, its line ending)."""
-    leading = re.match(r"\s*", chunk).group()
-    cut = max(leading.rfind("\n"), leading.rfind("\r")) + 1
-    ending = re.search(r"(?:\r\n|\n|\r)?\Z", chunk[cut:]).group()
-    return chunk[:cut], chunk[cut : len(chunk) - len(ending)], ending
 
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -322,7 +234,7 @@ def _apply_updates(text: str, updates: Mapping[str, str | None]) -> str:
         if binding.error or binding.key not in updates:
             parts.append(chunk)
             continue
-        lead, _, ending = _split_chunk(chunk)
+        lead, _, ending = split_chunk(chunk)
         value = updates[binding.key]
         if value is None or binding.key in written:
             parts.append(lead)

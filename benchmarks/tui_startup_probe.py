@@ -2,7 +2,7 @@
 
 `bench_tui` runs it as a subprocess, so the time it measures includes starting Python and every import:
 
-    python -m benchmarks.tui_startup_probe anton   # the real app, built as `run_app` builds it
+    python -m benchmarks.tui_startup_probe anton   # the real app, prepared as `run_app` prepares it
     python -m benchmarks.tui_startup_probe bare    # a plain Textual app with the same widgets and no engine
 
 It prints `painted` when the first frame of the main screen has been rendered and exits right after. With
@@ -96,11 +96,11 @@ def run_anton(until_loaded: tuple[int, int] | None) -> None:
     from anton_tui import gc_policy
 
     gc_policy.hold()  # as `anton_tui.cli.main` does before anything else
-    from anton_tui.config import load_settings
-    from anton_tui.tui.app import AntonApp, build_app
+    from anton_tui.settings_sources import read_env_layers
+    from anton_tui.tui.app import AntonApp, prepare_app
     from anton_tui.tui.screens.main import MainScreen
 
-    settings = load_settings()
+    layers = read_env_layers()
 
     class Probe(painting(AntonApp)):  # type: ignore[misc]
         said = done = False
@@ -120,7 +120,7 @@ def run_anton(until_loaded: tuple[int, int] | None) -> None:
             self.done = True
             self.exit()
 
-    build_app(settings, app_class=Probe).run(headless=True, size=SIZE)  # what `run_app` runs, as the probe
+    prepare_app(layers, app_class=Probe).run(headless=True, size=SIZE)  # what `run_app` runs, as the probe
 
 
 def main(argv: list[str]) -> None:

@@ -1,13 +1,14 @@
 """The Textual application: wires the settings, themes, key map and the chat session to the main screen.
 
-Panes and screens do the rest; this module stays small. `run_app(settings)` is what the command line calls.
+Panes and screens do the rest; this module stays small. `run_app(layers)` is what the command line calls.
 """
 
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from textual import work
 from textual.app import App
@@ -21,6 +22,9 @@ from anton_tui.tui.messages import ChatCleared
 from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.session_protocol import ChatSessionLike, ScratchpadControl, TuiSettings
 from anton_tui.tui.themes import DEFAULT_THEME, ThemeFileError, bundled_themes_dir, load_theme_folder
+
+if TYPE_CHECKING:
+    from anton_tui.settings_sources import EnvLayers
 
 _HERE = Path(__file__).parent
 WATCH_AT_THE_LATEST_S = 1.0  # after the first frame, unless the inspector has loaded its tabs sooner
@@ -55,7 +59,7 @@ class AntonApp(App[int]):
     def __init__(
         self,
         settings: TuiSettings,
-        session: ChatSessionLike,
+        session: ChatSessionLike | None,
         *,
         commands: Sequence[SlashCommand] | None = None,
         scratchpad_control: ScratchpadControl | None = None,
@@ -69,13 +73,18 @@ class AntonApp(App[int]):
         stores: Any = None,
         watch_files: bool = False,
         first_run_setup: bool = False,
+        finish_start: Callable[[], tuple[TuiSettings, ChatSessionLike]] | None = None,
     ) -> None:
         """`closing` is what to `close()` when the app exits (the session by default); `banner` is shown atop the
         chat; `suggest_prompt` pre-fills the empty prompt after each turn (the demo uses it); `inspector` builds the
         memory pane on the right (an empty frame without it); `stores` are the memory stores the commands and
         palette use (built from the settings when needed); `watch_files` starts the file watchers and the session's
         warm-up after the first frame (see `on_inspector_pane_loaded`); `first_run_setup` opens the setup screen at
-        start."""
+        start.
+
+        With `finish_start`, `settings` is a `SettingsSnapshot` and `session` is None: the first frame is painted
+        from the snapshot, then `finish_start()` validates the settings and builds the session (see
+        `anton_tui.settings_snapshot`)."""
         super().__init__()
         self.settings = settings
         self.session = session
@@ -93,10 +102,12 @@ class AntonApp(App[int]):
         self._memory_stores = stores
         self._watch_files = watch_files
         self._first_run_setup = first_run_setup
+        self._finish_start = finish_start
         self._watcher: Any = None
         self._watching_begun = False
         self._main_screen: MainScreen | None = None
         self.switch_to_demo = False
+        self.settings_error: Exception | None = None
         self._pending_settings: Any = None
         self.keymap: dict[str, str] = dict(getattr(settings, "keymap", None) or {})
         self.user_themes_dir = Path(settings.home) / "themes"
@@ -116,7 +127,7 @@ class AntonApp(App[int]):
             workspace=Path(settings.project_dir),
             provider=self.provider_label,
             model=str(getattr(settings, "planning_model", "")),
-            memory_mode=str(getattr(settings, "memory_mode", "")),
+            memory_mode=str(getattr(settings, "effective_memory_mode", getattr(settings, "memory_mode", ""))),
             version=self.version,
             commands=self.commands,
             control=self.scratchpad_control,
@@ -136,6 +147,8 @@ class AntonApp(App[int]):
         return str(name or getattr(self.settings, "planning_provider", ""))
 
     def on_mount(self) -> None:
+        if self._finish_start is not None:
+            self.call_after_refresh(self.finish_start)
         self.call_after_refresh(gc_policy.release)
         if self.keymap:
             self.set_keymap(self.keymap)
@@ -146,12 +159,53 @@ class AntonApp(App[int]):
                 title="Themes",
                 severity="warning",
             )
-        for warning in getattr(self.settings, "env_warnings", None) or []:
-            self.notify(warning, title="Settings", severity="warning", timeout=15)
+        if self._finish_start is None:
+            self._report_settings_warnings()
         if self._watch_files:
             self.call_after_refresh(self.set_timer, WATCH_AT_THE_LATEST_S, self._begin_watching)
         if self._first_run_setup:
             self.call_after_refresh(self.open_setup, True)
+
+    def finish_start(self) -> bool:
+        """Validate the settings and build the session of an app started from a snapshot; False if they are bad
+        (the app then exits with code 2 and `settings_error`, which `run_app` raises, as before drawing anything)."""
+        if self._finish_start is None:
+            return True
+        from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
+
+        finish, self._finish_start = self._finish_start, None
+        try:
+            settings, session = finish()
+        except SettingsError as exc:
+            self.settings_error = exc
+            self.exit(return_code=SETTINGS_ERROR_EXIT)
+            return False
+        self.settings, self.session = settings, session
+        if self._close_on_exit is None:
+            self._close_on_exit = session
+        if self.scratchpad_control is None and isinstance(session, ScratchpadControl):
+            self.scratchpad_control = session
+        if self._main_screen is not None:
+            self._main_screen.attach_session(session, self.scratchpad_control)
+            self._show_model(settings)
+        self._report_settings_warnings()
+        from anton_tui.tui.screens.setup import needs_setup
+
+        if needs_setup(settings):
+            self.open_setup(True)
+        return True
+
+    def _report_settings_warnings(self) -> None:
+        for warning in getattr(self.settings, "env_warnings", None) or []:
+            self.notify(warning, title="Settings", severity="warning", timeout=15)
+
+    def _show_model(self, settings: Any) -> None:
+        from anton_tui.tui.widgets.header import AntonHeader
+
+        if self._main_screen is not None:
+            self._main_screen.query_one(AntonHeader).set_model(
+                self.provider_label, str(settings.planning_model), str(settings.effective_memory_mode)
+            )
 
     async def on_unmount(self) -> None:
         if self._watcher is not None:
@@ -165,7 +219,7 @@ class AntonApp(App[int]):
     # --- themes --------------------------------------------------------------------------------------------------
 
     def _register_bundled_themes(self) -> None:
-        loaded = load_theme_folder(bundled_themes_dir())
+        loaded = load_theme_folder(bundled_themes_dir(), trusted=True)
         self.theme_problems.extend(loaded.problems)
         for theme in loaded.themes:
             self._bundled_themes[theme.name] = theme
@@ -240,6 +294,8 @@ class AntonApp(App[int]):
 
         highlighted_python("")  # loads pygments, for the first code shown
 
+        if not self.finish_start():
+            return
         warm_up = getattr(self.session, "warm_up", None)
         try:
             if warm_up is not None:
@@ -270,6 +326,7 @@ class AntonApp(App[int]):
     def command_context(self) -> Any:
         from anton_tui.tui.commands import CommandContext
 
+        self.finish_start()
         return CommandContext(
             stores=self.memory_stores,
             settings=self.settings,
@@ -298,6 +355,8 @@ class AntonApp(App[int]):
     def open_setup(self, first_run: bool = False) -> None:
         from anton_tui.tui.screens.setup import SetupScreen
 
+        if not self.finish_start():
+            return
         self.push_screen(SetupScreen(self.settings, first_run=first_run), self._setup_closed)
 
     def _setup_closed(self, result: Any) -> None:
@@ -329,12 +388,7 @@ class AntonApp(App[int]):
             self.notify(f"Could not apply the new settings: {exc}", severity="error", timeout=10)
             return
         self.settings = settings
-        if self._main_screen is not None:
-            from anton_tui.tui.widgets.header import AntonHeader
-
-            self._main_screen.query_one(AntonHeader).set_model(
-                self.provider_label, str(settings.planning_model), str(settings.effective_memory_mode)
-            )
+        self._show_model(settings)
         self.notify("Settings saved and applied.")
 
     def on_main_screen_turn_ended(self, message: MainScreen.TurnEnded) -> None:
@@ -415,18 +469,79 @@ class AntonApp(App[int]):
             self.push_screen(HelpScreen(self.screen))
 
 
-def run_app(settings: TuiSettings, demo: bool = False) -> int:
+def run_app(layers: EnvLayers, *, theme: str | None = None, demo: bool = False) -> int:
     """Run the full-screen app until the user quits; returns the exit code.
 
     With `demo=True` the conversation is a recorded one replayed through the real engine in a throw-away folder.
-    On first run (no API key) the setup screen opens by itself and offers the demo.
+    On first run (no API key) the setup screen opens by itself and offers the demo. Raises `SettingsError` when a
+    setting is bad.
     """
     while True:
-        app = build_app(settings, demo=demo)
+        app = prepare_app(layers, theme=theme, demo=demo)
         app.run()
+        if app.settings_error is not None:
+            raise app.settings_error
         if not app.switch_to_demo:
             return app.return_code or 0
         demo = True
+
+
+def prepare_app(
+    layers: EnvLayers,
+    *,
+    theme: str | None = None,
+    demo: bool = False,
+    app_class: type[AntonApp] = AntonApp,
+    **options: Any,
+) -> AntonApp:
+    """The app `anton-tui` runs for these settings sources; `theme` overrides the theme setting for this run.
+
+    When the sources are exactly those of an earlier start, the app paints from that start's snapshot and validates
+    the settings after its first frame; otherwise they are validated now (raising `SettingsError`) and a snapshot
+    is kept for next time. `app_class` and `options` are as for `build_app`.
+    """
+    from anton_tui.settings_snapshot import SettingsSnapshot, recall_snapshot, remember_snapshot
+
+    snapshot = None if demo else recall_snapshot(layers)
+    if snapshot is not None:
+        if theme:
+            snapshot = replace(snapshot, theme=theme)
+        return _build_app_from_snapshot(snapshot, layers, theme=theme, app_class=app_class, **options)
+
+    from anton_tui.config import settings_from_layers
+
+    settings = settings_from_layers(layers)
+    if not demo:
+        remember_snapshot(layers, SettingsSnapshot.of(settings))
+    if theme:
+        settings.theme = theme
+    return build_app(settings, demo=demo, app_class=app_class, **options)
+
+
+def _build_app_from_snapshot(
+    snapshot: Any, layers: EnvLayers, *, theme: str | None, app_class: type[AntonApp], **options: Any
+) -> AntonApp:
+    from anton_tui.tui.stores import MemoryStores
+    from anton_tui.tui.widgets.inspector import InspectorPane
+
+    def finish_start() -> tuple[Any, ChatSessionLike]:
+        from anton_tui.agent.factory import build_session
+        from anton_tui.config import settings_from_layers
+        from anton_tui.settings_snapshot import forget_snapshot
+        from anton_tui.settings_sources import SettingsError
+
+        try:
+            settings = settings_from_layers(layers)
+        except SettingsError:
+            forget_snapshot(layers)  # the next start validates before drawing
+            raise
+        if theme:
+            settings.theme = theme
+        return settings, build_session(settings)
+
+    stores = MemoryStores.from_settings(snapshot)
+    wiring: dict[str, Any] = dict(inspector=lambda: InspectorPane(stores), stores=stores, watch_files=True)
+    return app_class(snapshot, None, finish_start=finish_start, **(wiring | options))
 
 
 def build_app(settings: Any, *, demo: bool = False, app_class: type[AntonApp] = AntonApp, **options: Any) -> AntonApp:

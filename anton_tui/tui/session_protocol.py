@@ -34,12 +34,12 @@ class ScratchpadControl(Protocol):
 
 
 class TuiSettings(Protocol):
-    """The settings fields the app reads (a subset of `anton_tui.config.Settings`; `keymap`, a mapping of binding
-    ids to keys, is read when present)."""
+    """The settings fields the app's first frame reads: a subset of `anton_tui.config.Settings`, which
+    `anton_tui.settings_snapshot.SettingsSnapshot` also has. `keymap`, a mapping of binding ids to keys, is read when
+    present, and the header shows `effective_memory_mode`, or `memory_mode` where there is none."""
 
     home: Path
     project_dir: Path
     theme: str
-    memory_mode: str
     planning_provider: str
     planning_model: str

@@ -7,22 +7,15 @@ never rewritten.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
-from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 DEFAULT_THEME = "anton-dark"
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
-_COLOUR_FIELDS = (
-    "primary", "secondary", "accent", "foreground", "background", "surface", "panel", "success", "warning", "error",
-)
-_VARIABLE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
 def bundled_themes_dir() -> Path:
@@ -40,53 +33,12 @@ class ThemeFileError(Exception):
         self.reason = reason
 
 
-class _ThemeFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def load_theme_file(path: Path, *, trusted: bool = False) -> Theme:
+    """Read one theme file; raises ThemeFileError naming the file and the first problem found.
 
-    name: str
-    primary: str
-    secondary: str | None = None
-    accent: str | None = None
-    foreground: str | None = None
-    background: str | None = None
-    surface: str | None = None
-    panel: str | None = None
-    success: str | None = None
-    warning: str | None = None
-    error: str | None = None
-    dark: bool = True
-    variables: dict[str, str] = {}
-
-    @field_validator("name")
-    @classmethod
-    def _valid_name(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
-            raise ValueError("use letters, digits, '-', '_' or '.'")
-        return value
-
-    @field_validator(*_COLOUR_FIELDS)
-    @classmethod
-    def _valid_colour(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                Color.parse(value)
-            except ColorParseError:
-                raise ValueError(f"{value!r} is not a colour") from None
-        return value
-
-    @field_validator("variables")
-    @classmethod
-    def _valid_variables(cls, variables: dict[str, str]) -> dict[str, str]:
-        for name, value in variables.items():
-            if not _VARIABLE_NAME.match(name):
-                raise ValueError(f"{name!r} is not a variable name")
-            if not value.strip() or any(char in value for char in ";{}\n"):
-                raise ValueError(f"{name} = {value!r} is not a CSS value")
-        return variables
-
-
-def load_theme_file(path: Path) -> Theme:
-    """Read one theme file; raises ThemeFileError naming the file and the first problem found."""
+    A `trusted` file (one shipped with the app, checked by its tests) is not validated unless it fails to load,
+    which keeps pydantic out of the start-up of most runs.
+    """
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -95,14 +47,17 @@ def load_theme_file(path: Path) -> Theme:
         raise ThemeFileError(path, "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as error:
         raise ThemeFileError(path, f"is not valid TOML ({error})") from None
+    if trusted:
+        try:
+            return Theme(**data)
+        except (TypeError, ValueError):
+            pass  # validated below, to say what is wrong
+    from anton_tui.tui.theme_schema import validate_theme
+
     try:
-        spec = _ThemeFile.model_validate(data)
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "file"
-        message = first["msg"].removeprefix("Value error, ")
-        raise ThemeFileError(path, f"{where}: {message}") from None
-    return Theme(**spec.model_dump())
+        return Theme(**validate_theme(data))
+    except ValueError as error:
+        raise ThemeFileError(path, str(error)) from None
 
 
 @dataclass
@@ -113,7 +68,7 @@ class ThemeFolder:
     problems: list[ThemeFileError] = field(default_factory=list)
 
 
-def load_theme_folder(folder: Path) -> ThemeFolder:
+def load_theme_folder(folder: Path, *, trusted: bool = False) -> ThemeFolder:
     """Load every `*.toml` in `folder` (a missing folder has no themes); a second file with a taken name is skipped."""
     result = ThemeFolder()
     if not folder.is_dir():
@@ -121,7 +76,7 @@ def load_theme_folder(folder: Path) -> ThemeFolder:
     seen: dict[str, Path] = {}
     for path in sorted(folder.glob("*.toml")):
         try:
-            theme = load_theme_file(path)
+            theme = load_theme_file(path, trusted=trusted)
         except ThemeFileError as problem:
             result.problems.append(problem)
             continue

@@ -7,6 +7,7 @@ place (`on_worker_state_changed`).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from pathlib import Path
 from typing import Callable
@@ -107,7 +108,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
 
     def __init__(
         self,
-        session: ChatSessionLike,
+        session: ChatSessionLike | None,
         *,
         workspace: Path,
         provider: str,
@@ -122,9 +123,13 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         suggest_prompt: Callable[[], str | None] | None = None,
         inspector: Callable[[], Widget] | None = None,
     ) -> None:
+        """`session` may come later, through `attach_session` (a message sent before then waits for it)."""
         super().__init__()
         self.session = session
         self.control = control
+        self._session_attached = asyncio.Event()
+        if session is not None:
+            self._session_attached.set()
         self.commands = commands
         self._header_args = dict(
             version=version, workspace=workspace, provider=provider, model=model, memory_mode=memory_mode
@@ -199,6 +204,13 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
             self.call_later(self.chat.add_notice, Content(self._banner), "info")
         self._offer_next_prompt()
         if hasattr(self.session, "background_events"):
+            self.follow_background_events()
+
+    def attach_session(self, session: ChatSessionLike, control: ScratchpadControl | None = None) -> None:
+        """Hand over the session of an app that painted its first frame before building it."""
+        self.session, self.control = session, control
+        self._session_attached.set()
+        if hasattr(session, "background_events"):
             self.follow_background_events()
 
     def _offer_next_prompt(self) -> None:
@@ -299,7 +311,8 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
     @work(group=_TURN, exclusive=True, exit_on_error=False)
     async def run_turn(self, text: str) -> None:
         last: SessionEventMessage | None = None
-        async for event in self.session.turn(text):
+        await self._session_attached.wait()
+        async for event in self.session.turn(text):  # type: ignore[union-attr]
             if isinstance(event, AssistantTextDelta) and last is not None and last.take_more_text(event.text):
                 continue
             last = SessionEventMessage(event)
@@ -440,7 +453,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
     async def action_cancel_turn(self) -> None:
         if not self.busy:
             return
-        result = self.session.cancel()
+        result = self.session.cancel() if self.session is not None else None
         if inspect.isawaitable(result):
             await result
         if self._turn_worker is not None:
