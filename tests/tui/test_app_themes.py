@@ -33,7 +33,7 @@ def user_themes() -> Path:
     return folder
 
 
-def test_shipped_themes_all_load() -> None:
+def test_shipped_themes_all_pass_the_checks_user_themes_get() -> None:
     loaded = load_theme_folder(bundled_themes_dir())
     assert loaded.problems == []
     names = {theme.name for theme in loaded.themes}
@@ -41,6 +41,15 @@ def test_shipped_themes_all_load() -> None:
     light = next(theme for theme in loaded.themes if theme.name == "anton-light")
     assert light.dark is False
     assert light.variables["footer-key-foreground"] == light.primary
+    trusted = load_theme_folder(bundled_themes_dir(), trusted=True)  # as the app loads them, without pydantic
+    assert trusted.themes == loaded.themes
+
+
+def test_a_trusted_theme_file_that_does_not_load_is_still_explained(tmp_path: Path) -> None:
+    path = tmp_path / "shipped.toml"
+    path.write_text('name = "x"\nprimary = "#fff"\nshadow = "#000"\n', encoding="utf-8")
+    with pytest.raises(ThemeFileError, match="shadow: Extra inputs are not permitted"):
+        load_theme_file(path, trusted=True)
 
 
 @pytest.mark.parametrize(
