@@ -17,6 +17,8 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
+from anton_tui.tui.widgets.markdown_lists import GROWING_LISTS
+
 _QUICK_TRIES = 20  # refreshes to wait for the screen to lay the Markdown's last blocks out
 _SLOW_RETRY_S = 0.5  # after those, how often to look again (while the chat is hidden, say)
 
@@ -45,7 +47,9 @@ def _scrolls_sideways(widget: Widget) -> bool:
 
 class AnswerMarkdown(Markdown):
     """The live Markdown of a part. Its first block has the class `-first`, which chat.tcss uses to start an answer
-    right under the message before it, whatever block it opens with."""
+    right under the message before it, whatever block it opens with. Its lists grow in place as they stream."""
+
+    BLOCKS = {**Markdown.BLOCKS, **GROWING_LISTS}
 
     def mount(self, *widgets: Widget, before: int | str | Widget | None = None, after: int | str | Widget | None = None):
         if widgets and before is None and after is None and not self.children:
