@@ -185,9 +185,10 @@ class KeyTimer:
 
 async def measure_typing(
     scratch: Path, base_url: str
-) -> tuple[KeyTimer, list[tuple[float, int]], list[tuple[float, int]]]:
-    """Returns the key timings, and (time, characters) of each text delta out of the model's stream and of each
-    one the screen took from the session (counted in characters, so merged deltas would count the same)."""
+) -> tuple[KeyTimer, list[tuple[float, int]], list[tuple[float, int]], list[tuple[float, int]]]:
+    """Returns the key timings, and (time, characters) of each text delta out of the model's stream, of each one
+    the screen took from the session (counted in characters, so merged deltas would count the same) and of each
+    hand-off of answer text to the chat's Markdown (when it can be seen)."""
     from anton_tui.agent.events import AssistantTextDelta
     from anton_tui.llm.events import TextDelta
     from anton_tui.agent.factory import build_session
@@ -213,6 +214,7 @@ async def measure_typing(
     session = build_session(settings)
     received: list[tuple[float, int]] = []  # out of the model's stream (the SDK has parsed them)
     deltas: list[tuple[float, int]] = []  # taken from the session by the screen's turn worker
+    shown: list[tuple[float, int]] = []  # handed to the chat's Markdown
     real_stream, real_turn = session.llm.plan_stream, session.turn
 
     async def counted_stream(*args: Any, **kwargs: Any):
@@ -240,6 +242,16 @@ async def measure_typing(
     app = TypingApp(settings, session, inspector=lambda: InspectorPane(stores), stores=stores, watch_files=True)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
+        chat = app.screen.chat
+        real_flush = chat.flush_answer
+
+        async def counted_flush() -> None:
+            pending = len(chat._pending)
+            await real_flush()
+            if pending:
+                shown.append((time.perf_counter(), pending - len(chat._pending)))
+
+        chat.flush_answer = counted_flush  # type: ignore[method-assign]
         prompt.load_text("Write the long report, please.")
         await pilot.press("enter")
         deadline = time.monotonic() + 20
@@ -253,7 +265,7 @@ async def measure_typing(
         app.exit()
     if typed != TYPED[:KEYS]:
         raise RuntimeError(f"the prompt holds {typed!r}, not what was typed")
-    return timer, received, deltas
+    return timer, received, deltas, shown
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -265,7 +277,7 @@ def typing_figures() -> list[str]:
     server, base_url = start_fake_llm()
     try:
         with tempfile.TemporaryDirectory(prefix="anton-bench-typing-") as scratch:
-            timer, received, deltas = asyncio.run(measure_typing(Path(scratch), base_url))
+            timer, received, deltas, shown = asyncio.run(measure_typing(Path(scratch), base_url))
     finally:
         if server.stdin is not None:
             server.stdin.close()
@@ -277,6 +289,9 @@ def typing_figures() -> list[str]:
     taken = sum(chars for t, chars in deltas if start <= t <= end) / window
     behind = sum(chars for t, chars in received if t <= end) - sum(chars for t, chars in deltas if t <= end)
     streaming = sum(1 for t in timer.pressed_at if t <= received[-1][0])
+    handed = [t for t, _ in shown if start <= t <= end]
+    longest_wait = max(b - a for a, b in zip([start, *handed], [*handed, end]))
+    unshown = sum(chars for t, chars in deltas if t <= end) - sum(chars for t, chars in shown if t <= end)
     ms = [latency * 1000 for latency in timer.latencies]
     median, p95 = statistics.median(ms), percentile(ms, 0.95)
     return [
@@ -285,6 +300,9 @@ def typing_figures() -> list[str]:
         "Anthropic server in its own process; no target)",
         f"answer text the chat took in meanwhile: {taken:,.0f} characters/s; {behind:,} characters still queued when "
         f"the typing ended, {behind / max(arrived, 1):.1f} s behind the model (no target; should keep up)",
+        f"answer handed to the chat while typing: {len(handed)} updates, at most {longest_wait:.1f} s apart; "
+        f"{max(unshown, 0):,} characters not yet handed on when the typing ended (no target; meanwhile the view "
+        "holds still, catching up at each pause in the typing or every 1.5 s)",
         f"key-to-echo latency while streaming, median: {median:.1f} ms over {len(ms)} keys "
         f"(target < {ECHO_TARGET_MS:g} ms) {verdict(median < ECHO_TARGET_MS)}",
         f"key-to-echo latency while streaming, p95: {p95:.1f} ms, max {max(ms):.1f} ms "

@@ -12,6 +12,7 @@ import inspect
 from pathlib import Path
 from typing import Callable
 
+from textual import messages as textual_messages
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -142,6 +143,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         self.last_prompt: str | None = None
         self._turn_worker: Worker | None = None
         self._prompt: Prompt | None = None
+        self._edits_shown = 0  # the prompt's edit count when it was last painted
         self._turn_closed = True
         self._retry_offered = False
         self._take_width_class()
@@ -176,22 +178,31 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         widget.id = "inspector"
         return widget
 
+    # Keystrokes first. The prompt is painted as soon as it asks to be, not at the screen's next frame (up to a
+    # sixtieth of a second later, and after any layout the chat needs while an answer streams in). Once an edit of
+    # the prompt is on screen, the chat may use the gap before the next key (`ChatView.note_keystroke`).
+
+    async def _on_update(self, message: textual_messages.Update) -> None:
+        if message.widget is self._prompt and self._paint_prompt():
+            message.stop()
+            message.prevent_default()  # Screen's own handler, which queues the paint for the next frame, is skipped
+
     def _on_timer_update(self) -> None:
-        """Keystrokes first: when the prompt needs repainting and the chat also needs a new layout (an answer is
-        streaming in), the prompt is painted now and the layout follows on the next tick."""
-        prompt = self._prompt
-        if (
-            self._layout_required
-            and prompt is not None
-            and prompt in self._dirty_widgets
-            and self.is_current
-            and not self.app._batch_count
-        ):
-            self._dirty_widgets.discard(prompt)
-            self._compositor.update_widgets({prompt})
-            self._compositor_refresh()
+        if self._prompt in self._dirty_widgets and self._layout_required and self._paint_prompt():
             return  # the update timer keeps running: the layout is still required
         super()._on_timer_update()
+
+    def _paint_prompt(self) -> bool:
+        prompt = self._prompt
+        if prompt is None or not self.is_current or self.app._batch_count or prompt not in self._compositor:
+            return False
+        self._dirty_widgets.discard(prompt)
+        self._compositor.update_widgets({prompt})
+        self._compositor_refresh()
+        if prompt.edits != self._edits_shown:
+            self._edits_shown = prompt.edits
+            self.chat.note_keystroke()
+        return True
 
     @property
     def inspector(self) -> Widget:

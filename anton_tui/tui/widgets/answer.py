@@ -10,7 +10,10 @@ re-renders, and keeps the new lines.
 
 from __future__ import annotations
 
-from textual.geometry import Size
+from typing import Any, Callable
+
+from rich.style import Style
+from textual.geometry import Region, Size
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
@@ -60,14 +63,20 @@ class AnswerMarkdown(Markdown):
 class AssistantMessage(Widget):
     """One assistant message (or a part of a long one): Markdown while it streams, its rendered lines once done."""
 
-    def __init__(self, text: str = "", *, continued: bool = False) -> None:
+    def __init__(
+        self, text: str = "", *, continued: bool = False, run_heavy: Callable[[Callable[[], Any]], None] | None = None
+    ) -> None:
+        """`run_heavy(job)` runs the costly step of keeping the lines (the chat fits it between keystrokes)."""
         super().__init__(classes="chat-block -continued" if continued else "chat-block")
+        self._run_heavy = run_heavy or self.call_later
         self._source = text
         self._lines: list[Strip] | None = None  # the kept rendering, while frozen
         self._frozen_as: tuple[int, str] | None = None  # (width, theme) the kept lines were rendered for
         self._finished = False
         self._last = True
         self._freeze_tries = 0
+        self._line_style = Style()
+        self._trimmed: Widget | None = None  # the block whose bottom margin `_trim_last_margin` took away
 
     def compose(self):
         yield AnswerMarkdown(self._source)
@@ -110,18 +119,28 @@ class AssistantMessage(Widget):
         self.call_after_refresh(self._freeze)
 
     def _trim_last_margin(self) -> None:
-        """No blank line under the last block of a finished message. Done once, by hand: a `:last-child` rule would
-        restyle every block of a streaming answer each time a block is added."""
+        """No blank line under the last block of a finished message. Done by hand: a `:last-child` rule would
+        restyle every block of a streaming answer each time a block is added. The last blocks of a stream may be
+        mounted after `finish`: a block trimmed while it was last gets its margin back when another follows."""
         markdown = self.markdown
-        if markdown is not None and markdown.children and self._last:
-            last = markdown.children[-1]
-            top, right, _bottom, left = last.styles.margin
-            last.styles.margin = (top, right, 0, left)
+        if markdown is None or not markdown.children or not self._last:
+            return
+        last = markdown.children[-1]
+        if self._trimmed is not None and self._trimmed is not last:
+            self._trimmed.styles.clear_rule("margin")
+        top, right, _bottom, left = last.styles.margin
+        last.styles.margin = (top, right, 0, left)
+        self._trimmed = last
 
     async def _freeze(self) -> None:
+        if self._ready_to_freeze():
+            self._run_heavy(self._keep_lines)
+
+    def _ready_to_freeze(self) -> bool:
+        """Whether the finished Markdown can be kept as lines now; when it is not laid out yet, look again soon."""
         markdown = self.markdown
         if markdown is None or not self._finished or not self.is_attached:
-            return
+            return False
         if not self._laid_out(markdown):
             self._freeze_tries += 1
             self._trim_last_margin()  # in case the last block came after `finish`
@@ -129,9 +148,14 @@ class AssistantMessage(Widget):
                 self.call_after_refresh(self._freeze)
             else:
                 self.set_timer(_SLOW_RETRY_S, self._freeze)
+            return False
+        return not _scrolls_sideways(markdown)
+
+    async def _keep_lines(self) -> None:
+        if not self._ready_to_freeze():  # things may have moved while this waited for its turn
             return
-        if _scrolls_sideways(markdown):
-            return
+        markdown = self.markdown
+        assert markdown is not None
         self._lines = rendered_lines(markdown)
         self._frozen_as = (markdown.region.width, self.app.theme)
         self._source = markdown.source
@@ -172,10 +196,14 @@ class AssistantMessage(Widget):
             return len(self._lines)
         return super().get_content_height(container, viewport, width)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._line_style = self.rich_style  # once per render, not per line: it looks at every ancestor
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         if self._lines is None or y >= len(self._lines):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._line_style)
         strip = self._lines[y]
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(y)) is not None:
@@ -185,7 +213,7 @@ class AssistantMessage(Widget):
             start = min(start, end)
             style = self.screen.get_component_rich_style("screen--selection")
             strip = Strip.join([strip.crop(0, start), strip.crop(start, end).apply_style(style), strip.crop(end, length)])
-        return strip.crop_extend(0, width, self.rich_style)
+        return strip if strip.cell_length == width else strip.crop_extend(0, width, self._line_style)
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         if self._lines is None:

@@ -10,6 +10,7 @@ itself stays in the session).
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -22,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Static
 
 from anton_tui.tui.widgets.tool_block import ToolCallBlock
+from anton_tui.tui.widgets.typing_gaps import TypingGaps
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -32,8 +34,9 @@ if TYPE_CHECKING:
     from anton_tui.tui.widgets.answer import AssistantMessage
 
 MAX_BLOCKS = 200
-SPLIT_ANSWER_AT = 2_000  # characters; past this a streaming answer continues in a fresh Markdown widget
+SPLIT_ANSWER_AT = 1500  # characters; past this a streaming answer continues in a fresh Markdown widget
 FLUSH_EVERY = 0.3  # seconds; streamed text is handed to Markdown at most this often (each hand-off may lay out)
+VIEW_HOLD = 1.5  # seconds the view may stay put while the user types (then it catches up, and holds again)
 LINES_HIGH, LINES_LOW = 800, 500  # past HIGH lines of transcript, the oldest blocks go until LOW lines are left
 
 
@@ -159,6 +162,10 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         self._continue_answer = False  # the answer was cut exactly at a paragraph break; its next piece continues it
         self._pending = ""  # streamed text not yet handed to the Markdown widget
         self._flush_timer: Timer | None = None
+        self._flush_queued = False  # a hand-off is due and waits for a gap between keystrokes
+        self.gaps = TypingGaps(self, on_pause=self._typing_paused)
+        self._view_held_since: float | None = None  # the view stopped following new text while the user types
+        self._view_held_at = 0.0  # the scroll position it stopped at
         self._writing = asyncio.Lock()
         self._prune_scheduled = False
         self._answer: AssistantMessage | None = None
@@ -224,24 +231,61 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
 
     async def add_user_message(self, text: str) -> None:
         await self.end_answer()
+        if self._view_held_since is not None:  # held for the typing of this very message
+            self._follow_again()
         await self._add(UserMessage(text))
 
     async def append_answer(self, chunk: str) -> None:
         """Stream a piece of the answer. Pieces are gathered and handed on every FLUSH_EVERY seconds: each hand-off
         may mount new Markdown blocks, and every mount lays out the whole screen, which would otherwise starve the
-        keyboard while a fast model streams."""
+        keyboard while a fast model streams. While the user types, hand-offs fit between keystrokes (`gaps`)."""
         if not chunk:
             return
         self._pending += chunk
-        if self._flush_timer is None:
-            if self._stream is None:  # the first words of an answer show at once
-                await self.flush_answer()
-            else:
-                self._flush_timer = self.set_timer(FLUSH_EVERY, self.flush_answer)
+        if self._flush_timer is not None or self._flush_queued:
+            return
+        if self._stream is None and not self._continue_answer:  # the first words of an answer show at once
+            await self.flush_answer()
+        else:
+            self._flush_timer = self.set_timer(FLUSH_EVERY, self._queue_flush)
+
+    def _queue_flush(self) -> None:
+        self._flush_timer = None
+        self._flush_queued = True
+        self.gaps.run(self.flush_answer)
+
+    def note_keystroke(self) -> None:
+        """An edit of the prompt has just been painted (the screen calls this). While the user types, the view
+        stops following new text (following re-renders the whole view) until the typing pauses, or for at most
+        VIEW_HOLD seconds; chat updates fit between keystrokes (`TypingGaps`)."""
+        now = time.monotonic()
+        if self._view_held_since is None:
+            if self.is_anchored and self.scroll_y >= self.max_scroll_y:
+                self._hold_view(now)
+        elif now - self._view_held_since >= VIEW_HOLD and self._follow_again():
+            self._hold_view(now)
+        self.gaps.keystroke()
+
+    def _hold_view(self, now: float) -> None:
+        self._view_held_since, self._view_held_at = now, self.scroll_y
+        self.release_anchor()
+
+    def _follow_again(self) -> bool:
+        """Catch up with the answer and follow it again, unless the user scrolled away meanwhile."""
+        held_at, self._view_held_since = self._view_held_at, None
+        if round(self.scroll_y) != round(held_at):
+            return False
+        self.scroll_end(animate=False)
+        return True
+
+    def _typing_paused(self) -> None:
+        if self._view_held_since is not None:
+            self._follow_again()
 
     async def flush_answer(self) -> None:
         # The timer calls this on the chat's own message loop while the screen's handlers may be mid-append.
         async with self._writing:
+            self._flush_queued = False
             if self._flush_timer is not None:
                 self._flush_timer.stop()
                 self._flush_timer = None
@@ -251,26 +295,29 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
 
     async def _append_now(self, chunk: str) -> None:
         """A long answer is continued in a new Markdown widget at a paragraph break, so each update re-renders a
-        bounded amount of text however long the answer grows."""
+        bounded amount of text however long the answer grows. The new widget takes the rest at the next hand-off:
+        one costly step at a time."""
         if self._stream is None:
             await self._start_stream(continued=self._continue_answer)
-        while len(self._written) + len(chunk) > SPLIT_ANSWER_AT:
+        cut = -1
+        if len(self._written) + len(chunk) > SPLIT_ANSWER_AT:
             cut = paragraph_break(self._written, chunk, SPLIT_ANSWER_AT - len(self._written))
-            if cut < 0:
-                break
-            await self._write(chunk[:cut])
-            await self._stop_stream(last=False)
-            chunk = chunk[cut:]
-            if not chunk:
-                self._continue_answer = True
-                return
-            await self._start_stream(continued=True)
-        await self._write(chunk)
+        if cut < 0:
+            await self._write(chunk)
+            return
+        await self._write(chunk[:cut])
+        # Set before the await below, while which more pieces may arrive: they belong to the new part.
+        self._continue_answer = True
+        self._pending = chunk[cut:] + self._pending
+        self._flush_queued = bool(self._pending)
+        await self._stop_stream(last=False)
+        if self._flush_queued:
+            self.gaps.run(self.flush_answer)
 
     async def _start_stream(self, *, continued: bool) -> None:
         from anton_tui.tui.widgets.answer import AssistantMessage  # Markdown costs start-up time; the app preloads it
 
-        answer = AssistantMessage(continued=continued)
+        answer = AssistantMessage(continued=continued, run_heavy=self.gaps.run)
         await self._add(answer)
         self._answer = answer
         self._stream = answer.stream()
@@ -283,7 +330,8 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
 
     async def end_answer(self, full_text: str = "") -> None:
         """Finish the current assistant message; `full_text` fills it when nothing was streamed."""
-        await self.flush_answer()
+        while self._pending:
+            await self.flush_answer()
         if self._stream is not None:
             await self._stop_stream()
         elif self._continue_answer and self._answer is not None:
@@ -291,7 +339,7 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         elif full_text.strip():
             from anton_tui.tui.widgets.answer import AssistantMessage
 
-            answer = AssistantMessage(full_text)
+            answer = AssistantMessage(full_text, run_heavy=self.gaps.run)
             await self._add(answer)
             answer.finish()
         self._continue_answer = False

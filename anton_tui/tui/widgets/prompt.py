@@ -92,6 +92,7 @@ While Anton is working, **Escape** cancels the turn.
         self.past_messages: list[str] = []
         self._history_index: int | None = None  # position while browsing; None when editing a fresh message
         self._draft = ""
+        self.edits = 0  # changes to the text so far (the screen notes when one is on screen)
 
     def commit(self) -> None:
         """The screen accepted the message: remember it and empty the box."""
@@ -168,6 +169,10 @@ While Anton is working, **Escape** cancels the turn.
         # Keep walking with repeated presses: Up leaves the cursor on the first line, Down on the last.
         self.move_cursor((0, 0) if step < 0 else self.document.end)
         return True
+
+    @on(TextArea.Changed)
+    def _count_edit(self) -> None:
+        self.edits += 1
 
     @on(TextArea.Changed)
     def _update_menu(self) -> None:
