@@ -8,7 +8,7 @@ from textual.selection import Selection
 
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished, TurnStarted
 from anton_tui.tui.app import AntonApp
-from anton_tui.tui.widgets.answer import AssistantMessage
+from anton_tui.tui.widgets.answer import AssistantMessage, layout_settled
 from anton_tui.tui.widgets.chat import ChatView
 
 from .app_support import ScriptedSession, make_settings, screen_text, send, wait_until
@@ -146,3 +146,24 @@ async def test_an_answer_opening_with_a_heading_starts_under_the_message_and_rea
     assert split == whole, "an answer split into parts must read exactly as one"
     question = next(n for n, line in enumerate(whole) if line.startswith(" ▌ q "))
     assert "Title" in whole[question + 2], "one blank line between the message and the answer's heading"
+
+
+async def test_a_part_is_not_kept_while_its_last_layout_predates_its_text_even_at_the_same_height() -> None:
+    # The last words wrap onto a second line just as the blank line under the last block goes: the part's height
+    # stays the same, yet the paragraph inside has grown. Lines kept now would lose those words.
+    app = AntonApp(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.screen.query_one(ChatView)
+        await chat.append_answer("I have a saved skill for CSV files, so I'll load it")
+        await wait_until(pilot, lambda: "so I'll load it" in screen_text(app))
+        markdown = parts(app)[0].markdown
+        paragraph = markdown.children[-1]
+        assert layout_settled(markdown) and paragraph.region.height == 1
+        with app.batch_update():  # the change is made and noticed, but the screen has not laid it out yet
+            paragraph.update("I have a saved skill for CSV files, so I'll load it first, then follow its steps.")
+            paragraph.styles.margin = (0, 0, 0, 0)
+            await pilot.pause()
+            assert markdown.region.height == 2 == markdown.arrange(markdown.content_region.size).total_region.height
+            assert not layout_settled(markdown)
+        await pilot.pause()
+        assert layout_settled(markdown) and paragraph.region.height == 2

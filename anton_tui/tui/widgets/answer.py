@@ -36,9 +36,20 @@ def rendered_lines(widget: Widget) -> list[Strip]:
     return compositor.render_strips()
 
 
-def arranged_height(widget: Widget) -> int:
-    """The height `widget`'s children take at its present width, whether or not the screen has laid them out."""
-    return widget.arrange(Size(widget.region.width, 0)).total_region.height + widget.styles.gutter.height
+def layout_settled(widget: Widget) -> bool:
+    """Whether everything inside `widget` has the size that laying it out now would give it. The screen's last
+    layout may predate the last change of text (a paragraph that gained a line and a block that lost its bottom
+    margin leave the total height as it was)."""
+    arrangement = widget.arrange(widget.content_region.size)  # as the screen arranges it
+    if widget.region.height != arrangement.total_region.height + widget.styles.gutter.height:
+        return False
+    for placement in arrangement.placements:
+        child = placement.widget
+        if not child.is_mounted or child.region.size != placement.region.size:
+            return False
+        if child.is_container and child.children and not layout_settled(child):
+            return False
+    return True
 
 
 def _scrolls_sideways(widget: Widget) -> bool:
@@ -170,7 +181,7 @@ class AssistantMessage(Widget):
             return False
         if bool(markdown.children) != bool(markdown.source.strip()):
             return False
-        return all(block.is_mounted for block in markdown.walk_children()) and height == arranged_height(markdown)
+        return all(block.is_mounted for block in markdown.walk_children()) and layout_settled(markdown)
 
     async def _thaw(self) -> None:
         """Back to live Markdown, to be rendered again for the new width or theme (and kept again)."""
