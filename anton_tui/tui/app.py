@@ -170,7 +170,7 @@ class AntonApp(App[int]):
         """Validate the settings and build the session of an app started from a snapshot; False if they are bad
         (the app then exits with code 2 and `settings_error`, which `run_app` raises, as before drawing anything)."""
         if self._finish_start is None:
-            return True
+            return self.settings_error is None
         from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
 
         finish, self._finish_start = self._finish_start, None
