@@ -9,7 +9,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from anton_tui.config import Settings
+import pytest
+
+from anton_tui.config import Settings, load_settings
 from anton_tui.settings_snapshot import SettingsSnapshot, recall_snapshot, remember_snapshot
 from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, read_env_layers
 from anton_tui.tui.app import AntonApp, prepare_app
@@ -114,3 +116,26 @@ def test_a_snapshot_whose_settings_no_longer_validate_stops_with_the_usual_messa
     ]
     assert (project_dir / ".anton" / ".env").read_text(encoding="utf-8") == "ANTON_MAX_TOKENS=0\n"
     assert recall_snapshot(read_env_layers()) is None, "the next start validates before drawing"
+
+
+async def test_the_theme_given_on_the_command_line_wins_over_the_snapshot_and_the_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTON_ANTHROPIC_API_KEY", "sk-test-not-used")  # no first-run setup screen
+    remember_snapshot(read_env_layers(), SettingsSnapshot.of(load_settings()))
+    app = prepare_app(read_env_layers(), theme="anton-high-contrast", cursor_blink=False)
+    assert isinstance(app.settings, SettingsSnapshot)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "anton-high-contrast"
+        await wait_until(pilot, lambda: isinstance(app.settings, Settings))
+        assert app.settings.theme == "anton-high-contrast" and app.theme == "anton-high-contrast"
+    assert recall_snapshot(read_env_layers()).theme == "anton-dark", "the snapshot keeps what the settings say"
+
+
+async def test_quitting_just_as_the_first_run_setup_screen_opens_ends_cleanly() -> None:
+    remember_snapshot(read_env_layers(), SettingsSnapshot.of(load_settings()))  # no key: setup opens at start
+    app = prepare_app(read_env_layers(), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.settings, Settings))
+        assert type(app.screen_stack[-1]).__name__ == "SetupScreen"
+    # Leaving the block quits the app while the setup screen is still opening: no error may come of it.

@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 
 from textual import on
 from textual.app import ComposeResult
+from textual.css.query import NoMatches
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
@@ -203,11 +204,14 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
                 yield Button("Cancel", id="setup-cancel")
 
     def on_mount(self) -> None:
-        blink = bool(getattr(self.app, "cursor_blink", True))
-        for input_widget in self.query(Input):
-            input_widget.cursor_blink = blink
-        self._show_base_url(self.settings.planning_provider)
-        self.query_one("#api-key" if needs_setup(self.settings) else "#provider").focus()
+        try:
+            blink = bool(getattr(self.app, "cursor_blink", True))
+            for input_widget in self.query(Input):
+                input_widget.cursor_blink = blink
+            self._show_base_url(self.settings.planning_provider)
+            self.query_one("#api-key" if needs_setup(self.settings) else "#provider").focus()
+        except NoMatches:
+            pass  # the app quit while this screen was opening, and its widgets are already gone
 
     def _key_placeholder(self, provider: str) -> str:
         if _has_key(self.settings, provider):
