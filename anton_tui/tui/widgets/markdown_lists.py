@@ -5,6 +5,9 @@ whole list and mounts it anew: every item's widgets, however many, for one more 
 keep the items that did not change, update the text of a changed last item where it stands, and mount only the
 new items, so a long list costs about as much to stream as its last item. They draw exactly what Textual's lists
 draw (the same widgets, in the same tree, under the same CSS).
+
+They build on what Textual's Markdown uses inside (its list classes, `_update_from_block`, a block's `_blocks` and
+`_content`), none of it public: Textual is pinned, and tests compare every streamed answer with Textual's drawing.
 """
 
 from __future__ import annotations
