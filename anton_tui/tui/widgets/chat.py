@@ -143,6 +143,7 @@ press **Enter** or click on a tool line to expand it and see the code it ran or 
 being written and self-check nudges where they happened. Errors carry a **Retry** button.
 
 While you are at the bottom the view follows new text; scroll up to read and it stays put until you scroll back down.
+While you type in the prompt it holds still too, and catches up when you pause (or every second and a half).
 Only the latest blocks are kept on screen; the whole conversation stays in the session.
 """
 
