@@ -43,10 +43,6 @@ class SettingsSnapshot:
     episodic_memory: bool
     keymap: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def env_warnings(self) -> list[str]:
-        return []  # shown once the settings are validated
-
     @classmethod
     def of(cls, settings: Any) -> SettingsSnapshot:
         return cls(

@@ -521,9 +521,6 @@ def prepare_app(
 def _build_app_from_snapshot(
     snapshot: Any, layers: EnvLayers, *, theme: str | None, app_class: type[AntonApp], **options: Any
 ) -> AntonApp:
-    from anton_tui.tui.stores import MemoryStores
-    from anton_tui.tui.widgets.inspector import InspectorPane
-
     def finish_start() -> tuple[Any, ChatSessionLike]:
         from anton_tui.agent.factory import build_session
         from anton_tui.config import settings_from_layers
@@ -539,18 +536,13 @@ def _build_app_from_snapshot(
             settings.theme = theme
         return settings, build_session(settings)
 
-    stores = MemoryStores.from_settings(snapshot)
-    wiring: dict[str, Any] = dict(inspector=lambda: InspectorPane(stores), stores=stores, watch_files=True)
-    return app_class(snapshot, None, finish_start=finish_start, **(wiring | options))
+    return app_class(snapshot, None, finish_start=finish_start, **(_memory_wiring(snapshot) | options))
 
 
 def build_app(settings: Any, *, demo: bool = False, app_class: type[AntonApp] = AntonApp, **options: Any) -> AntonApp:
     """The app as `anton-tui` runs it: the real session (or, with `demo`, the recorded one in a throw-away folder),
     the memory stores with the inspector over them, live files, and the setup screen on a first run. `options`
     override `AntonApp`'s keyword arguments; `app_class` may be a subclass (the benchmarks' probes use both)."""
-    from anton_tui.tui.stores import MemoryStores
-    from anton_tui.tui.widgets.inspector import InspectorPane
-
     if demo:
         from anton_tui.agent.demo import DEMO_BANNER, build_demo
 
@@ -563,6 +555,13 @@ def build_app(settings: Any, *, demo: bool = False, app_class: type[AntonApp] = 
 
         session = build_session(settings)
         wiring = dict(first_run_setup=needs_setup(settings))
+    return app_class(settings, session, **(wiring | _memory_wiring(settings) | options))
+
+
+def _memory_wiring(settings: Any) -> dict[str, Any]:
+    """The memory stores for `settings` (a `Settings` or a snapshot), the inspector over them, and live files."""
+    from anton_tui.tui.stores import MemoryStores
+    from anton_tui.tui.widgets.inspector import InspectorPane
+
     stores = MemoryStores.from_settings(settings)
-    wiring.update(inspector=lambda: InspectorPane(stores), stores=stores, watch_files=True)
-    return app_class(settings, session, **(wiring | options))
+    return dict(inspector=lambda: InspectorPane(stores), stores=stores, watch_files=True)
