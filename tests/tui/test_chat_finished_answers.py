@@ -167,3 +167,27 @@ async def test_a_part_is_not_kept_while_its_last_layout_predates_its_text_even_a
             assert not layout_settled(markdown)
         await pilot.pause()
         assert layout_settled(markdown) and paragraph.region.height == 2
+
+
+async def test_a_part_that_finishes_out_of_view_is_kept_only_once_drawn_with_all_its_text() -> None:
+    # The screen sizes only the widgets in view; one below it has its place in the layout but no size yet.
+    app = AntonApp(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(100, 24)) as pilot:
+        chat = app.screen.query_one(ChatView)
+        await chat.append_answer("An earlier answer.\n\n" * 30)
+        await chat.end_answer()
+        await wait_until(pilot, lambda: parts(app)[0].frozen)
+        chat.scroll_home(animate=False)  # the user reads from the top
+        await pilot.pause()
+        table = "| Region | Revenue |\n|---|---|\n| South | 67,028.14 |\n| West | 63,514.39 |\n\n"
+        await chat.append_answer(table + "Show money with thousands separators and two decimals, everywhere.")
+        await chat.end_answer()
+        await pilot.pause(0.3)
+        below = parts(app)[1]
+        assert chat.scroll_y == 0, "still reading the top"
+        assert not below.frozen or "63,514.39" in kept_text(below)
+        chat.scroll_end(animate=False)
+        await wait_until(pilot, lambda: below.frozen)
+        kept = kept_text(below)
+        assert "63,514.39" in kept and "two decimals," in kept and "everywhere." in kept
+        assert kept.count("├") == 2, "the table's inner lines too"

@@ -41,11 +41,13 @@ def layout_settled(widget: Widget) -> bool:
     layout may predate the last change of text (a paragraph that gained a line and a block that lost its bottom
     margin leave the total height as it was)."""
     arrangement = widget.arrange(widget.content_region.size)  # as the screen arranges it
-    if widget.region.height != arrangement.total_region.height + widget.styles.gutter.height:
+    if widget.outer_size.height != arrangement.total_region.height + widget.styles.gutter.height:
         return False
     for placement in arrangement.placements:
         child = placement.widget
-        if not child.is_mounted or child.region.size != placement.region.size:
+        # `outer_size` is the size the screen last gave the widget, which it draws at. (`region`, its place in the
+        # screen's map, can be newer: a scroll sizes only the widgets it brings into view.)
+        if not child.is_mounted or child.outer_size != placement.region.size:
             return False
         if child.is_container and child.children and not layout_settled(child):
             return False

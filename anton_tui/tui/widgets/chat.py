@@ -276,7 +276,8 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         held_at, self._view_held_since = self._view_held_at, None
         if round(self.scroll_y) != round(held_at):
             return False
-        self.scroll_end(animate=False)
+        self.scroll_end(animate=False, immediate=True)
+        self.call_after_refresh(self.vertical_scrollbar.refresh)  # the thumb follows the layout's scroll too
         return True
 
     def _typing_paused(self) -> None:
