@@ -1,7 +1,7 @@
 """Command-line entry point: parses arguments, reads the settings' sources, then starts the full-screen app.
 
 Everything heavy (settings, the app, the model SDKs) is imported only after the arguments are parsed, so
-``--version`` and ``--help`` answer at once. The settings are validated by the app (see `prepare_app`).
+``--version`` and ``--help`` answer at once. The settings are validated right after the first frame (see `anton_tui.runtime.start`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,11 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         layers = read_env_layers(project_dir=args.folder)
-        from anton_tui.tui.app import run_app
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            from anton_tui.config import settings_from_layers
+
+            settings_from_layers(layers)  # no terminal to show a bad setting's screen on: say it here
+        from anton_tui.tui.launch import run_app
 
         return run_app(layers, theme=args.theme, demo=args.demo) or 0
     except SettingsError as exc:

@@ -26,6 +26,10 @@ from anton_tui.paths import ENV_FILE_HEADER
 from anton_tui.settings_sources import (
     COMMAND_LINE,
     DEFAULT,
+    DEFAULT_MEMORY_MODE,
+    DEFAULT_PLANNING_MODEL,
+    DEFAULT_PROVIDER,
+    DEFAULT_THEME,
     ENVIRONMENT,
     EnvLayers,
     SettingsError,
@@ -42,7 +46,7 @@ Provider = Literal["anthropic", "openai", "openai-compatible"]
 
 __all__ = [
     "COMMAND_LINE", "DEFAULT", "ENVIRONMENT", "Settings", "SettingsError", "env_names", "load_settings",
-    "read_env_file", "settings_from_layers", "write_project_env",
+    "needs_setup", "read_env_file", "settings_from_layers", "write_project_env",
 ]
 
 
@@ -54,15 +58,15 @@ class Settings(BaseSettings):
     home: Path = Path("~/.anton")
     project_dir: Path = Field(default_factory=Path.cwd)
 
-    memory_mode: MemoryMode = "autopilot"
+    memory_mode: MemoryMode = DEFAULT_MEMORY_MODE
     memory_enabled: bool = True
     episodic_memory: bool = True
     acc_mode: AccMode = "passive"
     compaction_every_turns: int = Field(10, gt=0)
     identity_every_turns: int = Field(5, gt=0)
 
-    planning_provider: Provider = "anthropic"
-    planning_model: str = "claude-sonnet-4-6"
+    planning_provider: Provider = DEFAULT_PROVIDER
+    planning_model: str = DEFAULT_PLANNING_MODEL
     coding_provider: Provider = "anthropic"
     coding_model: str = "claude-haiku-4-5-20251001"
     max_tokens: int = Field(8192, gt=0)
@@ -81,7 +85,7 @@ class Settings(BaseSettings):
     cell_memory_limit_mb: int = Field(2048, gt=0)
     cell_keep_recent: int = Field(5, gt=0)
 
-    theme: str = "anton-dark"
+    theme: str = DEFAULT_THEME
     keymap: dict[str, str] = Field(default_factory=dict)
 
     _env_warnings: list[str] = PrivateAttr(default_factory=list)
@@ -124,6 +128,11 @@ class Settings(BaseSettings):
         if provider == "openai-compatible" and self.openai_base_url:
             return True
         return _present(self.openai_api_key)
+
+
+def needs_setup(settings: Any) -> bool:
+    """True when the planning or the coding model has no way to be called (no key, no compatible server URL)."""
+    return not (settings.has_api_key("planning") and settings.has_api_key("coding"))
 
 
 def _present(secret: SecretStr | None) -> bool:

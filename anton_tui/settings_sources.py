@@ -1,7 +1,7 @@
 """Where settings come from: the process environment and the two .env files, read and layered but not validated.
 
-This module reads; `anton_tui.config` validates what it read into a `Settings`. The split lets the app start from
-these raw layers without loading pydantic (see `anton_tui.settings_snapshot`).
+This module reads; `anton_tui.config` validates what it read into a `Settings`. The split lets the app paint its
+first frame from these raw layers (`FirstFrame`) and validate them right after, without loading pydantic first.
 
 Where a value comes from, highest priority first:
 
@@ -17,14 +17,14 @@ lives inside the home, so it cannot move it), and ANTON_PROJECT_DIR from the env
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dotenv.parser import parse_stream
 
@@ -39,7 +39,14 @@ EXTRA_ENV_NAMES = {
     "anthropic_api_key": ("ANTHROPIC_API_KEY",),
     "openai_api_key": ("OPENAI_API_KEY",),
 }
-_EXTRA_NAMES = frozenset(name for names in EXTRA_ENV_NAMES.values() for name in names)
+
+
+# Defaults of the settings the first frame shows; `anton_tui.config.Settings` uses the same ones.
+DEFAULT_THEME = "anton-dark"
+DEFAULT_PROVIDER = "anthropic"
+DEFAULT_PLANNING_MODEL = "claude-sonnet-4-6"
+DEFAULT_MEMORY_MODE = "autopilot"
+FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n"})
 
 
 class SettingsError(Exception):
@@ -87,18 +94,66 @@ class EnvLayers:
         chosen["project_dir"] = (str(self.project_dir), self.project_source, "ANTON_PROJECT_DIR")
         return chosen
 
-    def fingerprint(self, version: str) -> str:
-        """A digest of everything settings are made of: equal fingerprints give equal settings for `version`.
+    def without(self, variables: Iterable[str]) -> EnvLayers:
+        """These layers with `variables` removed from every source (to get past a bad value and open the setup)."""
+        drop = set(variables)
+        layers = tuple((source, {k: v for k, v in values.items() if k not in drop}) for source, values in self.layers)
+        return EnvLayers(self.project_dir, self.project_source, layers, self.warnings)
 
-        Besides the variables it covers the two folders as resolved (a relative or ``~`` path resolves
-        differently from another folder or for another user).
-        """
-        relevant = [
-            [source, sorted((k, v) for k, v in values.items() if k.startswith("ANTON_") or k in _EXTRA_NAMES)]
-            for source, values in self.layers
-        ]
-        inputs = [version, str(self.home), str(self.project_dir), self.project_source, relevant]
-        return hashlib.sha256(json.dumps(inputs).encode("utf-8", "surrogatepass")).hexdigest()
+
+@dataclass(frozen=True)
+class FirstFrame:
+    """What the app's first frame shows, read from the raw layers without validating them: folders, theme, header
+    labels and key map. A value that will not validate is shown as typed; the `Runtime` then reports it."""
+
+    home: Path
+    project_dir: Path
+    theme: str = DEFAULT_THEME
+    planning_provider: str = DEFAULT_PROVIDER
+    planning_model: str = DEFAULT_PLANNING_MODEL
+    effective_memory_mode: str = DEFAULT_MEMORY_MODE
+    keymap: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_layers(cls, layers: EnvLayers) -> FirstFrame:
+        fields = ("theme", "planning_provider", "planning_model", "memory_mode", "memory_enabled", "keymap")
+        chosen = {name: value for name, (value, _, _) in layers.chosen(fields).items()}
+        memory_off = chosen.get("memory_enabled", "").strip().lower() in FALSE_WORDS
+        return cls(
+            home=layers.home,
+            project_dir=layers.project_dir,
+            theme=chosen.get("theme") or DEFAULT_THEME,
+            planning_provider=chosen.get("planning_provider") or DEFAULT_PROVIDER,
+            planning_model=chosen.get("planning_model") or DEFAULT_PLANNING_MODEL,
+            effective_memory_mode="off" if memory_off else chosen.get("memory_mode") or DEFAULT_MEMORY_MODE,
+            keymap=_keymap(chosen.get("keymap", "")),
+        )
+
+    @classmethod
+    def of(cls, settings: Any) -> FirstFrame:
+        """The same view of validated settings (or any object with those fields)."""
+        return cls(
+            home=Path(settings.home),
+            project_dir=Path(settings.project_dir),
+            theme=str(getattr(settings, "theme", "") or DEFAULT_THEME),
+            planning_provider=str(getattr(settings, "planning_provider", "")),
+            planning_model=str(getattr(settings, "planning_model", "")),
+            effective_memory_mode=str(
+                getattr(settings, "effective_memory_mode", getattr(settings, "memory_mode", DEFAULT_MEMORY_MODE))
+            ),
+            keymap=dict(getattr(settings, "keymap", None) or {}),
+        )
+
+
+def _keymap(text: str) -> dict[str, str]:
+    """A key map written as JSON, or nothing when it is not a JSON object of strings (validation reports that)."""
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return {}
+    return value
 
 
 def read_env_layers(

@@ -3,8 +3,7 @@
 Start-up: a fresh `python` process per run (imports count) starts the real app, prepared as `run_app` prepares it,
 on a throw-away home seeded with 1,000 skills and 5,000 lessons in the on-disk formats, and exits at its first
 painted frame (see `tui_startup_probe`). The same is timed for a bare Textual app with the same widgets and no
-engine. As for a user, every start after the first finds the settings snapshot of the one before; a few more runs
-start without it, as the first start after the settings changed does.
+engine. The app paints from the raw settings and builds its runtime (validated settings, session) right after.
 
 Typing: the real app, driven headless, runs a real turn whose answer a fake Anthropic server (its own process)
 streams in small pieces about 1,000 times a second. Keys are injected through the Textual driver, as a terminal's
@@ -27,7 +26,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from anton_tui.settings_snapshot import snapshot_file
 from benchmarks.tui_startup_probe import SIZE, painting
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,7 +33,6 @@ SKILLS = 1_000
 LESSONS = 5_000
 STARTUP_RUNS = 11
 LOADED_RUNS = 3  # of those, the runs that also wait for the inspector's tables to fill (slow: they come later)
-CHANGED_SETTINGS_RUNS = 3  # more runs, each without the snapshot of the start before
 STARTUP_TARGET_S = 0.8
 BARE_RATIO_TARGET = 1.3
 
@@ -111,10 +108,6 @@ def startup_figures() -> list[str]:
         for n in range(STARTUP_RUNS):  # interleaved, so both see the same machine load
             anton.append(run_probe(["anton", *until_loaded] if n < LOADED_RUNS else ["anton"], env))
             bare.append(run_probe(["bare"], env))
-        changed = []
-        for _ in range(CHANGED_SETTINGS_RUNS):
-            snapshot_file(home).unlink()
-            changed.append(run_probe(["anton"], env)["painted"])
     painted = statistics.median(run["painted"] for run in anton)
     loaded = statistics.median(run["loaded"] for run in anton if "loaded" in run)
     bare_painted = statistics.median(run["painted"] for run in bare)
@@ -128,8 +121,6 @@ def startup_figures() -> list[str]:
         f"{verdict(ratio <= BARE_RATIO_TARGET)}",
         f"tui start-up until the Lessons and Skills tables are filled and painted: {loaded:.2f} s median of "
         f"{LOADED_RUNS} of those runs (no target)",
-        f"tui start-up right after the settings changed (validated before the first frame): "
-        f"{statistics.median(changed):.2f} s median of {CHANGED_SETTINGS_RUNS} (no target)",
     ]
 
 
@@ -193,9 +184,10 @@ async def measure_typing(
     from anton_tui.llm.events import TextDelta
     from anton_tui.agent.factory import build_session
     from anton_tui.config import load_settings
+    from anton_tui.memory.stores import MemoryStores
+    from anton_tui.paths import AntonPaths
+    from anton_tui.runtime import Runtime
     from anton_tui.tui.app import AntonApp
-    from anton_tui.tui.stores import MemoryStores
-    from anton_tui.tui.widgets.inspector import InspectorPane
     from anton_tui.tui.widgets.prompt import Prompt
 
     from anton_tui import gc_policy
@@ -211,7 +203,8 @@ async def measure_typing(
         "ANTON_ANTHROPIC_API_KEY": "bench-not-a-real-key", "ANTON_ANTHROPIC_BASE_URL": base_url,
     }  # fmt: skip
     settings = load_settings(environ=environ)
-    session = build_session(settings)
+    stores = MemoryStores.from_paths(AntonPaths.from_settings(settings))
+    session = build_session(settings, stores=stores)
     received: list[tuple[float, int]] = []  # out of the model's stream (the SDK has parsed them)
     deltas: list[tuple[float, int]] = []  # taken from the session by the screen's turn worker
     shown: list[tuple[float, int]] = []  # handed to the chat's Markdown
@@ -231,7 +224,6 @@ async def measure_typing(
 
     session.llm.plan_stream = counted_stream  # type: ignore[method-assign]
     session.turn = counted_turn  # type: ignore[method-assign]
-    stores = MemoryStores.from_settings(settings)
     timer: KeyTimer | None = None
 
     class TypingApp(painting(AntonApp)):  # type: ignore[misc]
@@ -239,7 +231,7 @@ async def measure_typing(
             if timer is not None:
                 timer.frame_painted()
 
-    app = TypingApp(settings, session, inspector=lambda: InspectorPane(stores), stores=stores, watch_files=True)
+    app = TypingApp(Runtime(settings, session, stores=stores), watch_files=True)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
         chat = app.screen.chat

@@ -152,13 +152,15 @@ def screen_text(app: Any) -> str:
 def build_pinned_demo_app(folder: Path) -> Any:
     """The app on the recorded demo, as `anton-tui --demo` builds it, with the demo's throw-away home and project in
     `folder` instead of a random temporary folder."""
-    from anton_tui.config import load_settings
-    from anton_tui.tui.app import build_app
+    from anton_tui.runtime import RuntimeStarter
+    from anton_tui.settings_sources import read_env_layers
+    from anton_tui.tui.app import AntonApp
 
     folder.mkdir(parents=True, exist_ok=True)
-    settings = load_settings(environ={"ANTON_HOME": str(folder / "user-home"), "ANTON_PROJECT_DIR": str(folder)})
+    layers = read_env_layers(folder, environ={"ANTON_HOME": str(folder / "user-home")})
     with mock.patch("tempfile.mkdtemp", return_value=str(folder)):
-        return build_app(settings, demo=True, cursor_blink=False, version=VERSION)
+        runtime = RuntimeStarter(layers, demo=True).build()
+    return AntonApp(runtime, cursor_blink=False, version=VERSION)
 
 
 def hold_at(session: Any, is_the_moment: Callable[[Any], bool]) -> tuple[asyncio.Event, asyncio.Event]:
@@ -210,7 +212,7 @@ async def demo_pictures(folder: Path) -> list[Path]:
     from anton_tui.tui.widgets.header import AntonHeader
 
     app = build_pinned_demo_app(folder / "anton-demo")
-    reached, release = hold_at(app.session, is_mid_turn_moment)
+    reached, release = hold_at(app.runtime.session, is_mid_turn_moment)
     async with app.run_test(size=SIZE) as pilot:
         camera = Camera(pilot)
         main = app.screen
@@ -260,7 +262,8 @@ async def demo_pictures(folder: Path) -> list[Path]:
         app.pop_screen()
         await camera.wait_for(lambda: app.screen is main, "the main screen again")
 
-        main.query_one(AntonHeader).set_model(app.provider_label, str(app.settings.planning_model), "copilot")
+        runtime = app.runtime
+        main.query_one(AntonHeader).set_model(runtime.provider_label, str(runtime.settings.planning_model), "copilot")
         question = MemoryConfirmationNeeded(held_back_engrams(), asyncio.get_running_loop().create_future())
         main.post_message(SessionEventMessage(question))
         await camera.wait_for(lambda: isinstance(app.screen, ConfirmMemoryScreen), "the memory confirmation")
@@ -273,14 +276,15 @@ async def demo_pictures(folder: Path) -> list[Path]:
 
 async def setup_picture(folder: Path) -> list[Path]:
     """The setup screen as a first run shows it: a new project, no API key yet."""
-    from anton_tui.config import load_settings
-    from anton_tui.tui.app import build_app
+    from anton_tui.runtime import RuntimeStarter
+    from anton_tui.settings_sources import read_env_layers
+    from anton_tui.tui.app import AntonApp
     from anton_tui.tui.screens.setup import SetupScreen
 
     home, project = folder / ".anton", folder / "sales-analysis"
     project.mkdir(parents=True)
-    settings = load_settings(environ={"ANTON_HOME": str(home), "ANTON_PROJECT_DIR": str(project)})
-    app = build_app(settings, watch_files=False, cursor_blink=False, version=VERSION)
+    layers = read_env_layers(project, environ={"ANTON_HOME": str(home)})
+    app = AntonApp(RuntimeStarter(layers), cursor_blink=False, version=VERSION)
     async with app.run_test(size=SIZE) as pilot:
         camera = Camera(pilot)
         await camera.wait_for(lambda: isinstance(app.screen, SetupScreen), "the first-run setup screen")

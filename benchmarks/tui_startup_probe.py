@@ -97,7 +97,8 @@ def run_anton(until_loaded: tuple[int, int] | None) -> None:
 
     gc_policy.hold()  # as `anton_tui.cli.main` does before anything else
     from anton_tui.settings_sources import read_env_layers
-    from anton_tui.tui.app import AntonApp, prepare_app
+    from anton_tui.tui.app import AntonApp
+    from anton_tui.tui.launch import make_app
     from anton_tui.tui.screens.main import MainScreen
 
     layers = read_env_layers()
@@ -120,7 +121,7 @@ def run_anton(until_loaded: tuple[int, int] | None) -> None:
             self.done = True
             self.exit()
 
-    prepare_app(layers, app_class=Probe).run(headless=True, size=SIZE)  # what `run_app` runs, as the probe
+    make_app(layers, app_class=Probe).run(headless=True, size=SIZE)  # what `run_app` runs, as the probe
 
 
 def main(argv: list[str]) -> None:

@@ -13,7 +13,7 @@ import anton_tui
 PACKAGE = Path(anton_tui.__file__).parent
 TUI = PACKAGE / "tui"
 HEAVY = ("textual", "anthropic", "openai", "watchdog")
-ENGINE_PACKAGES = ("anton_tui.memory", "anton_tui.llm", "anton_tui.scratchpad", "anton_tui.agent")
+ENGINE_PACKAGES = ("anton_tui.memory", "anton_tui.llm", "anton_tui.scratchpad", "anton_tui.agent", "anton_tui.runtime")
 ENGINE_MODULES = ("anton_tui.config", "anton_tui.paths")
 
 
@@ -112,3 +112,53 @@ def test_version_flag_imports_no_ui_sdk_or_watcher() -> None:
     imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "anton_tui.cli" in imported
     assert sorted(m for m in imported if m.split(".")[0] in HEAVY) == []
+
+
+def test_the_app_reaches_the_engine_only_through_the_runtime() -> None:
+    """`tui/app.py` wires screens to a `Runtime`; it imports nothing of memory, models or scratchpads."""
+    engine = ("anton_tui.memory", "anton_tui.llm", "anton_tui.scratchpad", "anton_tui.agent")
+    for module in ("app.py", "app_ui.py"):
+        path = TUI / module
+        names = [name for _, name in _imported_names(ast.parse(path.read_text()), "anton_tui.tui")]
+        assert [name for name in names if name.startswith(engine)] == [], module
+
+
+# What opens, renames or deletes files: the built-in open(), the os and shutil file functions, and Path's own I/O
+# methods. Screens and widgets ask the Runtime instead.
+_OS_CALLS = {"open", "rename", "replace", "remove", "unlink", "rmdir", "makedirs", "mkdir", "rmtree", "move", "copy",
+             "copyfile", "copytree", "listdir", "scandir"}  # fmt: skip
+_PATH_CALLS = {"write_text", "write_bytes", "read_text", "read_bytes", "unlink", "mkdir", "touch", "rmdir", "rename",
+               "iterdir", "rglob", "glob", "is_file", "is_dir", "exists", "stat"}  # fmt: skip
+
+
+def _file_call(node: ast.Call) -> str | None:
+    func = node.func
+    if isinstance(func, ast.Name) and func.id == "open":
+        return "open"
+    if not isinstance(func, ast.Attribute):
+        return None
+    owner = func.value.id if isinstance(func.value, ast.Name) else ""
+    if owner in ("os", "shutil") and func.attr in _OS_CALLS:
+        return f"{owner}.{func.attr}"
+    if func.attr in _PATH_CALLS:
+        return func.attr
+    return None
+
+
+def test_no_screen_or_widget_opens_renames_or_deletes_a_file() -> None:
+    offences = []
+    for folder in (TUI / "screens", TUI / "widgets"):
+        for path in sorted(folder.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and (call := _file_call(node)):
+                    offences.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} calls {call}()")
+    assert offences == []
+
+
+def test_the_file_call_scan_finds_what_it_should() -> None:
+    found = {source: _file_call(ast.parse(source).body[0].value) for source in
+             ("open(p)", "os.rename(a, b)", "shutil.rmtree(p)", "p.write_text(t)", "text.replace('a', 'b')",
+              "widget.remove()", "self.open(ref)")}  # fmt: skip
+    assert found == {"open(p)": "open", "os.rename(a, b)": "os.rename", "shutil.rmtree(p)": "shutil.rmtree",
+                     "p.write_text(t)": "write_text", "text.replace('a', 'b')": None, "widget.remove()": None,
+                     "self.open(ref)": None}  # fmt: skip

@@ -15,6 +15,7 @@ from anton_tui.agent.tools.scratchpad import SCRATCHPAD_TOOL
 
 if TYPE_CHECKING:
     from anton_tui.config import Settings
+    from anton_tui.memory.stores import MemoryStores
     from anton_tui.llm.client import LLMClient
 
 
@@ -47,14 +48,15 @@ def make_llm_bridge(current_llm: "Callable[[], LLMClient]"):
     return bridge
 
 
-def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> ChatSession:
+def build_session(
+    settings: "Settings", *, llm: "LLMClient | None" = None, stores: "MemoryStores | None" = None
+) -> ChatSession:
+    """A session for `settings`; with `stores`, its memory is that set of stores (the one the app shows)."""
     from anton_tui.llm.client import LLMClient
     from anton_tui.memory.acc import AnteriorCingulate
     from anton_tui.memory.cortex import Cortex
-    from anton_tui.memory.episodes import EpisodicMemory
-    from anton_tui.memory.hippocampus import Hippocampus
     from anton_tui.memory.reconsolidator import needs_reconsolidation, reconsolidate
-    from anton_tui.memory.skills import SkillStore
+    from anton_tui.memory.stores import MemoryStores
     from anton_tui.paths import AntonPaths
     from anton_tui.scratchpad.runtime import ScratchpadLimits, ScratchpadManager
 
@@ -63,12 +65,13 @@ def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> Ch
     if needs_reconsolidation(paths.project_dir):
         reconsolidate(paths.project_dir)
     llm = llm or LLMClient.from_settings(settings)
-    episodic = EpisodicMemory(paths.episodes, enabled=settings.episodic_memory)
+    stores = stores or MemoryStores.from_paths(paths, episodic_enabled=settings.episodic_memory)
+    episodic = stores.episodic
     if settings.episodic_memory:
         episodic.start_session()
     cortex = Cortex(
-        Hippocampus(paths.global_memory),
-        Hippocampus(paths.project_memory),
+        stores.global_hc,
+        stores.project_hc,
         mode=settings.effective_memory_mode,
         llm=llm,
         episodic=episodic if settings.episodic_memory else None,
@@ -83,7 +86,7 @@ def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> Ch
         tools=build_tools(episodic_enabled=settings.episodic_memory),
         cortex=cortex,
         episodic=episodic if settings.episodic_memory else None,
-        skills=SkillStore(paths.skills),
+        skills=stores.skills,
         scratchpads=scratchpads,
         acc=AnteriorCingulate(),
         acc_mode=settings.acc_mode,
@@ -95,10 +98,11 @@ def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> Ch
     return session
 
 
-def apply_settings(session: ChatSession, settings: "Settings") -> None:
+def apply_settings(session: ChatSession, settings: "Settings", *, stores: "MemoryStores | None" = None) -> None:
     """Re-configure a running session after /setup: models and keys, memory mode, ACC mode, episodic memory.
 
-    The conversation, the scratchpads and their variables are kept.
+    The conversation, the scratchpads and their variables are kept. With `stores`, episodic memory switched on is
+    that set's episode log.
     """
     from anton_tui.llm.client import LLMClient
     from anton_tui.memory.episodes import EpisodicMemory
@@ -113,11 +117,17 @@ def apply_settings(session: ChatSession, settings: "Settings") -> None:
     session.max_tool_rounds = settings.max_tool_rounds
     session.redact = Redactor([_secret(settings.anthropic_api_key), _secret(settings.openai_api_key)])
     if settings.episodic_memory and session.episodic is None:
-        episodic = EpisodicMemory(AntonPaths.from_settings(settings).episodes, enabled=True)
+        if stores is not None:
+            episodic = stores.episodic
+            episodic.enabled = True
+        else:
+            episodic = EpisodicMemory(AntonPaths.from_settings(settings).episodes, enabled=True)
         episodic.start_session()
         session.episodic = episodic
     elif not settings.episodic_memory:
         session.episodic = None
+        if stores is not None:
+            stores.episodic.enabled = False
     session.tools = build_tools(episodic_enabled=settings.episodic_memory)
     if session.cortex is not None:
         session.cortex.mode = settings.effective_memory_mode

@@ -11,6 +11,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from textual.app import App
 from textual.theme import Theme
 
 DEFAULT_THEME = "anton-dark"
@@ -87,3 +88,48 @@ def load_theme_folder(folder: Path, *, trusted: bool = False) -> ThemeFolder:
         seen[theme.name] = path
         result.themes.append(theme)
     return result
+
+
+class AppThemes:
+    """The themes an app offers: the shipped ones, then the user's own files in `user_dir` over them (a user theme
+    with a shipped theme's name replaces it until its file goes). Problems are collected in `problems`."""
+
+    def __init__(self, app: App, user_dir: Path) -> None:
+        self.app = app
+        self.user_dir = user_dir
+        self.problems: list[ThemeFileError] = []
+        self._bundled: dict[str, Theme] = {}
+        self._user_names: set[str] = set()
+        loaded = load_theme_folder(bundled_themes_dir(), trusted=True)
+        self.problems.extend(loaded.problems)
+        for theme in loaded.themes:
+            self._bundled[theme.name] = theme
+            app.register_theme(theme)
+        self.register_user_themes()
+
+    def register_user_themes(self) -> set[str]:
+        """Register the user's theme files; returns the user theme names before and after (any of them may have a
+        new definition)."""
+        loaded = load_theme_folder(self.user_dir)
+        self.problems.extend(loaded.problems)
+        changed = set(self._user_names)
+        for name in self._user_names - {theme.name for theme in loaded.themes}:
+            self.app.unregister_theme(name)
+            if name in self._bundled:
+                self.app.register_theme(self._bundled[name])
+        for theme in loaded.themes:
+            self.app.register_theme(theme)
+        self._user_names = {theme.name for theme in loaded.themes}
+        return changed | self._user_names
+
+    def reload(self) -> list[ThemeFileError]:
+        """Pick up added, changed and removed user theme files; returns the problems met."""
+        self.problems = []
+        changed = self.register_user_themes()
+        app = self.app
+        if app.theme not in app.available_themes:
+            app.theme = DEFAULT_THEME
+        elif app.theme in changed:
+            app.refresh_css(animate=False)
+            app.theme_changed_signal.publish(app.current_theme)
+        return self.problems

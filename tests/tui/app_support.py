@@ -86,6 +86,27 @@ class ScriptedSession:
         self.pad_actions.append(("remove_pad", pad))
 
 
+def scripted_app(
+    settings: Any,
+    session: Any,
+    *,
+    stores: Any = None,
+    scratchpad_control: Any = None,
+    closing: Any = None,
+    banner: str | None = None,
+    suggest_prompt: Callable[[], str | None] | None = None,
+    app_class: Any = None,
+    **options: Any,
+) -> Any:
+    """The app over a `Runtime` of `settings` and a (scripted) `session`; no inspector unless `inspector=True`."""
+    from anton_tui.runtime import Runtime
+    from anton_tui.tui.app import AntonApp
+
+    runtime = Runtime(settings, session, stores=stores, control=scratchpad_control, closing=closing, banner=banner,
+                      suggest_prompt=suggest_prompt)  # fmt: skip
+    return (app_class or AntonApp)(runtime, **({"inspector": False} | options))
+
+
 def make_settings(**overrides: Any) -> AppSettings:
     """Settings for the temporary ANTON_HOME and project folder the shared fixture set up."""
     values: dict[str, Any] = {"home": Path(os.environ["ANTON_HOME"]), "project_dir": Path(os.environ["ANTON_PROJECT_DIR"])}

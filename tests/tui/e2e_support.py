@@ -20,8 +20,9 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from anton_tui.config import Settings, load_settings
+from anton_tui.runtime import RuntimeStarter
+from anton_tui.settings_sources import read_env_layers
 from anton_tui.tui.app import AntonApp
-from anton_tui.tui.app import build_app as anton_app
 from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.widgets.answer import AssistantMessage
 from anton_tui.tui.widgets.chat import CommandReply, Notice, UserMessage
@@ -48,13 +49,22 @@ def save_global_env(fake_llm: Any, **extra: str) -> Path:
     return path
 
 
-def build_app(
-    settings: Settings | None = None, *, watch_files: bool = False, first_run_setup: bool = False
-) -> AntonApp:
-    """The full app over a real session, as `anton-tui` builds it (watchers only when asked)."""
-    return anton_app(
-        settings or load_settings(), watch_files=watch_files, first_run_setup=first_run_setup, cursor_blink=False
-    )
+def build_app(*, watch_files: bool = False, theme: str | None = None, demo: bool = False) -> AntonApp:
+    """The full app over a real session, as `anton-tui` builds it from the settings' sources (watchers only when
+    asked): the first frame, then the runtime built in a worker."""
+    starter = RuntimeStarter(read_env_layers(), theme=theme, demo=demo)
+    return AntonApp(starter, watch_files=watch_files, cursor_blink=False)
+
+
+async def started(pilot: Pilot, timeout: float = 10.0) -> None:
+    """Wait until the app's runtime is built (and the setup screen, if any, is open)."""
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    while getattr(app, "runtime", True) is None and app.settings_error is None:
+        if time.monotonic() > deadline:
+            raise AssertionError("the runtime was not built in time")
+        await pilot.pause(0.02)
+    await pilot.pause()
 
 
 # --------------------------------------------------------------------------- reading the screen
@@ -153,14 +163,14 @@ async def wait_turn_done(pilot: Pilot, timeout: float = 10.0, *, turns: int | No
     """Wait until the UI has closed the turn; with `turns`, first until the session has started that many turns."""
     app = pilot.app
     if turns is not None:
-        await wait_for(pilot, lambda: app.session.turn_count >= turns, 5.0, f"turn {turns} to start")
+        await wait_for(pilot, lambda: app.runtime.session.turn_count >= turns, 5.0, f"turn {turns} to start")
     await wait_for(pilot, lambda: not turn_running(app) and header_field(app, "turn-status") != "working…",
                    timeout, "the turn to end")  # fmt: skip
 
 
 async def send_and_wait(pilot: Pilot, text: str, timeout: float = 10.0) -> None:
     """Send a message and wait until its turn has ended in the UI."""
-    started = pilot.app.session.turn_count
+    started = pilot.app.runtime.session.turn_count
     await type_in_prompt(pilot, text)
     await wait_turn_done(pilot, timeout, turns=started + 1)
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from anton_tui.paths import AntonPaths
-from anton_tui.tui.stores import MemoryStores
+from anton_tui.memory.stores import MemoryStores
+from anton_tui.runtime import Runtime
 from anton_tui.tui.widgets.inspector import InspectorPane
 
 GLOBAL_RULES = """\
@@ -143,6 +145,21 @@ def seeded_stores(tmp_path: Path, *, skills: bool = True, episodes: bool = True)
     return MemoryStores.from_paths(paths)
 
 
+class QuietSession:
+    """A session that is never asked anything: the inspector only reads the runtime's stores."""
+
+    async def turn(self, text: str):
+        yield  # pragma: no cover
+
+    def cancel(self) -> None:
+        pass
+
+
+def runtime_over(stores: MemoryStores) -> Runtime:
+    settings = SimpleNamespace(home=stores.paths.home, project_dir=stores.paths.project_dir)
+    return Runtime(settings, QuietSession(), stores=stores)
+
+
 class InspectorHost(App):
     """The inspector alone on a screen; records notifications so tests can read what the user was told."""
 
@@ -152,7 +169,7 @@ class InspectorHost(App):
         self.notes: list[tuple[str, str, str]] = []  # (severity, title, message)
 
     def compose(self) -> ComposeResult:
-        yield InspectorPane(self.stores, id="inspector")
+        yield InspectorPane(runtime_over(self.stores), id="inspector")
 
     @property
     def pane(self) -> InspectorPane:

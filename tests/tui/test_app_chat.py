@@ -29,7 +29,7 @@ from anton_tui.tui.widgets.answer import AssistantMessage
 from anton_tui.tui.widgets.chat import ChatView, ErrorBlock, Notice, UserMessage
 from anton_tui.tui.widgets.tool_block import ToolCallBlock
 
-from .app_support import Pause, Raise, ScriptedSession, make_settings, screen_text, send, wait_until
+from .app_support import Pause, Raise, ScriptedSession, scripted_app, make_settings, screen_text, send, wait_until
 
 SIZE = (120, 40)
 
@@ -47,7 +47,7 @@ def answer(*chunks: str) -> list:
 
 async def test_sent_message_and_streamed_answer_appear_in_the_chat() -> None:
     session = ScriptedSession(answer("The capital ", "of France ", "is **Paris**."))
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "capital of France?")
         await app.workers.wait_for_complete()
@@ -63,7 +63,7 @@ async def test_sent_message_and_streamed_answer_appear_in_the_chat() -> None:
 
 async def test_copy_answer_puts_the_markdown_of_the_last_answer_on_the_clipboard() -> None:
     session = ScriptedSession(answer("Use `df.describe()` ", "for a summary."))
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "how?")
         await app.workers.wait_for_complete()
@@ -75,7 +75,7 @@ async def test_copy_answer_puts_the_markdown_of_the_last_answer_on_the_clipboard
 async def test_answer_is_visible_while_it_is_still_streaming() -> None:
     pause = Pause()
     session = ScriptedSession([AssistantTextDelta("Working on "), AssistantTextDelta("it"), pause])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await wait_until(pilot, pause.reached.is_set)
@@ -94,7 +94,7 @@ async def test_an_empty_delta_before_a_tool_call_does_not_break_the_chat() -> No
         AssistantMessageDone("after"),
         TurnFinished(1, "end_turn", "after"),
     ], step_delay=0)  # back to back, as the engine sends them
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await app.workers.wait_for_complete()
@@ -115,7 +115,7 @@ async def test_tool_calls_appear_collapsed_with_a_summary_and_their_outcome() ->
         ToolCallFinished("c", "recall", {"query": "sales report"}, "nothing found", False, 0.2),
         TurnFinished(1, "end_turn", ""),
     ])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "load it")
         await app.workers.wait_for_complete()
@@ -147,7 +147,7 @@ async def test_memory_writes_and_self_check_nudges_show_where_they_happened() ->
         AssistantMessageDone("Second part."),
         TurnFinished(1, "end_turn", ""),
     ])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await app.workers.wait_for_complete()
@@ -171,7 +171,7 @@ async def test_held_back_memories_are_confirmed_in_a_dialog_while_the_turn_waits
         AssistantMessageDone("Saved what you chose."),
         TurnFinished(1, "end_turn", ""),
     ])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "remember this")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmMemoryScreen))
@@ -190,7 +190,7 @@ async def test_error_event_shows_an_error_block_and_retry_resends_the_last_messa
         [ErrorOccurred("anthropic/claude-test: overloaded (529)"), TurnFinished(1, "error", "")],
         answer("Done now."),
     )
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "summarise the report")
         await app.workers.wait_for_complete()
@@ -205,7 +205,7 @@ async def test_error_event_shows_an_error_block_and_retry_resends_the_last_messa
 
 async def test_retry_key_resends_after_an_error_and_is_off_otherwise() -> None:
     session = ScriptedSession([ErrorOccurred("network down"), TurnFinished(1, "error", "")], answer("ok"))
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+r")
         assert session.prompts == [], "nothing to retry before the first message"
@@ -223,7 +223,7 @@ async def test_retry_key_resends_after_an_error_and_is_off_otherwise() -> None:
 
 async def test_a_failing_session_is_reported_once_with_retry() -> None:
     session = ScriptedSession([AssistantTextDelta("partial"), Raise(RuntimeError("socket closed"))])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await app.workers.wait_for_complete()
@@ -239,7 +239,7 @@ async def test_escape_cancels_a_running_turn() -> None:
     pause = Pause()
     scratch = {"action": "exec", "name": "main", "code": "while True: pass"}
     session = ScriptedSession([ToolCallStarted("a", "scratchpad", scratch), pause, AssistantTextDelta("never shown")])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "spin")
         await wait_until(pilot, pause.reached.is_set)
@@ -257,7 +257,7 @@ async def test_escape_cancels_a_running_turn() -> None:
 
 async def test_escape_does_nothing_when_no_turn_runs() -> None:
     session = ScriptedSession(answer("hi"))
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("escape")
         await pilot.pause()
@@ -267,7 +267,7 @@ async def test_escape_does_nothing_when_no_turn_runs() -> None:
 
 async def test_usage_updates_the_header() -> None:
     session = ScriptedSession([UsageUpdated(100, 20, 12_345, 678), TurnFinished(1, "end_turn", "")])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "x")
         await app.workers.wait_for_complete()
@@ -277,7 +277,7 @@ async def test_usage_updates_the_header() -> None:
 
 async def test_old_blocks_are_pruned_past_the_budget() -> None:
     session = ScriptedSession(answer("reply"))
-    app = AntonApp(make_settings(), session, max_blocks=6)
+    app = scripted_app(make_settings(), session, max_blocks=6)
     async with app.run_test(size=SIZE) as pilot:
         for n in range(5):
             await send(pilot, f"message {n}")
@@ -294,7 +294,7 @@ async def test_old_blocks_are_pruned_past_the_budget() -> None:
 @pytest.mark.parametrize("scrolled_up", [False, True])
 async def test_view_follows_new_text_only_while_at_the_bottom(scrolled_up: bool) -> None:
     session = ScriptedSession(answer("line\n\n" * 30))
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "fill the screen")
         await app.workers.wait_for_complete()
@@ -328,7 +328,7 @@ async def test_a_long_answer_continues_in_new_blocks_at_paragraph_breaks_never_i
     text = "\n\n".join(paragraphs[:6]) + "\n\n" + code + "\n\n" + "\n\n".join(paragraphs[6:])
     chunks = [text[i : i + 50] for i in range(0, len(text), 50)]
     session = ScriptedSession(answer(*chunks))
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "write a lot")
         await app.workers.wait_for_complete()
@@ -350,7 +350,7 @@ async def test_a_very_long_transcript_is_pruned_by_lines_not_only_by_blocks() ->
     paragraphs = "\n\n".join(f"Paragraph {i}: " + "words " * 40 for i in range(400))
     chunks = [paragraphs[i : i + 400] for i in range(0, len(paragraphs), 400)]
     session = ScriptedSession(answer(*chunks))
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "write a book")
         await app.workers.wait_for_complete()

@@ -8,7 +8,7 @@ from anton_tui.tui.command_registry import SlashCommand
 from anton_tui.tui.widgets.chat import CommandReply
 from anton_tui.tui.widgets.prompt import CommandMenu, Prompt
 
-from .app_support import Pause, ScriptedSession, make_settings, notifications, screen_text, wait_until
+from .app_support import Pause, ScriptedSession, scripted_app, make_settings, notifications, screen_text, wait_until
 
 SIZE = (120, 40)
 REPLY = [AssistantTextDelta("ok"), AssistantMessageDone("ok"), TurnFinished(1, "end_turn", "ok")]
@@ -16,7 +16,7 @@ REPLY = [AssistantTextDelta("ok"), AssistantMessageDone("ok"), TurnFinished(1, "
 
 async def test_enter_sends_and_clears_the_prompt() -> None:
     session = ScriptedSession(REPLY)
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
         await pilot.press(*"hello there", "enter")
@@ -27,7 +27,7 @@ async def test_enter_sends_and_clears_the_prompt() -> None:
 
 async def test_ctrl_j_and_shift_enter_insert_newlines_instead_of_sending() -> None:
     session = ScriptedSession(REPLY)
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
         await pilot.press("a", "ctrl+j", "b", "shift+enter", "c")
@@ -40,7 +40,7 @@ async def test_ctrl_j_and_shift_enter_insert_newlines_instead_of_sending() -> No
 
 async def test_blank_prompt_is_not_sent() -> None:
     session = ScriptedSession(REPLY)
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("space", "ctrl+j", "enter")
         await pilot.pause()
@@ -49,7 +49,7 @@ async def test_blank_prompt_is_not_sent() -> None:
 
 async def test_up_and_down_walk_through_sent_messages_and_back_to_the_draft() -> None:
     session = ScriptedSession(REPLY)
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
         for text in ("first", "second\nwith two lines"):
@@ -72,7 +72,7 @@ async def test_up_and_down_walk_through_sent_messages_and_back_to_the_draft() ->
 
 async def test_up_moves_the_cursor_inside_a_multi_line_message_before_recalling() -> None:
     session = ScriptedSession(REPLY)
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
         await pilot.press(*"old", "enter")
@@ -88,7 +88,7 @@ async def test_up_moves_the_cursor_inside_a_multi_line_message_before_recalling(
 async def test_a_message_typed_while_a_turn_runs_is_kept_not_sent() -> None:
     pause = Pause()
     session = ScriptedSession([pause, *REPLY])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
         await pilot.press(*"one", "enter")
@@ -107,7 +107,7 @@ async def test_slash_lists_matching_commands_and_tab_completes() -> None:
         SlashCommand("history", "Search past conversations"),
         SlashCommand("quit", "Leave", "app.quit"),
     ]
-    app = AntonApp(make_settings(), ScriptedSession(REPLY), commands=commands)
+    app = scripted_app(make_settings(), ScriptedSession(REPLY), commands=commands)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
         menu = app.screen.query_one(CommandMenu)
@@ -124,7 +124,7 @@ async def test_slash_lists_matching_commands_and_tab_completes() -> None:
 
 async def test_enter_on_a_completed_command_runs_it() -> None:
     session = ScriptedSession(REPLY)
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", "h", "e")
         await pilot.press("enter")  # completes /help
@@ -140,7 +140,7 @@ async def test_enter_on_a_completed_command_runs_it() -> None:
 
 async def test_unknown_command_is_reported_and_kept_in_the_prompt() -> None:
     session = ScriptedSession(REPLY)
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", *"frobnicate", "space", "x", "enter")
         await pilot.pause()
@@ -150,7 +150,7 @@ async def test_unknown_command_is_reported_and_kept_in_the_prompt() -> None:
 
 
 async def test_escape_closes_the_command_list_first() -> None:
-    app = AntonApp(make_settings(), ScriptedSession(REPLY))
+    app = scripted_app(make_settings(), ScriptedSession(REPLY))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash")
         menu = app.screen.query_one(CommandMenu)

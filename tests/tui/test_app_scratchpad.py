@@ -11,7 +11,7 @@ from anton_tui.tui.app import AntonApp
 from anton_tui.tui.widgets.cell_view import OUTPUT_MAX_CHARS, CellView
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 
-from .app_support import Pause, ScriptedSession, make_settings, notifications, screen_text, send, wait_until
+from .app_support import Pause, ScriptedSession, scripted_app, make_settings, notifications, screen_text, send, wait_until
 
 SIZE = (120, 40)
 CODE = "import time\nfor i in range(3):\n    print('step', i)"
@@ -42,7 +42,7 @@ def cell_run(pad: str, index: int, *, pause: Pause | None = None, status: str = 
 async def test_cell_output_shows_while_the_cell_is_still_running() -> None:
     pause = Pause()
     session = ScriptedSession([*cell_run("main", 1, pause=pause), TurnFinished(1, "end_turn", "")])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "count")
         await wait_until(pilot, pause.reached.is_set)
@@ -69,7 +69,7 @@ async def test_each_pad_gets_its_own_tab_and_errors_are_shown() -> None:
         *cell_run("main", 2, output="step 1\n"),
         TurnFinished(1, "end_turn", ""),
     ])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await app.workers.wait_for_complete()
@@ -92,7 +92,7 @@ async def test_output_shown_for_one_cell_is_capped() -> None:
     steps = cell_run("main", 1, pause=pause, output="start\n")
     extra = [ScratchpadActivity(CellOutput("main", 1, "stdout", huge * 200)) for _ in range(10)]
     session = ScriptedSession([*steps[:3], *extra, *steps[3:]])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "flood")
         await wait_until(pilot, pause.reached.is_set)
@@ -106,7 +106,7 @@ async def test_output_shown_for_one_cell_is_capped() -> None:
 
 async def test_copy_code_puts_the_cell_code_on_the_clipboard() -> None:
     session = ScriptedSession([*cell_run("main", 1), TurnFinished(1, "end_turn", "")])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await app.workers.wait_for_complete()
@@ -120,7 +120,7 @@ async def test_copy_code_puts_the_cell_code_on_the_clipboard() -> None:
 async def test_pad_actions_reach_the_engine_and_update_the_pane() -> None:
     pause = Pause()
     session = ScriptedSession([*cell_run("main", 1, pause=pause), TurnFinished(1, "end_turn", "")])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await wait_until(pilot, pause.reached.is_set)
@@ -149,7 +149,7 @@ async def test_pad_actions_reach_the_engine_and_update_the_pane() -> None:
 async def test_cancelling_the_turn_marks_the_running_cell() -> None:
     pause = Pause()
     session = ScriptedSession([*cell_run("main", 1, pause=pause)])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await wait_until(pilot, pause.reached.is_set)
@@ -165,7 +165,7 @@ async def test_pad_actions_without_engine_support_are_explained() -> None:
         cancel_cell = reset_pad = remove_pad = None  # type: ignore[assignment]
 
     session = PlainSession([*cell_run("main", 1), TurnFinished(1, "end_turn", "")])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await app.workers.wait_for_complete()

@@ -20,7 +20,7 @@ from anton_tui.tui.widgets.chat import ChatView
 from anton_tui.tui.widgets.prompt import Prompt
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 
-from .app_support import ScriptedSession, make_settings, screen_text
+from .app_support import ScriptedSession, scripted_app, make_settings, screen_text
 
 SIZE = (120, 40)
 OWN_MODULES = [
@@ -68,7 +68,7 @@ def test_every_pane_explains_itself() -> None:
 
 
 async def test_f1_opens_help_describing_each_pane_and_closes_again() -> None:
-    app = AntonApp(make_settings(keymap={"main.toggle-scratchpad": "f9"}), ScriptedSession([]))
+    app = scripted_app(make_settings(keymap={"main.toggle-scratchpad": "f9"}), ScriptedSession([]))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f1")
         await pilot.pause()
@@ -87,7 +87,7 @@ async def test_f1_opens_help_describing_each_pane_and_closes_again() -> None:
 
 
 async def test_key_map_from_settings_remaps_bindings() -> None:
-    app = AntonApp(make_settings(keymap={"main.toggle-scratchpad": "f9"}), ScriptedSession([]))
+    app = scripted_app(make_settings(keymap={"main.toggle-scratchpad": "f9"}), ScriptedSession([]))
     async with app.run_test(size=SIZE) as pilot:
         pane = app.screen.query_one(ScratchpadPane)
         await pilot.press("f2")
@@ -98,7 +98,7 @@ async def test_key_map_from_settings_remaps_bindings() -> None:
 
 
 async def test_side_panes_hide_resize_and_maximise() -> None:
-    app = AntonApp(make_settings(), ScriptedSession([]))
+    app = scripted_app(make_settings(), ScriptedSession([]))
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         side = screen.query_one("#side")
@@ -137,7 +137,7 @@ async def test_side_panes_hide_resize_and_maximise() -> None:
 
 
 async def test_narrow_terminals_start_without_the_inspector() -> None:
-    app = AntonApp(make_settings(), ScriptedSession([]))
+    app = scripted_app(make_settings(), ScriptedSession([]))
     async with app.run_test(size=(80, 24)) as pilot:
         assert not app.screen.query_one("#inspector").display
         await pilot.press("f3")
@@ -147,7 +147,7 @@ async def test_narrow_terminals_start_without_the_inspector() -> None:
 async def test_header_shows_workspace_model_and_memory_mode(tmp_path) -> None:
     settings = make_settings(project_dir=tmp_path / "sales-analysis", memory_mode="copilot",
                              planning_provider="openai", planning_model="gpt-test")
-    app = AntonApp(settings, ScriptedSession([]), version="9.9.9")
+    app = scripted_app(settings, ScriptedSession([]), version="9.9.9")
     async with app.run_test(size=(160, 30)):
         header_line = screen_text(app).splitlines()[0]
         assert "anton 9.9.9" in header_line
@@ -159,7 +159,7 @@ async def test_header_shows_workspace_model_and_memory_mode(tmp_path) -> None:
 async def test_banner_and_suggested_prompts_for_the_demo() -> None:
     upcoming = iter(["first recorded question", "second recorded question"])
     session = ScriptedSession([TurnFinished(1, "end_turn", "")])
-    app = AntonApp(
+    app = scripted_app(
         make_settings(), session, banner="Demo replay: recorded answers.", suggest_prompt=lambda: next(upcoming, None)
     )
     async with app.run_test(size=SIZE) as pilot:

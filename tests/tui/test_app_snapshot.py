@@ -26,7 +26,7 @@ from anton_tui.scratchpad.events import CellHeartbeat, CellOutput, CellProgress,
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.widgets.prompt import Prompt
 
-from .app_support import AppSettings, Pause, ScriptedSession, screen_text, wait_until
+from .app_support import AppSettings, Pause, ScriptedSession, scripted_app, screen_text, wait_until
 
 CODE = """\
 import pandas as pd
@@ -69,7 +69,7 @@ def test_main_screen_mid_turn(snap_compare, size: tuple[int, int], tmp_path: Pat
         planning_provider="anthropic",
         planning_model="claude-sonnet",
     )
-    app = AntonApp(settings, ScriptedSession(mid_turn_script(pause)), cursor_blink=False, version="0.0.0")
+    app = scripted_app(settings, ScriptedSession(mid_turn_script(pause)), cursor_blink=False, version="0.0.0")
 
     async def run_before(pilot) -> None:
         await wait_until(pilot, lambda: isinstance(app.focused, Prompt))  # the screenshot starts before the screen

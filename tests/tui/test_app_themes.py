@@ -12,7 +12,7 @@ from anton_tui.scratchpad.events import CellStarted
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.themes import ThemeFileError, bundled_themes_dir, load_theme_file, load_theme_folder
 
-from .app_support import ScriptedSession, make_settings, notifications, wait_until
+from .app_support import ScriptedSession, scripted_app, make_settings, notifications, wait_until
 
 SIZE = (100, 30)
 GOOD_THEME = """\
@@ -73,7 +73,7 @@ def test_invalid_theme_files_are_explained(tmp_path: Path, body: str, reason: st
 
 
 async def test_app_registers_shipped_themes_next_to_textuals_and_uses_the_configured_one() -> None:
-    app = AntonApp(make_settings(theme="anton-high-contrast"), ScriptedSession([]))
+    app = scripted_app(make_settings(theme="anton-high-contrast"), ScriptedSession([]))
     async with app.run_test(size=SIZE):
         assert {"anton-dark", "anton-light", "anton-high-contrast", "nord", "textual-dark"} <= set(app.available_themes)
         assert app.theme == "anton-high-contrast"
@@ -86,7 +86,7 @@ async def test_broken_user_theme_is_reported_and_skipped_and_a_good_one_is_regis
     broken = folder / "broken.toml"
     broken.write_text('name = "broken"\nprimary = "#12345G"\n', encoding="utf-8")
     before = broken.read_bytes()
-    app = AntonApp(make_settings(theme="sunrise"), ScriptedSession([]))
+    app = scripted_app(make_settings(theme="sunrise"), ScriptedSession([]))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert app.theme == "sunrise"
@@ -97,7 +97,7 @@ async def test_broken_user_theme_is_reported_and_skipped_and_a_good_one_is_regis
 
 
 async def test_unknown_configured_theme_falls_back_with_a_warning() -> None:
-    app = AntonApp(make_settings(theme="no-such-theme"), ScriptedSession([]))
+    app = scripted_app(make_settings(theme="no-such-theme"), ScriptedSession([]))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert app.theme == "anton-dark"
@@ -106,7 +106,7 @@ async def test_unknown_configured_theme_falls_back_with_a_warning() -> None:
 
 async def test_reload_user_themes_picks_up_new_changed_and_removed_files() -> None:
     folder = user_themes()
-    app = AntonApp(make_settings(), ScriptedSession([]))
+    app = scripted_app(make_settings(), ScriptedSession([]))
     async with app.run_test(size=SIZE) as pilot:
         assert "sunrise" not in app.available_themes
         path = folder / "sunrise.toml"
@@ -135,7 +135,7 @@ async def test_reload_user_themes_picks_up_new_changed_and_removed_files() -> No
 async def test_a_user_theme_can_replace_a_shipped_one_until_it_is_removed() -> None:
     path = user_themes() / "dark-override.toml"
     path.write_text('name = "anton-dark"\nprimary = "#FF00FF"\n', encoding="utf-8")
-    app = AntonApp(make_settings(), ScriptedSession([]))
+    app = scripted_app(make_settings(), ScriptedSession([]))
     async with app.run_test(size=SIZE):
         assert app.current_theme.primary == "#FF00FF"
         path.unlink()
@@ -156,7 +156,7 @@ async def test_code_highlighting_follows_the_theme() -> None:
     code = "import json\nvalue = json.loads('[1]')"
     started = ScratchpadActivity(CellStarted("main", 1, "parse", code))
     session = ScriptedSession([started, TurnFinished(1, "end_turn", "")])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("x", "enter")
         await app.workers.wait_for_complete()

@@ -11,7 +11,7 @@ from anton_tui.tui.app import AntonApp
 from anton_tui.tui.widgets.answer import AssistantMessage, layout_settled
 from anton_tui.tui.widgets.chat import ChatView
 
-from .app_support import ScriptedSession, make_settings, screen_text, send, wait_until
+from .app_support import ScriptedSession, scripted_app, make_settings, screen_text, send, wait_until
 
 SECTION = "## Part {n}\n\nParagraph {n} says something about the monthly totals of region {n}.\n\n- first point\n- second point\n\n"
 ANSWER = "".join(SECTION.format(n=n) for n in range(60))  # about 550 lines: below the pruning budget
@@ -44,7 +44,7 @@ def kept_text(part: AssistantMessage) -> str:
 
 
 async def test_every_finished_part_becomes_one_widget_showing_all_its_text_even_above_the_view() -> None:
-    app = AntonApp(make_settings(), ScriptedSession(streamed(ANSWER)))
+    app = scripted_app(make_settings(), ScriptedSession(streamed(ANSWER)))
     async with app.run_test(size=(100, 24)) as pilot:
         await send(pilot, "write a long report")
         await app.workers.wait_for_complete()
@@ -62,7 +62,7 @@ async def test_every_finished_part_becomes_one_widget_showing_all_its_text_even_
 
 async def test_a_finished_part_looks_exactly_as_its_live_markdown_did() -> None:
     text = "# Heading\n\nSome **bold** and `code` text.\n\n1. one\n2. two\n\n> a quote\n\n```python\nx = 1\n```\n\nEnd."
-    app = AntonApp(make_settings(), ScriptedSession([]), cursor_blink=False)
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
         chat = app.screen.query_one(ChatView)
         part = AssistantMessage(text)
@@ -79,7 +79,7 @@ async def test_a_finished_part_looks_exactly_as_its_live_markdown_did() -> None:
 
 async def test_resizing_the_terminal_rewraps_finished_answers() -> None:
     long_paragraph = " ".join(f"word{n}" for n in range(120))
-    app = AntonApp(make_settings(), ScriptedSession(streamed(long_paragraph + "\n\nDone.")))
+    app = scripted_app(make_settings(), ScriptedSession(streamed(long_paragraph + "\n\nDone.")))
     async with app.run_test(size=(160, 40)) as pilot:
         part = await answered(app, pilot)
         wide_lines = len(part._lines)
@@ -90,7 +90,7 @@ async def test_resizing_the_terminal_rewraps_finished_answers() -> None:
 
 
 async def test_changing_the_theme_repaints_finished_answers() -> None:
-    app = AntonApp(make_settings(), ScriptedSession(streamed("Plain words in the answer.")))
+    app = scripted_app(make_settings(), ScriptedSession(streamed("Plain words in the answer.")))
     async with app.run_test(size=(100, 30)) as pilot:
         part = await answered(app, pilot)
 
@@ -104,7 +104,7 @@ async def test_changing_the_theme_repaints_finished_answers() -> None:
 
 
 async def test_text_of_a_finished_answer_can_still_be_selected_and_copied() -> None:
-    app = AntonApp(make_settings(), ScriptedSession(streamed("Select these words please.")))
+    app = scripted_app(make_settings(), ScriptedSession(streamed("Select these words please.")))
     async with app.run_test(size=(100, 30)) as pilot:
         part = await answered(app, pilot)
         selected, _end = part.get_selection(Selection.from_offsets(Offset(0, 0), Offset(12, 0)))
@@ -112,7 +112,7 @@ async def test_text_of_a_finished_answer_can_still_be_selected_and_copied() -> N
 
 
 async def test_an_answer_ending_exactly_where_a_part_was_cut_has_no_blank_line_under_it() -> None:
-    app = AntonApp(make_settings(), ScriptedSession([]))
+    app = scripted_app(make_settings(), ScriptedSession([]))
     async with app.run_test(size=(100, 30)) as pilot:
         chat = app.screen.query_one(ChatView)
         await chat.append_answer("word " * 420 + "\n\n")  # past the split length, ending on a paragraph break
@@ -132,7 +132,7 @@ async def test_an_answer_opening_with_a_heading_starts_under_the_message_and_rea
 
     async def rendered(split_at: int) -> tuple[list[str], int]:
         monkeypatch.setattr(chat_module, "SPLIT_ANSWER_AT", split_at)
-        app = AntonApp(make_settings(), ScriptedSession(streamed(text, 7)), cursor_blink=False)
+        app = scripted_app(make_settings(), ScriptedSession(streamed(text, 7)), cursor_blink=False)
         async with app.run_test(size=(80, 34)) as pilot:
             await send(pilot, "q")
             await app.workers.wait_for_complete()
@@ -151,7 +151,7 @@ async def test_an_answer_opening_with_a_heading_starts_under_the_message_and_rea
 async def test_a_part_is_not_kept_while_its_last_layout_predates_its_text_even_at_the_same_height() -> None:
     # The last words wrap onto a second line just as the blank line under the last block goes: the part's height
     # stays the same, yet the paragraph inside has grown. Lines kept now would lose those words.
-    app = AntonApp(make_settings(), ScriptedSession([]), cursor_blink=False)
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
         chat = app.screen.query_one(ChatView)
         await chat.append_answer("I have a saved skill for CSV files, so I'll load it")
@@ -171,7 +171,7 @@ async def test_a_part_is_not_kept_while_its_last_layout_predates_its_text_even_a
 
 async def test_a_part_that_finishes_out_of_view_is_kept_only_once_drawn_with_all_its_text() -> None:
     # The screen sizes only the widgets in view; one below it has its place in the layout but no size yet.
-    app = AntonApp(make_settings(), ScriptedSession([]), cursor_blink=False)
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
     async with app.run_test(size=(100, 24)) as pilot:
         chat = app.screen.query_one(ChatView)
         await chat.append_answer("An earlier answer.\n\n" * 30)

@@ -11,12 +11,13 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from anton_tui.config import load_settings
-from anton_tui.memory.skills import SkillStore
+from anton_tui.memory.skills import Skill, SkillStore
 from anton_tui.tui.commands import COMMANDS, CommandContext, CommandOutput, complete, run
 from anton_tui.tui.commands.palette import PALETTE_ACTIONS, AntonCommands, palette_commands
 from anton_tui.tui.commands.parse import parse
 from anton_tui.tui.screens.skills import SkillsScreen
-from anton_tui.tui.stores import MemoryStores
+from anton_tui.memory.stores import MemoryStores
+from anton_tui.runtime import Runtime
 
 GLOBAL_RULES = """# Rules
 
@@ -117,20 +118,54 @@ class Recorder:
         return self.answers.pop(0)
 
 
-def context(stores: MemoryStores, recorder: Recorder | None = None, **overrides) -> CommandContext:
-    recorder = recorder or Recorder()
-    hooks = dict(
-        open_setup=recorder.hook("open_setup"),
-        open_skills=recorder.hook("open_skills"),
-        set_theme=recorder.hook("set_theme"),
-        theme_names=lambda: ["anton-dark", "anton-light", "nord"],
-        current_theme=lambda: "anton-dark",
-        clear_chat=recorder.hook("clear_chat"),
-        exit_app=recorder.hook("exit_app"),
-        confirm=recorder.confirm,
-    )
-    hooks.update(overrides)
-    return CommandContext(stores=stores, settings=load_settings(), **hooks)
+class AppSide(Recorder):
+    """The app's `CommandUI`: records the screens it is asked to open and answers questions from a list."""
+
+    def __init__(self, answers: list[bool] | None = None) -> None:
+        super().__init__(answers)
+        self.open_setup = self.hook("open_setup")
+        self.open_skills = self.hook("open_skills")
+        self.set_theme = self.hook("set_theme")
+        self.clear_chat = self.hook("clear_chat")
+        self.exit_app = self.hook("exit_app")
+
+    def theme_names(self) -> list[str]:
+        return ["anton-dark", "anton-light", "nord"]
+
+    def current_theme_name(self) -> str:
+        return "anton-dark"
+
+
+class Learning:
+    """The session's learning loops, as far as `/memory vacuum` sees them."""
+
+    def __init__(self, recorder: Recorder, lines: list[str]) -> None:
+        self.recorder, self.lines = recorder, lines
+
+    async def compact_now(self) -> list[str]:
+        self.recorder.calls.append(("compact_now",))
+        return self.lines
+
+
+class QuietSession:
+    """A session with no model: nothing it is asked needs one."""
+
+    learning = None
+
+    async def turn(self, text: str):
+        yield  # pragma: no cover
+
+    def cancel(self) -> None:
+        pass
+
+
+def context(stores: MemoryStores, recorder: Recorder | None = None, *, session=None, **overrides) -> CommandContext:
+    ui = recorder if isinstance(recorder, AppSide) else AppSide(recorder.answers if recorder else None)
+    if recorder is not None and ui is not recorder:
+        ui.calls = recorder.calls
+    for name, hook in overrides.items():
+        setattr(ui, name, hook)
+    return CommandContext(Runtime(load_settings(), session or QuietSession(), stores=stores), ui=ui)
 
 
 async def text_of(line: str, ctx: CommandContext, width: int = 140) -> str:
@@ -310,8 +345,9 @@ async def test_vacuum_asks_then_compacts(stores: MemoryStores) -> None:
     output = await run("/memory vacuum", context(stores))
     assert output.level == "warning"
     recorder = Recorder(answers=[False, True])
-    compact = recorder.hook("compact_now", ["global: kept 3 of 4", "project: skipped"])
-    ctx = context(stores, recorder, compact_now=compact)
+    session = QuietSession()
+    session.learning = Learning(recorder, ["global: kept 3 of 4", "project: skipped"])
+    ctx = context(stores, recorder, session=session)
     assert (await run("/memory vacuum", ctx)).level == "info"
     assert ("compact_now",) not in recorder.calls
     output = await run("/memory vacuum", ctx)
@@ -366,13 +402,22 @@ async def test_skill_remove_asks_and_deletes(stores: MemoryStores, anton_home: P
     assert SkillStore(anton_home / "skills").problem("half_done") is not None
 
 
-async def test_skill_save_hands_the_hint_to_the_app(stores: MemoryStores) -> None:
+async def test_skill_save_hands_the_hint_to_the_runtime(stores: MemoryStores) -> None:
     assert (await run("/skill save", context(stores))).level == "warning"
-    recorder = Recorder()
-    ctx = context(stores, recorder, save_skill=recorder.hook("save_skill", "Saved skill csv_totals"))
+    hints = []
+
+    class Drafting(Runtime):
+        can_draft_skills = True
+
+        async def draft_skill(self, hint: str) -> Skill:
+            hints.append(hint)
+            return Skill(label="csv_totals", name="CSV totals", when_to_use="Summing a CSV", path=Path("/s/csv_totals"))
+
+    ctx = CommandContext(Drafting(load_settings(), QuietSession(), stores=stores), ui=AppSide())
     output = await run("/skill save  csv   totals ", ctx)
-    assert recorder.calls == [("save_skill", "csv   totals")]
-    assert output.plain() == "Saved skill csv_totals\n"
+    assert hints == ["csv   totals"]
+    assert output.level == "success"
+    assert output.plain() == "Saved skill csv_totals → /s/csv_totals\nName: CSV totals\nWhen to use: Summing a CSV\n"
 
 
 # --------------------------------------------------------------------------- app hooks
@@ -408,7 +453,7 @@ async def test_theme_lists_switches_and_suggests(stores: MemoryStores) -> None:
 class PaletteHost(App[None]):
     def __init__(self, stores: MemoryStores) -> None:
         super().__init__()
-        self.memory_stores = stores
+        self.runtime = Runtime(load_settings(), QuietSession(), stores=stores)
         self.ran: list[str] = []
 
     def action_slash_command(self, line: str) -> None:
@@ -449,8 +494,9 @@ async def test_palette_offers_commands_that_apply_and_runs_them(stores: MemorySt
 async def test_palette_offers_rename_and_delete_for_the_selected_skill(stores: MemoryStores) -> None:
     app = PaletteHost(stores)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = SkillsScreen(stores.skills)
+        screen = SkillsScreen(app.runtime)
         await app.push_screen(screen)
+        await app.workers.wait_for_complete()
         await pilot.pause()
         titles = [command.title for command in palette_commands(app, screen)]
         assert f"Delete skill {screen.selected_label}" in titles and "New skill" in titles

@@ -28,6 +28,7 @@ from tests.tui.e2e_support import (
     save_global_env,
     screen_text,
     send_and_wait,
+    started,
     turn_running,
     type_in_prompt,
     user_messages,
@@ -47,6 +48,7 @@ async def test_the_answer_streams_into_the_chat_and_the_header_counts_tokens(fak
     fake_llm.queue(Reply.text(ANSWER, chunk_size=10, chunk_delay=0.1, usage=(1234, 56)), model=PLANNER)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         assert header_field(app, "tokens") == "0 in · 0 out"
         await type_in_prompt(pilot, "What is the capital of France?")
         await wait_for(pilot, lambda: user_messages(app) == ["What is the capital of France?"], what="user message")
@@ -107,6 +109,7 @@ async def test_cell_output_shows_in_the_scratchpad_pane_while_the_cell_runs(fake
     )
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await type_in_prompt(pilot, "Print two lines, slowly.")
         pane = main_screen(app).scratchpad
 
@@ -134,6 +137,7 @@ async def test_escape_cancels_a_running_cell_and_the_next_prompt_still_works(fak
     fake_llm.queue(call, model=PLANNER)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         screen = main_screen(app)
         await type_in_prompt(pilot, "Wait for a minute.")
         await wait_for(pilot, lambda: cell_printed(app, "main", 1, "started"), what="the long cell to start")
@@ -145,7 +149,7 @@ async def test_escape_cancels_a_running_cell_and_the_next_prompt_still_works(fak
         assert screen.scratchpad.cell("main", 1).status in ("cancelled", "killed")
         [block] = screen.chat.query(ToolCallBlock)
         assert "-running" not in block.query_one(".tool-result").classes, "the tool line no longer says running"
-        session = app.session
+        session = app.runtime.session
         assert not session.running
         pad = session.scratchpads.get("main")
         assert pad is None or all(c.status not in ("running", "pending") for c in pad.cells)
@@ -170,11 +174,12 @@ async def test_a_cancel_during_a_tool_call_leaves_a_consistent_history_at_once(f
     fake_llm.queue(Reply.tool_call("scratchpad", exec_cell(LONG_CELL, description="wait a minute")), model=PLANNER)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await type_in_prompt(pilot, "Wait for a minute.")
         await wait_for(pilot, lambda: cell_printed(app, "main", 1, "started"), what="the long cell to start")
         await pilot.press("escape")
         await wait_turn_done(pilot, timeout=5)
-        history_after_cancel = [dict(message) for message in app.session.history]
+        history_after_cancel = [dict(message) for message in app.runtime.session.history]
         fake_llm.queue(Reply.text("Still here."), model=PLANNER)
         await send_and_wait(pilot, "Are you still there?")
         repair_notices = [text for text in notices(app, "info") if "History repaired" in text]
@@ -187,6 +192,7 @@ async def test_escape_during_a_slow_stream_keeps_the_partial_answer(fake_llm) ->
     fake_llm.queue(Reply.text(ANSWER, chunk_size=6, chunk_delay=0.15), model=PLANNER)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await type_in_prompt(pilot, "Tell me about Paris.")
         await wait_for(pilot, lambda: answers(app) and len(answers(app)[0]) >= 12, what="some streamed text")
         await pilot.press("escape")
@@ -214,6 +220,7 @@ async def test_reset_and_remove_keys_act_on_the_real_pads(fake_llm) -> None:
     )
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         screen = main_screen(app)
         pane = screen.scratchpad
         await send_and_wait(pilot, "Set answer to 41.")
@@ -235,13 +242,13 @@ async def test_reset_and_remove_keys_act_on_the_real_pads(fake_llm) -> None:
         assert cell.status == "error"
         tool_result = fake_llm.requests_for(PLANNER)[-1].messages[-1]["content"][0]["content"]
         assert "NameError" in str(tool_result) and "answer" in str(tool_result)
-        assert app.session.scratchpads.names() == ["main"]
+        assert app.runtime.session.scratchpads.names() == ["main"]
 
         await pilot.click(CellView)
         await pilot.press("delete")
-        assert app.session.scratchpads.names() == ["main"], "the first Delete only arms the removal"
+        assert app.runtime.session.scratchpads.names() == ["main"], "the first Delete only arms the removal"
         await pilot.press("delete")
         await wait_for(pilot, lambda: pane.pad_names == [], what="the pad's tab to go")
-        await wait_for(pilot, lambda: app.session.scratchpads.names() == [], what="the pad to be removed")
+        await wait_for(pilot, lambda: app.runtime.session.scratchpads.names() == [], what="the pad to be removed")
         assert "No scratchpad yet" in screen_text(app)
     assert_all_requests_valid(fake_llm)

@@ -20,6 +20,7 @@ from tests.tui.e2e_support import (
     save_global_env,
     screen_text,
     send_and_wait,
+    started,
     type_in_prompt,
     user_messages,
     wait_for,
@@ -30,6 +31,7 @@ async def test_theme_switches_and_is_saved_in_the_project_env(fake_llm) -> None:
     save_global_env(fake_llm)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         assert app.theme == "anton-dark"
         await type_in_prompt(pilot, "/theme anton-light")
         await wait_for(pilot, lambda: app.theme == "anton-light", what="the light theme")
@@ -44,6 +46,7 @@ async def test_an_unknown_command_is_reported_and_stays_in_the_prompt(fake_llm) 
     save_global_env(fake_llm)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await type_in_prompt(pilot, "/memroy rules")
         await wait_for(pilot, lambda: any("Unknown command" in note for note in notifications(app)),
                        what="the warning")  # fmt: skip
@@ -59,11 +62,12 @@ async def test_clear_empties_the_chat_and_the_conversation(fake_llm) -> None:
     fake_llm.queue(Reply.text("The first answer."), Reply.text("A fresh start."), model=PLANNER)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await send_and_wait(pilot, "First question")
-        assert len(app.session.history) == 2
+        assert len(app.runtime.session.history) == 2
         await type_in_prompt(pilot, "/clear")
         await wait_for(pilot, lambda: not main_screen(app).chat.blocks, what="an empty chat")
-        assert app.session.history == []
+        assert app.runtime.session.history == []
         assert "The first answer." not in screen_text(app)
         await send_and_wait(pilot, "Second question")
     [_, second] = accepted_requests(fake_llm, PLANNER)
@@ -97,6 +101,7 @@ async def test_the_palette_lists_commands_and_pane_toggles_and_runs_them(fake_ll
     save_global_env(fake_llm)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         screen = main_screen(app)
         await open_palette(pilot)
         listed = palette_entries(app)

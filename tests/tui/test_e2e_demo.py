@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from anton_tui.agent.demo import DEMO_MODEL, load_recording
-from anton_tui.config import load_settings
-from anton_tui.tui.app import build_app
 from anton_tui.tui.widgets.inspector import InspectorPane
 from anton_tui.tui.widgets.tool_block import ToolCallBlock
 
 from tests.tui.e2e_support import (
     SIZE,
+    build_app,
+    started,
     answers,
     header_field,
     home_dir,
@@ -32,10 +32,11 @@ ACC_RULE = "one scratchpad name for the whole task"
 
 async def test_the_demo_replays_both_turns_and_the_inspector_shows_the_acc_at_work() -> None:
     first, second = (turn["user"] for turn in load_recording()["turns"])
-    app = build_app(load_settings(), demo=True)
+    app = build_app(demo=True)
     app.cursor_blink = False
-    demo_root = app.settings.home.parent
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        demo_root = app.runtime.settings.home.parent
         screen = main_screen(app)
         await wait_for(pilot, lambda: notices(app, "info"), what="the demo banner")
         assert "Demo replay" in notices(app, "info")[0]
@@ -71,9 +72,10 @@ async def test_the_demo_replays_both_turns_and_the_inspector_shows_the_acc_at_wo
 
 async def test_after_a_cancelled_demo_turn_the_next_prompt_gets_its_own_recorded_answer() -> None:
     first, second = (turn["user"] for turn in load_recording()["turns"])
-    app = build_app(load_settings(), demo=True)
+    app = build_app(demo=True)
     app.cursor_blink = False
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         screen = main_screen(app)
         await pilot.press("enter")
 

@@ -10,7 +10,6 @@ import textwrap
 
 from anton_tui.config import load_settings
 from anton_tui.paths import AntonPaths
-from anton_tui.tui.app import build_app as anton_app
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.confirm_memory import ConfirmMemoryScreen
 from anton_tui.tui.widgets.inspector import InspectorPane
@@ -29,8 +28,9 @@ from tests.tui.e2e_support import (
     notices,
     project_dir,
     save_global_env,
-    type_in_prompt,
+    started,
     turn_running,
+    type_in_prompt,
     wait_for,
     wait_watching,
 )
@@ -44,10 +44,11 @@ def lessons_column(app) -> list[str]:
 async def test_lessons_written_by_another_program_show_up_in_the_lessons_tab(fake_llm) -> None:
     save_global_env(fake_llm)
     settings = load_settings()
-    app = anton_app(settings)  # the app exactly as `anton-tui` builds it, watchers on
+    app = build_app(watch_files=True)  # the app exactly as `anton-tui` builds it, watchers on
     app.cursor_blink = False
     paths = AntonPaths.from_settings(settings)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await wait_watching(pilot)
         assert lessons_column(app) == []
 
@@ -93,6 +94,7 @@ async def test_copilot_asks_after_the_answer_and_saves_only_the_checked_memories
     app = build_app()
     lessons_file = project_dir() / ".anton" / "memory" / "lessons.md"
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await type_in_prompt(pilot, "What is the average per row?")
         asked_mid_turn = []
 
@@ -131,8 +133,9 @@ async def test_memory_commands_show_counts_and_delete_a_lesson_after_confirming(
     paths = AntonPaths.from_settings(settings)
     paths.ensure_workspace()
     seed_memory(paths)
-    app = build_app(settings, watch_files=True)
+    app = build_app(watch_files=True)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await wait_watching(pilot)
         await wait_for(pilot, lambda: len(lessons_column(app)) == 4, what="the seeded lessons in the inspector")
 

@@ -9,7 +9,6 @@ import pytest
 from textual.widgets import Input, Select
 
 from anton_tui.config import load_settings
-from anton_tui.tui.app import build_app as anton_app
 from anton_tui.tui.screens.setup import SetupScreen
 
 from tests.fakellm import Reply
@@ -23,6 +22,7 @@ from tests.tui.e2e_support import (
     project_dir,
     save_global_env,
     send_and_wait,
+    started,
     turn_running,
     type_in_prompt,
     wait_for,
@@ -36,6 +36,7 @@ async def test_setup_saves_the_env_privately_and_the_next_prompt_uses_the_new_mo
     fake_llm.queue(Reply.text("Answered by the new model."), model="planner-2")
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await send_and_wait(pilot, "Hello")
         assert header_field(app, "model") == PLANNER
 
@@ -52,7 +53,7 @@ async def test_setup_saves_the_env_privately_and_the_next_prompt_uses_the_new_mo
 
         assert header_field(app, "model") == "planner-2"
         assert header_field(app, "memory-mode") == "memory copilot"
-        assert app.session.cortex.mode == "copilot"
+        assert app.runtime.session.cortex.mode == "copilot"
         await send_and_wait(pilot, "Who answers now?")
         assert answers(app)[-1] == "Answered by the new model."
     env_path = project_dir() / ".anton" / ".env"
@@ -71,9 +72,10 @@ async def test_setup_saves_the_env_privately_and_the_next_prompt_uses_the_new_mo
 async def test_first_run_without_a_key_opens_setup_and_try_the_demo_exits_for_the_demo() -> None:
     settings = load_settings()
     assert not settings.has_api_key("planning")
-    app = anton_app(settings)
+    app = build_app(watch_files=True)
     app.cursor_blink = False
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen) and app.screen.query("#api-key"),
                        what="the setup screen by itself")  # fmt: skip
         assert app.screen.first_run
@@ -88,7 +90,7 @@ async def test_first_run_without_a_key_opens_setup_and_try_the_demo_exits_for_th
 
 def http_client(app):
     """The SDK client the planning model is called through (created on the first call)."""
-    return app.session.llm.planning.provider._client
+    return app.runtime.session.llm.planning.provider._client
 
 
 async def test_the_model_connection_is_closed_when_the_app_exits(fake_llm) -> None:
@@ -96,6 +98,7 @@ async def test_the_model_connection_is_closed_when_the_app_exits(fake_llm) -> No
     fake_llm.queue(Reply.text("Hi."), model=PLANNER)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await send_and_wait(pilot, "Hello")
         client = http_client(app)
         assert client is not None and not client.is_closed()
@@ -107,6 +110,7 @@ async def test_setup_closes_the_connection_of_the_model_it_replaces(fake_llm) ->
     fake_llm.queue(Reply.text("Hi."), model=PLANNER)
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await send_and_wait(pilot, "Hello")
         old_client = http_client(app)
         app.apply_settings(load_settings())  # what saving the setup screen does
@@ -122,6 +126,7 @@ async def test_settings_saved_during_a_turn_apply_when_it_ends(fake_llm) -> None
     fake_llm.queue(Reply.text("Answered by the new model."), model="planner-2")
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await type_in_prompt(pilot, "Take your time.")
         await type_in_prompt(pilot, "/setup")
         await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen) and app.screen.query("#planning-model"),

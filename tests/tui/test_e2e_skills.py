@@ -20,6 +20,7 @@ from tests.tui.e2e_support import (
     notifications,
     save_global_env,
     send_and_wait,
+    started,
     type_in_prompt,
     wait_for,
     wait_watching,
@@ -52,6 +53,7 @@ async def test_skill_edit_opens_the_editor_and_ctrl_s_writes_the_procedure(fake_
     store = seed_skill()
     app = build_app(watch_files=True)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await type_in_prompt(pilot, "/skill edit")
         await wait_for(pilot, lambda: isinstance(app.screen, SkillsScreen), what="the skills screen")
         screen = app.screen
@@ -77,6 +79,7 @@ async def test_after_ctrl_s_the_file_line_no_longer_says_modified(fake_llm) -> N
     seed_skill()
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await type_in_prompt(pilot, "/skill edit")
         await wait_for(pilot, lambda: isinstance(app.screen, SkillsScreen), what="the skills screen")
         screen = app.screen
@@ -99,6 +102,7 @@ async def test_skill_save_from_the_chat_appears_in_the_open_skills_screen_and_th
     fake_llm.queue(Reply.tool_call("SkillDraft", DRAFT, delay=1.5), model=PLANNER)
     app = build_app(watch_files=True)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await wait_watching(pilot)
         await send_and_wait(pilot, "Sum revenue per region in sales.csv")
         inspector = main_screen(app).query_one(InspectorPane)

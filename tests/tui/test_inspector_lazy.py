@@ -18,10 +18,10 @@ from textual.app import App, ComposeResult
 from textual.widgets import DataTable, Static, TabbedContent
 from textual.widgets.data_table import DuplicateKey
 
-from anton_tui.agent.factory import build_session
-from anton_tui.config import load_settings
 from anton_tui.memory.hippocampus import Hippocampus
 from anton_tui.tui import app as app_module
+from anton_tui.runtime import RuntimeStarter
+from anton_tui.settings_sources import read_env_layers
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.watchers import FilesChanged
 from anton_tui.tui.widgets.inspector.base import Cell, FixedColumnsTable
@@ -30,7 +30,7 @@ from anton_tui.tui.widgets.inspector.pane import InspectorPane
 from anton_tui.tui.widgets.inspector.skills_tab import SkillsTab
 
 from .e2e_support import SIZE as APP_SIZE
-from .e2e_support import build_app, main_screen, save_global_env, wait_for, wait_watching
+from .e2e_support import build_app, main_screen, save_global_env, started, wait_for, wait_watching
 from .inspector_fixtures import InspectorHost, column, seeded_stores, settle, wait_until
 
 SIZE = (120, 40)
@@ -86,6 +86,7 @@ def label_of(app: InspectorHost, tab_id: str) -> str:
 async def test_the_first_frame_is_painted_before_any_file_is_read_and_then_every_tab_fills(tmp_path):
     app = FirstFrameHost(seeded_stores(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await settle(pilot)
         assert app.read_at_first_frame == []
         assert all(app.pane.tab(tab_id).loaded for tab_id in FILE_TABS)
@@ -99,16 +100,18 @@ async def test_tabs_are_read_one_after_another_the_tab_in_view_first(tmp_path, m
     log = ReadLog(monkeypatch)
     app = InspectorHost(seeded_stores(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await settle(pilot)
     assert [tab_id for tab_id, _, _ in log.reads] == ["rules", "lessons", "profile", "skills"]
-    for (_, _, ended), (_, started, _) in zip(log.reads, log.reads[1:]):
-        assert started >= ended, "two tabs were read at the same time"
+    for (_, _, ended), (_, began, _) in zip(log.reads, log.reads[1:]):
+        assert began >= ended, "two tabs were read at the same time"
 
 
 async def test_a_tab_shown_before_its_turn_loads_at_once(tmp_path, monkeypatch):
     log = ReadLog(monkeypatch, hold="lessons")  # the background loading stalls on the Lessons tab
     app = InspectorHost(seeded_stores(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         try:
             await wait_until(pilot, lambda: log.count("lessons") == 1)
             skills = app.pane.tab("skills")
@@ -129,6 +132,7 @@ async def test_changes_reload_tabs_already_read_and_unread_tabs_read_them_fresh(
     log = ReadLog(monkeypatch, hold="lessons")
     app = InspectorHost(stores)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         try:
             await wait_until(pilot, lambda: log.count("lessons") == 1)
             assert app.pane.tab("rules").loaded and not app.pane.tab("profile").load_started
@@ -156,6 +160,7 @@ async def test_a_failing_first_read_is_reported_and_the_other_tabs_still_load(tm
     stores = dataclasses.replace(stores, global_hc=Hippocampus(tmp_path / "bad\0folder", scope="global"))
     app = InspectorHost(stores)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await settle(pilot)
         for tab_id in ("rules", "lessons", "profile"):
             tab = app.pane.tab(tab_id)
@@ -181,6 +186,7 @@ class TableHost(App):
 async def test_rows_added_in_one_go_behave_like_rows_added_one_by_one():
     app = TableHost()
     async with app.run_test(size=(60, 12)) as pilot:
+        await started(pilot)
         table = app.query_one(FixedColumnsTable)
         table.add_column("Scope", key="scope", width=7)
         table.add_column("Text", key="text", width=20)
@@ -207,7 +213,7 @@ async def test_the_watcher_starts_after_the_tabs_are_loaded_and_the_warm_up_afte
     save_global_env(fake_llm)
     app = build_app(watch_files=True)
     seen: dict[str, object] = {}
-    start_watching, warm_up = app.start_watching, app.warm_up_session
+    start_watching, warm_up = app.start_watching, app.warm_up
 
     def watching():
         pane = main_screen(app).query_one(InspectorPane)
@@ -218,11 +224,12 @@ async def test_the_watcher_starts_after_the_tabs_are_loaded_and_the_warm_up_afte
         seen["watcher running when the warm-up started"] = app._watcher is not None and app._watcher.running
         return warm_up()
 
-    app.start_watching, app.warm_up_session = watching, warming
+    app.start_watching, app.warm_up = watching, warming
     async with app.run_test(size=APP_SIZE) as pilot:
+        await started(pilot)
         await wait_watching(pilot)
         await wait_for(pilot, lambda: len(seen) == 2, 5.0, "the warm-up to start")
-        lessons = Path(app.settings.project_dir) / ".anton" / "memory" / "lessons.md"
+        lessons = Path(app.runtime.settings.project_dir) / ".anton" / "memory" / "lessons.md"
         lessons.parent.mkdir(parents=True, exist_ok=True)
         lessons.write_text("# Lessons\n- Written by another program <!-- ts:2026-11-22 -->\n", encoding="utf-8")
         table = main_screen(app).query_one(InspectorPane).tab("lessons").table
@@ -232,9 +239,10 @@ async def test_the_watcher_starts_after_the_tabs_are_loaded_and_the_warm_up_afte
 
 async def test_without_an_inspector_the_watcher_still_starts_soon_after_the_first_frame(fake_llm):
     save_global_env(fake_llm)
-    settings = load_settings()
-    app = AntonApp(settings, build_session(settings), watch_files=True, cursor_blink=False)
+    app = AntonApp(RuntimeStarter(read_env_layers()), watch_files=True, cursor_blink=False, inspector=False)
     async with app.run_test(size=APP_SIZE) as pilot:
+        await started(pilot)
+        settings = app.runtime.settings
         await wait_watching(pilot)
         themes = Path(settings.home) / "themes"
         themes.mkdir(exist_ok=True)

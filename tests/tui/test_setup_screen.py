@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,9 @@ from textual.app import App
 from textual.widgets import Input, Select, Static
 
 from anton_tui.config import Settings, load_settings
-from anton_tui.tui.screens.setup import SetupOutcome, SetupScreen, needs_setup
+from anton_tui.config import needs_setup
+from anton_tui.runtime.runtime import save_settings
+from anton_tui.tui.screens.setup import SetupOutcome, SetupScreen
 
 SIZE = (120, 40)
 EXISTING = "# Anton environment variables\n# my own note\nANTON_THEME=nord\nCUSTOM_TOOL_TOKEN=abc123\n"
@@ -26,7 +29,15 @@ class SetupHost(App[None]):
         self.results: list[object] = []
 
     def on_mount(self) -> None:
-        self.push_screen(SetupScreen(self.settings, first_run=self.first_run), self.results.append)
+        save = partial(save_settings, self.settings.project_dir)  # what the runtime's save_settings does
+        self.push_screen(SetupScreen(self.settings, save, first_run=self.first_run), self.results.append)
+
+
+async def settle(pilot) -> None:
+    """Let the save (a worker writing the file off the event loop) finish and the screen close."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 def env_file(project_dir: Path) -> Path:
@@ -56,7 +67,7 @@ async def test_save_writes_antons_variables_privately_and_keeps_other_lines(proj
         screen.query_one("#acc-mode", Select).value = "active"
         await pilot.click("#episodic")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
 
     text = path.read_text()
     assert text.startswith(EXISTING)
@@ -87,7 +98,7 @@ async def test_leaving_the_key_empty_keeps_the_saved_one(project_dir: Path) -> N
         assert key.value == "" and "leave empty to keep" in key.placeholder
         assert key.password
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
     assert "ANTON_ANTHROPIC_API_KEY=sk-ant-old-key\n" in path.read_text()
     assert path.read_text().count("ANTON_ANTHROPIC_API_KEY") == 1
     assert app.results[0].anthropic_api_key.get_secret_value() == "sk-ant-old-key"
@@ -100,22 +111,22 @@ async def test_openai_compatible_needs_a_valid_base_url(project_dir: Path) -> No
         screen = app.screen
         assert not screen.query_one("#row-base-url").display
         screen.query_one("#provider", Select).value = "openai-compatible"
-        await pilot.pause()
+        await settle(pilot)
         assert screen.query_one("#row-base-url").display
         screen.query_one("#planning-model", Input).value = "qwen2.5-coder"
         screen.query_one("#coding-model", Input).value = "qwen2.5-coder"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert "needs its base URL" in error_text(app)
         assert app.focused is screen.query_one("#base-url")
         screen.query_one("#base-url", Input).value = "localhost:11434"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert "must start with http" in error_text(app)
         assert path.read_text() == EXISTING and not app.results
         screen.query_one("#base-url", Input).value = "http://localhost:11434/v1"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
 
     lines = set(path.read_text().splitlines())
     assert {
@@ -147,7 +158,7 @@ async def test_invalid_input_is_refused_and_nothing_is_written(
             screen.query_one("#api-key", Input).value = "sk-ant-good"
         screen.query_one(f"#{field}", Input).value = value
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert message in error_text(app)
         assert app.screen is screen and not app.results
         messages = [str(n.message) for n in app._notifications]
@@ -159,14 +170,14 @@ async def test_try_the_demo_and_cancel_write_nothing(project_dir: Path) -> None:
     app = SetupHost(load_settings(), first_run=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.click("#setup-demo")
-        await pilot.pause()
+        await settle(pilot)
     assert app.results == [SetupOutcome.DEMO]
 
     app = SetupHost(load_settings())
     async with app.run_test(size=SIZE) as pilot:
         app.screen.query_one("#api-key", Input).value = "sk-ant-unsaved"
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
     assert app.results == [None]
     assert not env_file(project_dir).exists()
 
@@ -178,7 +189,7 @@ async def test_an_environment_override_is_reported(project_dir: Path, monkeypatc
         app.screen.query_one("#api-key", Input).value = "sk-ant-good"
         app.screen.query_one("#memory-mode", Select).value = "copilot"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         messages = [str(n.message) for n in app._notifications]
     assert "ANTON_MEMORY_MODE=copilot" in env_file(project_dir).read_text()
     assert any("environment overrides ANTON_MEMORY_MODE" in m for m in messages)

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from textual.app import App
 from textual.widgets import Input, TextArea
 
 from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.stores import MemoryStores
+from anton_tui.paths import AntonPaths
+from anton_tui.runtime import Runtime
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.skills import FormModal, NodeRef, SkillsScreen
 
@@ -67,9 +72,32 @@ class SkillsHost(App[None]):
     def __init__(self, store: SkillStore) -> None:
         super().__init__()
         self.store = store
+        self.runtime = runtime_over(store)
 
     def on_mount(self) -> None:
-        self.push_screen(SkillsScreen(self.store))
+        self.push_screen(SkillsScreen(self.runtime))
+
+
+def runtime_over(store: SkillStore) -> Runtime:
+    """A runtime whose skills are `store` (its other memory lives beside the skills folder)."""
+    paths = AntonPaths(store.root.parent / "home", store.root.parent / "project")
+    stores = replace(MemoryStores.from_paths(paths), skills=store)
+    return Runtime(SimpleNamespace(home=paths.home, project_dir=paths.project_dir), QuietSession(), stores=stores)
+
+
+class QuietSession:
+    async def turn(self, text: str):
+        yield  # pragma: no cover
+
+    def cancel(self) -> None:
+        pass
+
+
+async def settle(pilot) -> None:
+    """Let the screen's reads and writes (workers) finish and their results be shown."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 def seed(root: Path) -> SkillStore:
@@ -100,14 +128,15 @@ def store(tmp_path: Path) -> SkillStore:
 
 async def choose(pilot, screen: SkillsScreen, ref: NodeRef) -> None:
     """Expand the skill in the tree and select the node for `ref`, as a click would."""
+    await settle(pilot)
     skill_node = screen._find(NodeRef(ref.label, None, "broken" if ref.part in ("raw", "broken") else "skill"))
     assert skill_node is not None, f"{ref.label} is not in the tree"
     skill_node.expand()
-    await pilot.pause()
+    await settle(pilot)
     node = screen._find(ref)
     assert node is not None, f"{ref} is not in the tree"
     screen.tree.select_node(node)
-    await pilot.pause()
+    await settle(pilot)
 
 
 async def type_at_end(pilot, editor: TextArea, *keys: str) -> None:
@@ -125,13 +154,13 @@ async def test_editing_the_procedure_and_ctrl_s_writes_declarative_md_and_keeps_
         assert isinstance(screen, SkillsScreen)
         screen.tree.move_cursor(screen._find(NodeRef("csv_summary")))
         await pilot.press("enter")  # a skill node opens its procedure
-        await pilot.pause()
+        await settle(pilot)
         assert screen.open_ref == NodeRef("csv_summary", "declarative.md", "procedure")
         assert screen.editor.text == "1. Load\n2. describe()"
         await type_at_end(pilot, screen.editor, "enter", *"3. plot it")
         assert "modified" in str(screen.query_one("#skills-file-info").render())
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
 
     after = folder_bytes(folder)
     assert after["declarative.md"] == b"1. Load\n2. describe()\n3. plot it"
@@ -148,7 +177,7 @@ async def test_skill_md_procedure_edit_round_trips(store: SkillStore) -> None:
         assert screen.editor.text == "1. Call the prices API\n2. Tabulate\n"
         await type_at_end(pilot, screen.editor, *"3. Chart")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
 
     text = (store.root / "fetch-prices" / "SKILL.md").read_text()
     assert text == SKILL_MD_FRONT + "1. Call the prices API\n2. Tabulate\n3. Chart"
@@ -164,7 +193,7 @@ async def test_code_file_edit_is_saved_in_place(store: SkillStore) -> None:
         assert screen.editor.language == "python"
         await type_at_end(pilot, screen.editor, *"# checked")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
     assert (store.root / "csv_summary" / "code" / "helpers.py").read_text().endswith("read()\n# checked")
 
 
@@ -179,7 +208,7 @@ async def test_an_empty_procedure_is_refused_and_nothing_is_written(store: Skill
         await pilot.press("backspace")
         assert screen.editor.text == ""
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         messages = [str(n.message) for n in app._notifications]
     assert any("procedure cannot be empty" in m for m in messages)
     assert folder_bytes(store.root / "csv_summary") == before
@@ -195,7 +224,7 @@ async def test_stats_open_read_only_and_are_never_written(store: SkillStore) -> 
         assert json.loads(screen.editor.text)["total_recalls"] == 4
         await type_at_end(pilot, screen.editor, *"xyz")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert json.loads(screen.editor.text)["total_recalls"] == 4
     assert folder_bytes(store.root / "csv_summary") == before
 
@@ -204,16 +233,16 @@ async def test_new_skill_gets_a_unique_label_and_opens_its_procedure(store: Skil
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+n")
-        await pilot.pause()
+        await settle(pilot)
         modal = app.screen
         assert isinstance(modal, FormModal)
         await pilot.press("enter")  # nothing typed yet: refused, the modal stays
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is modal
         modal.query_one("#name", Input).value = "CSV Summary"
         modal.query_one("#when", Input).value = "the user hands over a CSV file"
         await pilot.click("#form-ok")
-        await pilot.pause()
+        await settle(pilot)
         screen = app.screen
         assert isinstance(screen, SkillsScreen)
         assert screen.open_ref == NodeRef("csv_summary_2", "declarative.md", "procedure")
@@ -233,18 +262,18 @@ async def test_rename_moves_every_file_and_refuses_taken_or_bad_labels(store: Sk
         screen = app.screen
         screen.tree.move_cursor(screen._find(NodeRef("csv_summary")))
         await pilot.press("f2")
-        await pilot.pause()
+        await settle(pilot)
         modal = app.screen
         assert isinstance(modal, FormModal)
         field = modal.query_one("#label", Input)
         for refused in ("fetch-prices", "half_done", "Has Spaces"):
             field.value = refused
             await pilot.press("enter")
-            await pilot.pause()
+            await settle(pilot)
             assert app.screen is modal, refused
         field.value = "summarize_csv"
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is screen
         assert screen.selected_label == "summarize_csv"
 
@@ -264,16 +293,16 @@ async def test_delete_asks_first_and_removes_the_folder_on_yes(store: SkillStore
         screen = app.screen
         screen.tree.move_cursor(screen._find(NodeRef("fetch-prices")))
         await pilot.press("f8")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
-        await pilot.pause()
+        await settle(pilot)
         assert (store.root / "fetch-prices" / "SKILL.md").exists()
         await pilot.press("delete")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert screen._find(NodeRef("fetch-prices")) is None
     assert not (store.root / "fetch-prices").exists()
     assert (store.root / "csv_summary" / "declarative.md").exists()
@@ -287,7 +316,7 @@ async def test_broken_skill_is_marked_and_opens_read_only_without_touching_it(st
         node = screen._find(NodeRef("half_done", None, "broken"))
         assert "broken" in str(node.label)
         screen.tree.select_node(node)
-        await pilot.pause()
+        await settle(pilot)
         assert screen.open_ref == NodeRef("half_done", "meta.json", "raw")
         assert screen.editor.read_only and screen.editor.text == BROKEN_META
         info = str(screen.query_one("#skills-file-info").render())
@@ -296,9 +325,9 @@ async def test_broken_skill_is_marked_and_opens_read_only_without_touching_it(st
         assert any("invalid JSON" in line for line in reason)
         await type_at_end(pilot, screen.editor, *"}")
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("f2")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is screen  # a broken skill cannot be renamed
     assert folder_bytes(store.root / "half_done") == before
 
@@ -311,7 +340,7 @@ async def test_refresh_tree_picks_up_changes_and_keeps_the_cursor(store: SkillSt
         store.save(Skill("aaa_first", name="First", when_to_use="always first", declarative_md="1. Go\n"))
         (store.root / "csv_summary" / "chunks.md").write_text("# Chunks\n")
         screen.refresh_tree()
-        await pilot.pause()
+        await settle(pilot)
         assert screen.tree.cursor_node.data == NodeRef("csv_summary", "stats.json", "stats")
         assert screen._find(NodeRef("aaa_first")) is not None
         assert screen._find(NodeRef("csv_summary", "chunks.md", "chunks")) is not None
@@ -331,10 +360,10 @@ async def test_unsaved_edits_survive_switching_files_and_closing_asks(store: Ski
         assert screen.editor.text == "1. Load\n2. describe()!"
         screen.tree.focus()
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen is screen
     assert (store.root / "csv_summary" / "declarative.md").read_text() == "1. Load\n2. describe()"
 

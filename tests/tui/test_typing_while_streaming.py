@@ -16,7 +16,7 @@ from anton_tui.tui.widgets import chat as chat_module
 from anton_tui.tui.widgets import typing_gaps
 from anton_tui.tui.widgets.typing_gaps import QUIET, TypingGaps
 
-from .app_support import Pause, ScriptedSession, make_settings, screen_text, send, wait_until
+from .app_support import Pause, ScriptedSession, scripted_app, make_settings, screen_text, send, wait_until
 
 
 def test_streamed_text_joins_the_message_not_yet_taken_and_never_one_already_taken() -> None:
@@ -29,7 +29,7 @@ def test_streamed_text_joins_the_message_not_yet_taken_and_never_one_already_tak
 
 
 async def test_a_keystroke_is_painted_before_a_pending_layout_of_the_chat() -> None:
-    app = AntonApp(make_settings(), ScriptedSession([]), cursor_blink=False)
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         screen = app.screen
@@ -98,7 +98,7 @@ async def test_while_the_user_types_the_chat_holds_still_and_catches_up_at_a_pau
     monkeypatch.setattr(typing_gaps, "QUIET", 1.0)
     monkeypatch.setattr(chat_module, "VIEW_HOLD", 30.0)
     gate = Pause()
-    app = AntonApp(make_settings(), ScriptedSession(streamed_paragraphs(80, gate), step_delay=0.002), cursor_blink=False)
+    app = scripted_app(make_settings(), ScriptedSession(streamed_paragraphs(80, gate), step_delay=0.002), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await send(pilot, "write a long answer")
         await wait_until(pilot, lambda: gate.reached.is_set())
@@ -119,7 +119,7 @@ async def test_while_the_user_types_the_chat_holds_still_and_catches_up_at_a_pau
 
 
 async def test_typing_never_pulls_back_a_chat_the_user_scrolled_up() -> None:
-    app = AntonApp(make_settings(), ScriptedSession(streamed_paragraphs(60, Pause())), cursor_blink=False)
+    app = scripted_app(make_settings(), ScriptedSession(streamed_paragraphs(60, Pause())), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await send(pilot, "write a long answer")
         chat = app.screen.chat

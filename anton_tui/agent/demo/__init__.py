@@ -34,6 +34,7 @@ class DemoSession:
     provider: "ReplayProvider"
     settings: "Settings"
     root: Path
+    stores: Any = None
     _next_turn: int = field(default=0, repr=False)
 
     def next_prompt(self) -> str | None:
@@ -55,6 +56,8 @@ def build_demo(settings: "Settings", *, chunk_delay: float = 0.015) -> DemoSessi
     from anton_tui.agent.demo.replay import ReplayProvider
     from anton_tui.agent.factory import build_session
     from anton_tui.llm.client import LLMClient, ModelRole
+    from anton_tui.memory.stores import MemoryStores
+    from anton_tui.paths import AntonPaths
 
     recording = load_recording()
     root = Path(tempfile.mkdtemp(prefix="anton-demo-"))
@@ -77,5 +80,6 @@ def build_demo(settings: "Settings", *, chunk_delay: float = 0.015) -> DemoSessi
     _seed_skill(home / "skills", recording["skill"])
     provider = ReplayProvider(recording, chunk_delay=chunk_delay)
     role = ModelRole(provider, DEMO_MODEL, 4096)
-    session = build_session(demo_settings, llm=LLMClient(role, role))
-    return DemoSession(session=session, provider=provider, settings=demo_settings, root=root)
+    stores = MemoryStores.from_paths(AntonPaths.from_settings(demo_settings))
+    session = build_session(demo_settings, llm=LLMClient(role, role), stores=stores)
+    return DemoSession(session=session, provider=provider, settings=demo_settings, root=root, stores=stores)

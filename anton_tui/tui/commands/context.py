@@ -1,8 +1,8 @@
 """What a slash command works with (`CommandContext`) and what it hands back to the chat (`CommandOutput`).
 
-Commands read and change the memory stores directly; anything that needs the app (opening a screen, asking the
-user, drafting a skill with the model) goes through a hook the app fills in. A hook may be a plain function or a
-coroutine function; `CommandContext.call` awaits whichever it gets.
+Commands work through the `Runtime` (memory stores, skills, the model); anything that needs the app (opening a
+screen, asking the user) goes through the app's `CommandUI` methods. A method may be a plain function or a coroutine
+function; `CommandContext.call` awaits whichever it gets.
 """
 
 from __future__ import annotations
@@ -11,12 +11,15 @@ import inspect
 import io
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from anton_tui.tui.stores import MemoryStores
+
+if TYPE_CHECKING:
+    from anton_tui.memory.stores import MemoryStores
+    from anton_tui.runtime import Runtime
 
 Level = Literal["info", "success", "warning", "error"]
 Hook = Callable[..., Any]
@@ -66,29 +69,41 @@ def error(text: str) -> CommandOutput:
     return CommandOutput(text, "error")
 
 
+class CommandUI(Protocol):
+    """What a command may ask of the app. Each method may be a plain function or a coroutine function, and an app
+    may leave any of them out (or set it to None): the commands that need it then answer that it is not available.
+    `confirm(question) -> bool` must actually ask the user: destructive commands do nothing without a yes.
+    `ask_text(question, current) -> str | None` lets `/memory … edit <n>` open an editor when no text was typed."""
+
+    def open_setup(self) -> Any: ...
+    def open_skills(self, label: str | None = None) -> Any: ...
+    def set_theme(self, name: str) -> Any: ...
+    def theme_names(self) -> Iterable[str]: ...
+    def current_theme_name(self) -> str: ...
+    def clear_chat(self) -> Any: ...
+    def exit_app(self) -> Any: ...
+    def confirm(self, question: str) -> Any: ...
+    def ask_text(self, question: str, current: str = "") -> Any: ...
+
+
 @dataclass
 class CommandContext:
-    """The stores and settings a command reads, and the hooks through which it asks the app to act.
+    """The `Runtime` a command works with, and the app (`ui`) it may ask to open a screen or ask the user."""
 
-    Hooks left as None make the commands that need them answer that the action is not available here.
-    `confirm(question) -> bool` must actually ask the user: destructive commands do nothing without a yes.
-    `ask_text(question, current) -> str | None` lets `/memory … edit <n>` open an editor when no text was typed.
-    `save_skill(hint)` and `compact_now()` may return a `CommandOutput`, a string, or a list of lines.
-    """
+    runtime: Runtime
+    ui: CommandUI | None = None
 
-    stores: MemoryStores
-    settings: Any
-    open_setup: Hook | None = None
-    open_skills: Hook | None = None
-    set_theme: Hook | None = None
-    theme_names: Callable[[], Iterable[str]] | None = None
-    current_theme: Callable[[], str] | None = None
-    clear_chat: Hook | None = None
-    exit_app: Hook | None = None
-    confirm: Hook | None = None
-    ask_text: Hook | None = None
-    save_skill: Hook | None = None
-    compact_now: Hook | None = None
+    @property
+    def stores(self) -> MemoryStores:
+        return self.runtime.stores
+
+    @property
+    def settings(self) -> Any:
+        return self.runtime.settings
+
+    def hook(self, name: str) -> Hook | None:
+        """The app's `name` method, or None when this app has none."""
+        return getattr(self.ui, name, None) if self.ui is not None else None
 
     @staticmethod
     async def call(hook: Hook, *args: Any) -> Any:
@@ -98,13 +113,19 @@ class CommandContext:
         return result
 
     async def ask(self, question: str) -> bool:
-        """The user's answer to a yes/no question; no without a `confirm` hook."""
-        if self.confirm is None:
+        """The user's answer to a yes/no question; no when the app cannot ask."""
+        confirm = self.hook("confirm")
+        if confirm is None:
             return False
-        return bool(await self.call(self.confirm, question))
+        return bool(await self.call(confirm, question))
 
     def themes(self) -> list[str]:
-        return sorted(self.theme_names()) if self.theme_names is not None else []
+        names = self.hook("theme_names")
+        return sorted(names()) if names is not None else []
+
+    def current_theme(self) -> str:
+        current = self.hook("current_theme_name")
+        return current() if current is not None else ""
 
 
 def as_output(result: Any, *, default: str, level: Level = "success") -> CommandOutput:

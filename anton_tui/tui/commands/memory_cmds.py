@@ -21,6 +21,7 @@ from anton_tui.memory.cortex import COMPACTION_THRESHOLD
 from anton_tui.memory.engram import Engram
 from anton_tui.memory.episodes import Episode
 from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
+from anton_tui.runtime import off_loop
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, as_output, error, info, success, warning
 from anton_tui.tui.commands.parse import ParsedCommand
 
@@ -60,6 +61,10 @@ def _scope_rows(table: Table, hc: Hippocampus) -> None:
 
 
 async def dashboard(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    return await off_loop(_dashboard, ctx)
+
+
+def _dashboard(ctx: CommandContext) -> CommandOutput:
     settings = ctx.settings
     mode = settings.effective_memory_mode
     lines: list[Text | Table] = [Text.assemble(("Memory mode: ", "bold"), (mode, "bold"), f" — {MODE_MEANING[mode]}")]
@@ -185,19 +190,20 @@ def _pick(ctx: CommandContext, which: str, number_text: str) -> NumberedEntry | 
 
 
 async def _edit(ctx: CommandContext, which: str, args: ParsedCommand) -> CommandOutput:
-    picked = _pick(ctx, which, args.words[1] if len(args.words) > 1 else "")
+    picked = await off_loop(_pick, ctx, which, args.words[1] if len(args.words) > 1 else "")
     if isinstance(picked, CommandOutput):
         return picked
     new_text = args.after(2)
     if not new_text:
-        if ctx.ask_text is None:
+        ask_text = ctx.hook("ask_text")
+        if ask_text is None:
             return error(f"Type the new text after the number: /memory {which} edit {picked.number} <new text>")
-        new_text = (await ctx.call(ctx.ask_text, f"Edit {SINGULAR[which]} {picked.number}", picked.engram.text)) or ""
+        new_text = (await ctx.call(ask_text, f"Edit {SINGULAR[which]} {picked.number}", picked.engram.text)) or ""
         if not new_text.strip():
             return info("Nothing changed.")
     what = f"{SINGULAR[which].capitalize()} {picked.number}"
     try:
-        changed = picked.hc.update_entry(LIST_FILES[which], picked.engram.id, new_text)
+        changed = await ctx.runtime.update_entry(picked.scope, LIST_FILES[which], picked.engram.id, new_text)
     except (MemoryFileError, OSError, ValueError) as exc:
         return error(f"Not changed: {exc}")
     if not changed:
@@ -206,13 +212,13 @@ async def _edit(ctx: CommandContext, which: str, args: ParsedCommand) -> Command
 
 
 async def _delete(ctx: CommandContext, which: str, args: ParsedCommand) -> CommandOutput:
-    picked = _pick(ctx, which, args.words[1] if len(args.words) > 1 else "")
+    picked = await off_loop(_pick, ctx, which, args.words[1] if len(args.words) > 1 else "")
     if isinstance(picked, CommandOutput):
         return picked
     if not await ctx.ask(f"Delete {SINGULAR[which]} {picked.number} ({picked.scope}): {picked.engram.text}?"):
         return info("Nothing deleted.")
     try:
-        deleted = picked.hc.delete_entry(LIST_FILES[which], picked.engram.id)
+        deleted = await ctx.runtime.delete_entry(picked.scope, LIST_FILES[which], picked.engram.id)
     except (MemoryFileError, OSError, ValueError) as exc:
         return error(f"Not deleted: {exc}")
     if not deleted:
@@ -226,7 +232,7 @@ def entries_command(which: str):
     async def handler(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
         action = args.words[0].lower() if args.words else ""
         if not action:
-            return _entry_list(ctx, which)
+            return await off_loop(_entry_list, ctx, which)
         if action == "edit":
             return await _edit(ctx, which, args)
         if action in ("delete", "remove", "del"):
@@ -265,9 +271,13 @@ def _turns(episodes: Iterable[Episode]) -> dict[int, tuple[str, str]]:
     return turns
 
 
-async def episodes(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+def _session_turns(ctx: CommandContext) -> tuple[str | None, dict[int, tuple[str, str]]]:
     session = _current_session(ctx)
-    turns = _turns(ctx.stores.episodic.read_session(session)) if session else {}
+    return session, _turns(ctx.stores.episodic.read_session(session)) if session else {}
+
+
+async def episodes(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    session, turns = await off_loop(_session_turns, ctx)
     action = args.words[0].lower() if args.words else ""
     if action in ("delete", "remove", "del"):
         return await _delete_turn(ctx, session, turns, args.words[1] if len(args.words) > 1 else "")
@@ -296,7 +306,7 @@ async def _delete_turn(ctx: CommandContext, session: str | None, turns: dict, nu
     if not await ctx.ask(f"Delete turn {turn} of session {session} from the episode log: {question}?"):
         return info("Nothing deleted.")
     try:
-        removed = ctx.stores.episodic.delete_turn(session, turn)
+        removed = await off_loop(ctx.stores.episodic.delete_turn, session, turn)
     except OSError as exc:
         return error(f"Not deleted: {exc}")
     return success(f"Deleted turn {turn} ({removed} lines) from session {session}.")
@@ -306,12 +316,12 @@ async def _delete_turn(ctx: CommandContext, session: str | None, turns: dict, nu
 
 
 async def vacuum(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
-    if ctx.compact_now is None:
+    if not ctx.runtime.can_compact:
         return warning("Compaction needs the model and is not available in this session.")
-    counts = ", ".join(f"{scope} {hc.entry_count()}" for scope, hc in _scopes(ctx))
+    counts = await off_loop(lambda: ", ".join(f"{scope} {hc.entry_count()}" for scope, hc in _scopes(ctx)))
     if not await ctx.ask(f"Compact memory now ({counts} entries)? The model keeps what is still useful."):
         return info("Memory left as it is.")
-    result = await ctx.call(ctx.compact_now)
+    result = await ctx.runtime.compact_now()
     return as_output(result, default="Compaction finished.")
 
 

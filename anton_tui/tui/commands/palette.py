@@ -52,11 +52,11 @@ def slash(line: str) -> str:
 
 
 def _skill_labels(app: Any) -> list[str]:
-    stores = getattr(app, "memory_stores", None)
-    if stores is None:
+    runtime = getattr(app, "runtime", None)
+    if runtime is None:
         return []
     try:
-        return [summary["label"] for summary in stores.skills.list_summaries()]
+        return [summary["label"] for summary in runtime.stores.skills.list_summaries()]
     except OSError:
         return []
 

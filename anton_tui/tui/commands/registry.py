@@ -60,7 +60,7 @@ async def _help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
 
 
 async def _open(hook_name: str, what: str, ctx: CommandContext) -> CommandOutput | None:
-    hook = getattr(ctx, hook_name)
+    hook = ctx.hook(hook_name)
     if hook is None:
         return error(f"{what} is not available here.")
     await ctx.call(hook)
@@ -85,7 +85,7 @@ async def _exit(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | Non
 
 async def _theme(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     names = ctx.themes()
-    current = ctx.current_theme() if ctx.current_theme is not None else ""
+    current = ctx.current_theme()
     wanted = args.rest.strip()
     if not wanted:
         if not names:
@@ -96,9 +96,10 @@ async def _theme(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
         close = difflib.get_close_matches(wanted, names, n=1, cutoff=0.5)
         hint = f" Did you mean {close[0]}?" if close else f" Installed: {', '.join(names)}."
         return error(f"No theme is called {wanted}.{hint}")
-    if ctx.set_theme is None:
+    set_theme = ctx.hook("set_theme")
+    if set_theme is None:
         return error("Switching themes is not available here.")
-    await ctx.call(ctx.set_theme, wanted)
+    await ctx.call(set_theme, wanted)
     return success(f"Theme: {wanted}")
 
 

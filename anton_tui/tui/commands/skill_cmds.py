@@ -11,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from anton_tui.memory.skills import Skill, SkillStore
-from anton_tui.tui.commands.context import CommandContext, CommandOutput, as_output, error, info, success, warning
+from anton_tui.runtime import off_loop
+from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success, warning
 from anton_tui.tui.commands.parse import ParsedCommand
 
 CELL = 60
@@ -53,7 +54,7 @@ def skill_table(store: SkillStore) -> CommandOutput:
 async def list_skills(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if args.words and args.words[0].lower() not in ("list",):
         return error(f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show or remove.")
-    return skill_table(ctx.stores.skills)
+    return await off_loop(skill_table, ctx.stores.skills)
 
 
 def _resolve(store: SkillStore, requested: str) -> tuple[Skill | None, str]:
@@ -100,7 +101,7 @@ async def show_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     requested = args.rest.strip()
     if not requested:
         return error("Which skill? /skill show <label> (see /skill list).")
-    skill, note = _resolve(ctx.stores.skills, requested)
+    skill, note = await off_loop(_resolve, ctx.stores.skills, requested)
     if skill is None:
         return error(note)
     body = skill_markdown(skill)
@@ -115,8 +116,8 @@ async def remove_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutpu
     if not requested:
         return error("Which skill? /skill remove <label> (see /skill list).")
     try:
-        exists = store.load(requested) is not None or store.problem(requested) is not None
-        closest = None if exists else store.closest_match(requested)
+        exists = await off_loop(lambda: store.load(requested) is not None or store.problem(requested) is not None)
+        closest = None if exists else await off_loop(store.closest_match, requested)
     except ValueError as exc:
         return error(f"{exc}.")
     if not exists:
@@ -125,14 +126,22 @@ async def remove_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutpu
     if not await ctx.ask(f"Delete the skill {requested} and all its files? This cannot be undone."):
         return info("Nothing deleted.")
     try:
-        deleted = store.delete(requested)
+        deleted = await ctx.runtime.delete_skill(requested)
     except OSError as exc:
         return error(f"Could not delete {requested}: {exc}")
     return success(f"Deleted skill {requested}.") if deleted else warning(f"Skill {requested} was already gone.")
 
 
 async def save_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
-    if ctx.save_skill is None:
+    if not ctx.runtime.can_draft_skills:
         return warning("Saving a skill needs the model and is not available in this session.")
-    result = await ctx.call(ctx.save_skill, args.rest.strip())
-    return as_output(result, default="Skill saved.")
+    from anton_tui.llm.errors import LLMError
+
+    try:
+        skill = await ctx.runtime.draft_skill(args.rest.strip())
+    except (LLMError, ValueError) as exc:
+        return error(f"No skill saved: {exc}")
+    lines = [f"Saved skill {skill.label} → {skill.path}", f"Name: {skill.name}"]
+    if skill.when_to_use:
+        lines.append(f"When to use: {skill.when_to_use}")
+    return success("\n".join(lines))

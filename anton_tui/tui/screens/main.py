@@ -8,9 +8,7 @@ place (`on_worker_state_changed`).
 from __future__ import annotations
 
 import asyncio
-import inspect
 from pathlib import Path
-from typing import Callable
 
 from textual import messages as textual_messages
 from textual import on, work
@@ -40,7 +38,10 @@ from anton_tui.agent.events import (
     TurnFinished,
     UsageUpdated,
 )
+from anton_tui.runtime import Runtime
+from anton_tui.settings_sources import FirstFrame
 from anton_tui.tui.command_registry import SlashCommand, parse_command_line
+from anton_tui.tui.css import stylesheet
 from anton_tui.tui.messages import (
     ChatCleared,
     CommandReplied,
@@ -48,7 +49,6 @@ from anton_tui.tui.messages import (
     ScratchpadControlDone,
     SessionEventMessage,
 )
-from anton_tui.tui.session_protocol import ChatSessionLike, ScratchpadControl
 from anton_tui.tui.widgets.chat import MAX_BLOCKS, ChatView, ErrorBlock, acc_notice, memory_notice, repair_notice
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
@@ -71,6 +71,9 @@ class Conversation(Vertical):
 class MainScreen(Screen):
     """Where the conversation happens."""
 
+    DEFAULT_CSS = stylesheet(__file__, "main.tcss")
+    SCOPED_CSS = False  # the rules style the widgets inside it too, as written
+
     class TurnEnded(Message):
         """The UI closed a turn (finished, failed or cancelled); the app applies what waited for it."""
 
@@ -78,7 +81,6 @@ class MainScreen(Screen):
             super().__init__()
             self.reason = reason
 
-    # Its CSS, main.tcss, is the app's (see AntonApp.CSS_PATH).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     AUTO_FOCUS = "#prompt"
 
@@ -109,37 +111,33 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
 
     def __init__(
         self,
-        session: ChatSessionLike | None,
+        runtime: Runtime | None,
         *,
-        workspace: Path,
-        provider: str,
-        model: str,
-        memory_mode: str,
+        frame: FirstFrame,
         version: str,
         commands: list[SlashCommand],
-        control: ScratchpadControl | None = None,
         cursor_blink: bool = True,
         max_blocks: int | None = None,
-        banner: str | None = None,
-        suggest_prompt: Callable[[], str | None] | None = None,
-        inspector: Callable[[], Widget] | None = None,
+        inspector: bool = True,
     ) -> None:
-        """`session` may come later, through `attach_session` (a message sent before then waits for it)."""
+        """`runtime` may come later, through `attach_runtime` (a message sent before then waits for it); until then
+        the header shows `frame`, read from the raw settings."""
         super().__init__()
-        self.session = session
-        self.control = control
-        self._session_attached = asyncio.Event()
-        if session is not None:
-            self._session_attached.set()
+        self.runtime = runtime
+        self._runtime_attached = asyncio.Event()
+        if runtime is not None:
+            self._runtime_attached.set()
         self.commands = commands
         self._header_args = dict(
-            version=version, workspace=workspace, provider=provider, model=model, memory_mode=memory_mode
+            version=version,
+            workspace=Path(frame.project_dir),
+            provider=frame.planning_provider,
+            model=frame.planning_model,
+            memory_mode=frame.effective_memory_mode,
         )
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
-        self._banner = banner
-        self._make_inspector = inspector
-        self._suggest_prompt = suggest_prompt
+        self._show_inspector = inspector
         self.last_prompt: str | None = None
         self._turn_worker: Worker | None = None
         self._prompt: Prompt | None = None
@@ -172,11 +170,11 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         yield Footer()
 
     def _inspector_widget(self) -> Widget:
-        if self._make_inspector is None:
+        if not self._show_inspector or self.runtime is None:
             return InspectorPlaceholder(id="inspector")
-        widget = self._make_inspector()
-        widget.id = "inspector"
-        return widget
+        from anton_tui.tui.widgets.inspector import InspectorPane
+
+        return InspectorPane(self.runtime, id="inspector")
 
     # Keystrokes first. The prompt is painted as soon as it asks to be, not at the screen's next frame (up to a
     # sixtieth of a second later, and after any layout the chat needs while an answer streams in). Once an edit of
@@ -211,29 +209,57 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
     def on_mount(self) -> None:
         self._prompt = self.query_one(Prompt)
         self._prompt.focus()
-        if self._banner:
-            self.call_later(self.chat.add_notice, Content(self._banner), "info")
+        if self.runtime is not None:
+            self._runtime_arrived()
+
+    def attach_runtime(self, runtime: Runtime) -> None:
+        """Hand over the runtime of an app that painted its first frame before building it."""
+        if self.runtime is runtime and self._runtime_attached.is_set():
+            return
+        first = self.runtime is None
+        self.runtime = runtime
+        self._runtime_attached.set()
+        if first and self._show_inspector:
+            self.call_later(self._mount_inspector)
+        self._runtime_arrived()
+
+    def _runtime_arrived(self) -> None:
+        runtime = self.runtime
+        if runtime.banner:
+            self.call_later(self.chat.add_notice, Content(runtime.banner), "info")
+        self.show_model(runtime)
         self._offer_next_prompt()
-        if hasattr(self.session, "background_events"):
+        if runtime.background_events is not None:
             self.follow_background_events()
 
-    def attach_session(self, session: ChatSessionLike, control: ScratchpadControl | None = None) -> None:
-        """Hand over the session of an app that painted its first frame before building it."""
-        self.session, self.control = session, control
-        self._session_attached.set()
-        if hasattr(session, "background_events"):
-            self.follow_background_events()
+    async def _mount_inspector(self) -> None:
+        """The runtime came after the first frame: the inspector over its stores replaces the empty frame."""
+        old = self.query_one("#inspector")
+        display = old.display
+        await old.remove()
+        from anton_tui.tui.widgets.inspector import InspectorPane
+
+        pane = InspectorPane(self.runtime, id="inspector")
+        pane.display = display
+        await self.query_one("#side").mount(pane)
+
+    def show_model(self, runtime: Runtime) -> None:
+        """The header follows the runtime's provider, model and memory mode."""
+        settings = runtime.settings
+        mode = getattr(settings, "effective_memory_mode", getattr(settings, "memory_mode", ""))
+        self.query_one(AntonHeader).set_model(runtime.provider_label, str(settings.planning_model), str(mode))
 
     def _offer_next_prompt(self) -> None:
         prompt = self.query_one(Prompt)
-        if self._suggest_prompt is not None and not prompt.text and (suggestion := self._suggest_prompt()):
+        suggest = self.runtime.suggest_prompt if self.runtime is not None else None
+        if suggest is not None and not prompt.text and (suggestion := suggest()):
             prompt.load_text(suggestion)
             prompt.move_cursor(prompt.document.end)
 
     @work(group="background-events", exit_on_error=False)
     async def follow_background_events(self) -> None:
         """Forward events from engine work that outlives a turn (memory written or to confirm after it ended)."""
-        queue = self.session.background_events  # type: ignore[attr-defined]
+        queue = self.runtime.background_events  # type: ignore[union-attr]
         while True:
             self.post_message(SessionEventMessage(await queue.get()))
 
@@ -322,8 +348,8 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
     @work(group=_TURN, exclusive=True, exit_on_error=False)
     async def run_turn(self, text: str) -> None:
         last: SessionEventMessage | None = None
-        await self._session_attached.wait()
-        async for event in self.session.turn(text):  # type: ignore[union-attr]
+        await self._runtime_attached.wait()
+        async for event in self.runtime.turn(text):  # type: ignore[union-attr]
             if isinstance(event, AssistantTextDelta) and last is not None and last.take_more_text(event.text):
                 continue
             last = SessionEventMessage(event)
@@ -430,16 +456,14 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         self._scratchpad_action("remove_pad", message.pad)
 
     def _scratchpad_action(self, action: str, pad: str) -> None:
-        if self.control is None:
+        if self.runtime is None or self.runtime.control is None:
             self.notify("This session cannot control its scratchpads.", severity="warning")
             return
         self.call_scratchpad(action, pad)
 
     @work(group="scratchpad-control", exit_on_error=False)
     async def call_scratchpad(self, action: str, pad: str) -> None:
-        result = getattr(self.control, action)(pad)
-        if inspect.isawaitable(result):
-            result = await result
+        result = await self.runtime.scratchpad_action(action, pad)  # type: ignore[union-attr]
         self.post_message(ScratchpadControlDone(action, pad, result))
 
     async def on_scratchpad_control_done(self, message: ScratchpadControlDone) -> None:
@@ -464,9 +488,8 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
     async def action_cancel_turn(self) -> None:
         if not self.busy:
             return
-        result = self.session.cancel() if self.session is not None else None
-        if inspect.isawaitable(result):
-            await result
+        if self.runtime is not None:
+            await self.runtime.cancel()
         if self._turn_worker is not None:
             self._turn_worker.cancel()
 

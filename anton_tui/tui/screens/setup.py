@@ -1,8 +1,9 @@
 """The setup screen: provider, API key, models and memory settings, saved to the project's `.anton/.env`.
 
-It opens by itself on first run (when `needs_setup(settings)` is true) and from `/setup`. Saving checks every value
-first and writes nothing when one is wrong; then it writes Anton's variable names with `write_project_env` (file
-mode 0600, other lines kept) and dismisses with the settings reloaded from disk, so the app can apply them at once.
+It opens by itself on first run (when `Runtime.needs_setup` is true) and from `/setup`. Saving checks every value
+first and writes nothing when one is wrong; then the `save` it was given (the runtime's `save_settings`: Anton's
+variable names in `.anton/.env`, mode 0600, other lines kept) writes them in a worker, and the screen dismisses with
+the settings reloaded from disk, so the app can apply them at once.
 "Try the demo" dismisses with `SetupOutcome.DEMO`; Escape dismisses with None and changes nothing.
 """
 
@@ -10,10 +11,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlparse
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.binding import Binding
@@ -22,7 +24,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from anton_tui.config import ENVIRONMENT, Settings, SettingsError, load_settings, write_project_env
+from anton_tui.config import ENVIRONMENT, Settings, SettingsError, needs_setup
 
 PROVIDERS = [("Anthropic", "anthropic"), ("OpenAI", "openai"), ("OpenAI-compatible server", "openai-compatible")]
 MEMORY_MODES = [
@@ -41,6 +43,7 @@ KEY_VARIABLE = {
     "openai-compatible": "ANTON_OPENAI_API_KEY",
 }
 DEFAULT_MODELS = {"anthropic": ("claude-sonnet-4-6", "claude-haiku-4-5-20251001")}
+SaveSettings = Callable[[dict[str, "str | None"]], Awaitable[Any]]
 PROVIDER_NAMES = dict((value, label) for label, value in PROVIDERS)
 
 
@@ -56,11 +59,6 @@ class SetupError(ValueError):
     def __init__(self, message: str, field: str) -> None:
         super().__init__(message)
         self.field = field
-
-
-def needs_setup(settings: Any) -> bool:
-    """True when the planning or the coding model has no way to be called (no key, no compatible server URL)."""
-    return not (settings.has_api_key("planning") and settings.has_api_key("coding"))
 
 
 def _has_key(settings: Any, provider: str) -> bool:
@@ -167,10 +165,15 @@ needs its base URL. The memory mode decides whether Anton saves what it learns o
 when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leaves everything as it was.
 """
 
-    def __init__(self, settings: Settings, *, first_run: bool = False) -> None:
+    def __init__(
+        self, settings: Settings, save: SaveSettings, *, first_run: bool = False, can_demo: bool = True
+    ) -> None:
+        """`save(updates)` writes the `.env` updates and returns the settings as they then load."""
         super().__init__()
         self.settings = settings
+        self.save = save
         self.first_run = first_run
+        self.can_demo = can_demo
 
     def _row(self, label: str, widget: Any, row_id: str) -> Horizontal:
         return Horizontal(Label(label, classes="setup-label"), widget, classes="setup-row", id=row_id)
@@ -200,7 +203,8 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
             yield Static("", id="setup-error", markup=False)
             with Horizontal(id="setup-buttons"):
                 yield Button("Save", variant="primary", id="setup-save")
-                yield Button("Try the demo", id="setup-demo")
+                if self.can_demo:
+                    yield Button("Try the demo", id="setup-demo")
                 yield Button("Cancel", id="setup-cancel")
 
     def on_mount(self) -> None:
@@ -263,16 +267,17 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
         except SetupError as exc:
             self._refuse(str(exc), exc.field)
             return
-        project = self.settings.project_dir
+        self.write(updates)
+
+    @work(group="setup-save", exclusive=True, exit_on_error=False)
+    async def write(self, updates: dict[str, str | None]) -> None:
         try:
-            write_project_env(project, updates)
-        except (ValueError, OSError) as exc:
-            self._refuse(f"Could not write {_relative_env(self.settings)}: {exc}")
-            return
-        try:
-            reloaded = load_settings(project)
+            reloaded = await self.save(updates)
         except SettingsError as exc:
             self._refuse(f"Saved, but the settings do not load: {exc}")
+            return
+        except (ValueError, OSError) as exc:
+            self._refuse(f"Could not write {_relative_env(self.settings)}: {exc}")
             return
         shadowed = overridden(updates, reloaded)
         if shadowed:

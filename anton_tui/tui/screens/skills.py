@@ -1,32 +1,34 @@
 """The skills screen: browse the saved skills as a tree, edit their files, create, rename and delete skills.
 
 The tree lists each skill in `~/.anton/skills` with the parts it has (procedure, chunks, code files, requirements,
-stats); choosing a part opens it in a syntax-highlighting editor. Ctrl+S saves through the `SkillStore`, after
-checking that the skill would still be valid (a skill without a procedure is refused and nothing is written).
-Stats are shown read-only; a broken skill is marked with its reason and its files open read-only, untouched.
-`refresh_tree()` rebuilds the tree after a change on disk and keeps the cursor where it was.
+stats); choosing a part opens it in a syntax-highlighting editor. Ctrl+S saves through the `Runtime`, which checks
+that the skill would still be valid (a skill without a procedure is refused and nothing is written). Stats are shown
+read-only; a broken skill is marked with its reason and its files open read-only, untouched. Every read and write
+runs in a worker through the runtime; the results come back as messages. `refresh_tree()` reloads the tree after a
+change on disk and keeps the cursor where it was.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.theme import Theme
 from textual.widgets import Button, Footer, Input, Label, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
-from anton_tui.memory.skills import BrokenSkill, Skill, SkillStore, make_unique_label, slugify, validate_label
+from anton_tui.memory.skills import BrokenSkill, Skill
+from anton_tui.runtime import Runtime, SkillListing
+from anton_tui.runtime.skill_edits import part_text
 from anton_tui.tui.screens.confirm import ConfirmScreen
 
 # JSON and JavaScript are left out on purpose: with tree-sitter 0.26, the tree-sitter-json 0.24 and
@@ -35,9 +37,6 @@ LANGUAGES = {
     ".md": "markdown", ".py": "python", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
     ".sh": "bash", ".sql": "sql", ".html": "html", ".css": "css",
 }  # fmt: skip
-SKILL_MD_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
-RAW_LIMIT = 1024 * 1024
-NEW_PROCEDURE = "1. Describe the first step.\n"
 
 
 @dataclass(frozen=True)
@@ -49,85 +48,23 @@ class NodeRef:
     part: str = "skill"  # skill | procedure | chunks | code | reference | requirements | stats | raw | folder
 
 
+@dataclass(frozen=True)
+class OpenedFile:
+    """A file read for the editor: its text (None when it cannot be opened, with the reason in `note`)."""
+
+    ref: NodeRef
+    text: str | None
+    read_only: bool
+    note: str
+
+
 def _language(file: str) -> str | None:
     return LANGUAGES.get(Path(file).suffix.lower())
-
-
-def _file_text(skill: Skill, ref: NodeRef) -> str | None:
-    """The text of `ref` as the skill holds it, or None when the skill has no such part."""
-    folder = "scripts/" if skill.format == "skill_md" else "code/"
-    match ref.part:
-        case "procedure":
-            return skill.declarative_md
-        case "chunks":
-            return skill.chunks_md
-        case "code":
-            return skill.code_files.get(ref.file.removeprefix(folder))
-        case "reference":
-            return skill.reference_files.get(ref.file.removeprefix("references/"))
-        case "requirements":
-            return skill.requirements
-    return None
-
-
-def edited_skill(skill: Skill, ref: NodeRef, text: str) -> Skill:
-    """`skill` with the part `ref` replaced by `text`. Raises ValueError when the result would not be a valid skill."""
-    validate_label(skill.label)
-    match ref.part:
-        case "procedure":
-            if not text.strip():
-                raise ValueError("The procedure cannot be empty: a skill is its procedure.")
-            return replace(skill, declarative_md=text)
-        case "chunks":
-            return replace(skill, chunks_md=text)
-        case "code":
-            folder = "scripts/" if skill.format == "skill_md" else "code/"
-            return replace(skill, code_files={**skill.code_files, ref.file.removeprefix(folder): text})
-        case "reference":
-            return replace(skill, reference_files={**skill.reference_files, ref.file.removeprefix("references/"): text})
-        case "requirements":
-            return replace(skill, requirements=text)
-    raise ValueError(f"{ref.file} is read-only.")
-
-
-def label_problem(label: str, skill_format: str, store: SkillStore, current: str | None = None) -> str | None:
-    """Why `label` cannot name a skill of `skill_format` in `store`, or None when it can."""
-    try:
-        validate_label(label)
-    except ValueError as exc:
-        return str(exc).capitalize() + "."
-    if skill_format == "skill_md":
-        if not SKILL_MD_NAME.match(label) or "--" in label or len(label) > 64:
-            return "A SKILL.md label uses lowercase letters, digits and single hyphens (at most 64)."
-    elif label != slugify(label):
-        return f"A label uses lowercase letters, digits and underscores: try {slugify(label)}."
-    if label != current and store.exists(label):
-        return f"A skill called {label} already exists."
-    return None
 
 
 def _editor_theme(theme: Theme | None) -> str:
     """The editor's colours: the app theme's own for dark themes ("css"), a light palette for light ones."""
     return "github_light" if theme is not None and not theme.dark else "css"
-
-
-def _raw(path: Path) -> str:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(RAW_LIMIT + 1)
-    except OSError as exc:
-        return f"(cannot be read: {exc.strerror})"
-    text = data[:RAW_LIMIT].decode("utf-8", errors="replace")
-    return text + ("\n… (file continues)" if len(data) > RAW_LIMIT else "")
-
-
-def _folder_files(folder: Path) -> list[str]:
-    files = []
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if path.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
-            files.append(rel.as_posix())
-    return files
 
 
 class FormModal(ModalScreen[dict[str, str] | None]):
@@ -205,19 +142,43 @@ to open it in the editor; **Ctrl+S** saves the open file (a skill needs a proced
 editor, and again closes this screen.
 """
 
-    def __init__(self, store: SkillStore) -> None:
+    class Listed(Message):
+        """The skills were read; `select` is where the cursor should go (None: where it was)."""
+
+        def __init__(self, listing: SkillListing, select: NodeRef | None, open_after: bool) -> None:
+            super().__init__()
+            self.listing, self.select, self.open_after = listing, select, open_after
+
+    class Opened(Message):
+        def __init__(self, opened: OpenedFile, reload: bool) -> None:
+            super().__init__()
+            self.opened, self.reload = opened, reload
+
+    class Done(Message):
+        """A write finished: `message` for a toast, `error` when nothing was written; the tree reloads."""
+
+        def __init__(self, message: str, *, error: bool = False, select: NodeRef | None = None,
+                     renamed: tuple[str, str] | None = None, deleted: str | None = None,
+                     saved_text: str | None = None, open_after: bool = False) -> None:  # fmt: skip
+            super().__init__()
+            self.message, self.error, self.select = message, error, select
+            self.renamed, self.deleted, self.saved_text, self.open_after = renamed, deleted, saved_text, open_after
+
+    def __init__(self, runtime: Runtime, *, select: str | None = None) -> None:
         super().__init__()
-        self.store = store
+        self.runtime = runtime
+        self.listing = SkillListing([], [])
         self.open_ref: NodeRef | None = None
         self.read_only = True
         self._original = ""
         self._unsaved: dict[tuple[str, str | None], str] = {}
         self._note = ""
+        self._select_first = NodeRef(select) if select else None
 
     # ----------------------------------------------------------------- layout
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="skills-title")
+        yield Static("Skills · reading…", id="skills-title")
         with Horizontal(id="skills-body"):
             tree: Tree[NodeRef] = Tree("Skills", id="skills-tree")
             tree.show_root = False
@@ -232,7 +193,7 @@ editor, and again closes this screen.
         yield Footer()
 
     def on_mount(self) -> None:
-        self.refresh_tree()
+        self.refresh_tree(select=self._select_first, open_after=self._select_first is not None)
         self.query_one(Tree).focus()
         self.app.theme_changed_signal.subscribe(self, self._follow_theme)
 
@@ -259,23 +220,34 @@ editor, and again closes this screen.
 
     # ----------------------------------------------------------------- the tree
 
-    def refresh_tree(self, select: NodeRef | None = None) -> None:
-        """Rebuild the tree from disk, keeping the cursor on the same skill or file (or moving it to `select`) and
-        the same skills expanded."""
+    def refresh_tree(self, select: NodeRef | None = None, *, open_after: bool = False) -> None:
+        """Read the skills again (in a worker); the tree is rebuilt when they arrive, keeping the cursor on the same
+        skill or file (or moving it to `select`), and the same skills expanded."""
+        self.list_skills(select, open_after)
+
+    @work(group="skills-list", exclusive=True, exit_on_error=False)
+    async def list_skills(self, select: NodeRef | None, open_after: bool) -> None:
+        self.post_message(self.Listed(await self.runtime.list_skills(), select, open_after))
+
+    @on(Listed)
+    def _listed(self, message: Listed) -> None:
+        self.listing = listing = message.listing
+        select = message.select
         tree = self.tree
         keep = select or (tree.cursor_node.data if tree.cursor_node is not None else None)
         expanded = {node.data.label for node in tree.root.children if node.is_expanded and node.data is not None}
         if select is not None:
             expanded.add(select.label)
         tree.clear()
-        skills, broken = self.store.list_all(), self.store.broken()
-        entries = sorted([(s.label, s) for s in skills] + [(b.label, b) for b in broken], key=lambda pair: pair[0])
+        entries = sorted([(s.label, s) for s in listing.skills] + [(b.label, b) for b in listing.broken],
+                         key=lambda pair: pair[0])  # fmt: skip
         for label, entry in entries:
             if isinstance(entry, Skill):
                 self._add_skill(tree, entry, label in expanded)
             else:
                 self._add_broken(tree, entry, label in expanded)
-        summary = f"Skills · {len(skills)} saved" + (f" · {len(broken)} broken" if broken else "")
+        count, broken = len(listing.skills), len(listing.broken)
+        summary = f"Skills · {count} saved" + (f" · {broken} broken" if broken else "")
         self.query_one("#skills-title", Static).update(Content(summary))
         target = self._find(keep) or (self._skill_node(keep.label) if keep else None)
         tree.get_node_at_line(0)  # lays out the new lines now, so the cursor can be placed on a new node
@@ -283,7 +255,10 @@ editor, and again closes this screen.
             tree.move_cursor(target)
         elif tree.root.children:
             tree.move_cursor(tree.root.children[0])
-        self._reload_open_file()
+        if message.open_after and select is not None:
+            self.open(select)
+        elif self.open_ref is not None:
+            self.read_file(self.open_ref, reload=True)
 
     def _find(self, ref: NodeRef | None) -> TreeNode[NodeRef] | None:
         if ref is None:
@@ -329,7 +304,7 @@ editor, and again closes this screen.
                 self._leaf(branch, name, NodeRef(skill.label, f"{folder}/{name}", part))
         if skill.requirements is not None:
             self._leaf(node, "requirements.txt", NodeRef(skill.label, "requirements.txt", "requirements"))
-        if skill.path is not None and (skill.path / "stats.json").is_file():
+        if skill.label in self.listing.with_stats:
             recalls = f"{skill.stats.total_recalls} recalls"
             self._leaf(node, "stats.json", NodeRef(skill.label, "stats.json", "stats"), recalls)
 
@@ -338,7 +313,7 @@ editor, and again closes this screen.
         label.append("  broken", style="bold red")
         node = tree.root.add(label, data=NodeRef(problem.label, None, "broken"), expand=expand)
         node.add_leaf(Text(problem.reason, style="red"), data=NodeRef(problem.label, None, "broken"))
-        for name in _folder_files(problem.path):
+        for name in self.listing.broken_files.get(problem.label, []):
             self._leaf(node, name, NodeRef(problem.label, name, "raw"))
 
     # ----------------------------------------------------------------- opening files
@@ -353,53 +328,87 @@ editor, and again closes this screen.
         """The file a skill node (or folder node) opens: the procedure, or for a broken skill the file at fault."""
         if ref.part == "folder":
             return None
-        if ref.part == "broken":
-            problem = self.store.problem(ref.label)
-            folder = self.store.root / ref.label
-            files = _folder_files(folder) if folder.is_dir() else []
+        if ref.part == "broken" or (ref.part == "skill" and self.listing.problem(ref.label) is not None):
+            problem = self.listing.problem(ref.label)
+            files = self.listing.broken_files.get(ref.label, [])
             named = [name for name in files if problem and problem.reason.startswith(name)]
             first = named or [n for n in ("SKILL.md", "meta.json", "declarative.md") if n in files] or files
             return NodeRef(ref.label, first[0], "raw") if first else None
-        skill = self.store.load(ref.label)
+        skill = self.listing.skill(ref.label)
         if skill is None:
             return None
         return NodeRef(ref.label, "SKILL.md" if skill.format == "skill_md" else "declarative.md", "procedure")
 
     def open(self, ref: NodeRef) -> None:
-        """Show `ref` in the editor, keeping unsaved text of the file that was open."""
+        """Show `ref` in the editor (read in a worker), keeping unsaved text of the file that was open."""
         if ref.file is None or ref.part == "folder":
             target = self._primary_ref(ref)
             if target is None:
                 return
             ref = target
         self._stash()
-        text, read_only, note = self._load(ref)
+        self.read_file(ref)
+
+    @work(group="skills-read", exclusive=True, exit_on_error=False)
+    async def read_file(self, ref: NodeRef, reload: bool = False) -> None:
+        self.post_message(self.Opened(await self._load(ref), reload))
+
+    async def _load(self, ref: NodeRef) -> OpenedFile:
+        runtime = self.runtime
+        if ref.part == "raw":
+            problem = await runtime.skill_problem(ref.label)
+            reason = f"broken: {problem.reason}" if problem else "read-only"
+            text = await runtime.read_skill_file(ref.label, ref.file or "")
+            return OpenedFile(ref, text, True, f"read-only · {reason}")
+        if ref.part == "stats":
+            return OpenedFile(ref, await runtime.read_skill_file(ref.label, "stats.json"), True, "read-only · usage counters")
+        skill = await runtime.load_skill(ref.label)
+        if skill is None:
+            problem = await runtime.skill_problem(ref.label)
+            return OpenedFile(ref, None, True, f"{ref.label}: {problem.reason if problem else 'no longer exists'}")
+        text = part_text(skill, ref.part, ref.file or "")
         if text is None:
-            self.notify(note, title="Skills", severity="error")
+            return OpenedFile(ref, None, True, f"{ref.label}/{ref.file} no longer exists")
+        return OpenedFile(ref, text, False, f"when to use: {skill.cue}" if skill.cue else "")
+
+    @on(Opened)
+    def _opened(self, message: Opened) -> None:
+        opened, ref = message.opened, message.opened.ref
+        if message.reload:
+            self._reloaded(opened)
             return
-        self.open_ref, self.read_only, self._original = ref, read_only, text
+        if opened.text is None:
+            self.notify(opened.note, title="Skills", severity="error")
+            return
+        self.open_ref, self.read_only, self._original = ref, opened.read_only, opened.text
         editor = self.editor
         editor.language = _language(ref.file or "")
-        editor.load_text(self._unsaved.pop((ref.label, ref.file), text))
-        editor.read_only = read_only
-        self._show_info(note)
+        editor.load_text(self._unsaved.pop((ref.label, ref.file), opened.text))
+        editor.read_only = opened.read_only
+        self._show_info(opened.note)
 
-    def _load(self, ref: NodeRef) -> tuple[str | None, bool, str]:
-        """(text, read-only?, note) for `ref`; text None with the reason when it cannot be opened."""
-        if ref.part == "raw":
-            problem = self.store.problem(ref.label)
-            reason = f"broken: {problem.reason}" if problem else "read-only"
-            return _raw(self.store.root / ref.label / ref.file), True, f"read-only · {reason}"
-        if ref.part == "stats":
-            return _raw(self.store.root / ref.label / "stats.json"), True, "read-only · usage counters"
-        skill = self.store.load(ref.label)
-        if skill is None:
-            problem = self.store.problem(ref.label)
-            return None, True, f"{ref.label}: {problem.reason if problem else 'no longer exists'}"
-        text = _file_text(skill, ref)
-        if text is None:
-            return None, True, f"{ref.label}/{ref.file} no longer exists"
-        return text, False, f"when to use: {skill.cue}" if skill.cue else ""
+    def _reloaded(self, opened: OpenedFile) -> None:
+        """After a change on disk: show the open file's new text (unless edited here), or close it if it is gone."""
+        ref = self.open_ref
+        if ref is None or ref != opened.ref:
+            return
+        dirty = not self.read_only and self.editor.text != self._original
+        if opened.text is None:
+            if dirty:
+                self._unsaved[(ref.label, ref.file)] = self.editor.text
+            self._close_editor()
+            return
+        if not dirty and opened.text != self._original:
+            self._original = opened.text
+            self.editor.load_text(opened.text)
+        self.read_only = opened.read_only
+        self.editor.read_only = opened.read_only
+
+    def _close_editor(self) -> None:
+        self.open_ref = None
+        self.editor.load_text("")
+        self.editor.read_only = True
+        self._show_info()
 
     def _show_info(self, note: str = "") -> None:
         ref = self.open_ref
@@ -424,27 +433,6 @@ editor, and again closes this screen.
             if node is not None and not str(node.label).endswith("●"):
                 node.set_label(Text.assemble(node.label, ("  ●", "bold")))
 
-    def _reload_open_file(self) -> None:
-        """After a change on disk: show the open file's new text (unless edited here), or close it if it is gone."""
-        ref = self.open_ref
-        if ref is None:
-            return
-        dirty = not self.read_only and self.editor.text != self._original
-        text, read_only, note = self._load(ref)
-        if text is None:
-            if dirty:
-                self._unsaved[(ref.label, ref.file)] = self.editor.text
-            self.open_ref = None
-            self.editor.load_text("")
-            self.editor.read_only = True
-            self._show_info()
-            return
-        if not dirty and text != self._original:
-            self._original = text
-            self.editor.load_text(text)
-        self.read_only = read_only
-        self.editor.read_only = read_only
-
     # ----------------------------------------------------------------- actions
 
     def action_save(self) -> None:
@@ -452,21 +440,16 @@ editor, and again closes this screen.
         if ref is None or self.read_only:
             self.notify("Nothing to save: open a procedure, chunk, code or requirements file.", title="Skills")
             return
-        skill = self.store.load(ref.label)
-        if skill is None:
-            message = f"{ref.label} cannot be loaded any more; nothing was written."
-            self.notify(message, title="Not saved", severity="error")
-            return
+        self.save_part(ref, self.editor.text)
+
+    @work(group="skills-write", exclusive=True, exit_on_error=False)
+    async def save_part(self, ref: NodeRef, text: str) -> None:
         try:
-            saved = self.store.save(edited_skill(skill, ref, self.editor.text))
+            saved = await self.runtime.save_skill_part(ref.label, ref.part, ref.file or "", text)
         except (ValueError, OSError) as exc:
-            self.notify(str(exc), title="Not saved", severity="error")
+            self.post_message(self.Done(str(exc), error=True))
             return
-        self._original = self.editor.text
-        self._unsaved.pop((ref.label, ref.file), None)
-        self._show_info(self._note)
-        self.notify(f"Saved {saved.label}/{ref.file}", title="Skills")
-        self.refresh_tree()
+        self.post_message(self.Done(f"Saved {saved.label}/{ref.file}", saved_text=text))
 
     def action_new_skill(self) -> None:
         def check(values: dict[str, str]) -> str | None:
@@ -477,27 +460,26 @@ editor, and again closes this screen.
             return None
 
         def create(values: dict[str, str] | None) -> None:
-            if values is None:
-                return
-            label = make_unique_label(values["name"], self.store)
-            skill = Skill(label=label, name=values["name"], when_to_use=values["when"], declarative_md=NEW_PROCEDURE)
-            try:
-                self.store.save(skill)
-            except (ValueError, OSError) as exc:
-                self.notify(str(exc), title="Not created", severity="error")
-                return
-            procedure = NodeRef(label, "declarative.md", "procedure")
-            self.refresh_tree(select=procedure)
-            self.open(procedure)
-            self.editor.focus()
-            self.notify(f"Created {label}: write its procedure and press Ctrl+S.", title="Skills")
+            if values is not None:
+                self.create_skill(values["name"], values["when"])
 
         fields = [("name", "Name", ""), ("when", "When to use it", "")]
         self.app.push_screen(FormModal("New skill", fields, check, submit="Create"), create)
 
+    @work(group="skills-write", exclusive=True, exit_on_error=False)
+    async def create_skill(self, name: str, when: str) -> None:
+        try:
+            skill = await self.runtime.create_skill(name, when)
+        except (ValueError, OSError) as exc:
+            self.post_message(self.Done(str(exc), error=True))
+            return
+        procedure = NodeRef(skill.label, "declarative.md", "procedure")
+        message = f"Created {skill.label}: write its procedure and press Ctrl+S."
+        self.post_message(self.Done(message, select=procedure, open_after=True))
+
     def action_rename_skill(self) -> None:
         label = self.selected_label
-        skill = self.store.load(label) if label else None
+        skill = self.listing.skill(label) if label else None
         if skill is None:
             reason = "it is broken; fix or delete it first" if label else "choose a skill first"
             self.notify(f"Cannot rename: {reason}.", title="Skills", severity="warning")
@@ -505,46 +487,30 @@ editor, and again closes this screen.
 
         def check(values: dict[str, str]) -> str | None:
             new = values["label"]
-            return None if new == skill.label else label_problem(new, skill.format, self.store)
+            return None if new == skill.label else self.runtime.label_problem(new, skill.format)
 
         def rename(values: dict[str, str] | None) -> None:
-            if values is None or values["label"] == skill.label:
-                return
-            self.rename(skill, values["label"])
+            if values is not None and values["label"] != skill.label:
+                self.relabel(skill.label, values["label"])
 
         fields = [("label", f"New label for {skill.label}", skill.label)]
         self.app.push_screen(FormModal("Rename skill", fields, check, submit="Rename"), rename)
 
-    def rename(self, skill: Skill, new_label: str) -> bool:
-        """Move the skill's folder to `new_label` (every file goes along), then record the label inside it."""
-        problem = label_problem(new_label, skill.format, self.store)
-        if problem or skill.path is None:
-            self.notify(problem or "The skill has no folder.", title="Not renamed", severity="error")
-            return False
+    def relabel(self, label: str, new_label: str) -> None:
+        """Move the skill to `new_label` (every file goes along, unsaved edits follow it)."""
         self._stash()
-        target = self.store.root / new_label
+        self.rename_skill(label, new_label)
+
+    @work(group="skills-write", exclusive=True, exit_on_error=False)
+    async def rename_skill(self, label: str, new_label: str) -> None:
         try:
-            os.rename(skill.path, target)
-        except OSError as exc:
-            self.notify(f"Could not rename {skill.label}: {exc.strerror}", title="Not renamed", severity="error")
-            return False
-        extra = dict(skill.extra)
-        if skill.format == "skill_md":
-            extra["name"] = new_label
-        try:
-            self.store.save(replace(skill, label=new_label, path=None, extra=extra))
+            result = await self.runtime.rename_skill(label, new_label)
         except (ValueError, OSError) as exc:
-            self.notify(f"Renamed the folder, but its label inside was not updated: {exc}", severity="warning")
-        self._unsaved = {
-            (new_label if label == skill.label else label, file): text for (label, file), text in self._unsaved.items()
-        }
-        if self.open_ref is not None and self.open_ref.label == skill.label:
-            self.open_ref = replace(self.open_ref, label=new_label)
-        cursor = self.tree.cursor_node
-        keep = cursor.data if cursor is not None and cursor.data is not None else NodeRef(skill.label)
-        self.refresh_tree(select=replace(keep, label=new_label))
-        self.notify(f"Renamed {skill.label} to {new_label}.", title="Skills")
-        return True
+            self.post_message(self.Done(str(exc), error=True))
+            return
+        if result.warning:
+            self.notify(result.warning, severity="warning")
+        self.post_message(self.Done(f"Renamed {label} to {new_label}.", renamed=(label, new_label)))
 
     def action_delete_skill(self) -> None:
         label = self.selected_label
@@ -553,25 +519,48 @@ editor, and again closes this screen.
             return
 
         def delete(answer: bool | None) -> None:
-            if not answer:
-                return
-            try:
-                self.store.delete(label)
-            except (ValueError, OSError) as exc:
-                self.notify(f"Could not delete {label}: {exc}", title="Not deleted", severity="error")
-                return
-            self._unsaved = {key: text for key, text in self._unsaved.items() if key[0] != label}
-            if self.open_ref is not None and self.open_ref.label == label:
-                self.open_ref = None
-                self.editor.load_text("")
-                self.editor.read_only = True
-                self._show_info()
-            self.refresh_tree()
-            self.notify(f"Deleted {label}.", title="Skills")
+            if answer:
+                self.delete_skill(label)
 
         question = f"Delete the skill {label}?"
         detail = "Its folder and every file in it are removed; this cannot be undone."
         self.app.push_screen(ConfirmScreen(question, detail, confirm="Delete", danger=True), delete)
+
+    @work(group="skills-write", exclusive=True, exit_on_error=False)
+    async def delete_skill(self, label: str) -> None:
+        try:
+            await self.runtime.delete_skill(label)
+        except (ValueError, OSError) as exc:
+            self.post_message(self.Done(f"Could not delete {label}: {exc}", error=True))
+            return
+        self.post_message(self.Done(f"Deleted {label}.", deleted=label))
+
+    @on(Done)
+    def _done(self, message: Done) -> None:
+        if message.error:
+            self.notify(message.message, title="Not saved", severity="error")
+            return
+        select = message.select
+        if message.saved_text is not None and self.open_ref is not None:
+            self._original = message.saved_text
+            self._unsaved.pop((self.open_ref.label, self.open_ref.file), None)
+            self._show_info(self._note)
+        if message.renamed is not None:
+            old, new = message.renamed
+            self._unsaved = {(new if label == old else label, file): text for (label, file), text in self._unsaved.items()}
+            if self.open_ref is not None and self.open_ref.label == old:
+                self.open_ref = replace(self.open_ref, label=new)
+            cursor = self.tree.cursor_node
+            keep = cursor.data if cursor is not None and cursor.data is not None else NodeRef(old)
+            select = replace(keep, label=new)
+        if message.deleted is not None:
+            self._unsaved = {key: text for key, text in self._unsaved.items() if key[0] != message.deleted}
+            if self.open_ref is not None and self.open_ref.label == message.deleted:
+                self._close_editor()
+        self.notify(message.message, title="Skills")
+        self.refresh_tree(select=select, open_after=message.open_after)
+        if message.open_after:
+            self.editor.focus()
 
     def action_close(self) -> None:
         ref = self.open_ref

@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
+from anton_tui.tui.css import stylesheet
 from anton_tui.tui.widgets.tool_block import ToolCallBlock
 from anton_tui.tui.widgets.typing_gaps import TypingGaps
 
@@ -134,6 +135,9 @@ class ErrorBlock(Vertical):
 
 class ChatView(VerticalScroll):
     """The scrolling transcript; the screen feeds it engine events through the methods below."""
+
+    DEFAULT_CSS = stylesheet(__file__, "chat.tcss")
+    SCOPED_CSS = False  # the rules style the widgets inside it too, as written
 
     HELP = """\
 ## Chat

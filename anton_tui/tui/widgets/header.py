@@ -9,6 +9,8 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from anton_tui.tui.css import stylesheet
+
 
 def format_tokens(count: int) -> str:
     if count < 1_000:
@@ -29,6 +31,9 @@ def display_path(path: Path, home: Path | None = None) -> str:
 
 class AntonHeader(Horizontal):
     """The header line; the screen calls `set_usage` and `set_status` as the turn goes."""
+
+    DEFAULT_CSS = stylesheet(__file__, "header.tcss")
+    SCOPED_CSS = False  # the rules style the widgets inside it too, as written
 
     HELP = """\
 ## Header

@@ -16,6 +16,7 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from anton_tui.tui.command_registry import SlashCommand, matching_commands
+from anton_tui.tui.css import stylesheet
 
 HISTORY_LIMIT = 500
 
@@ -50,6 +51,8 @@ class CommandMenu(OptionList, can_focus=False):
 class Prompt(TextArea):
     """The text box itself; posts `Prompt.Submitted` and leaves it to the screen to accept the message."""
 
+    DEFAULT_CSS = stylesheet(__file__, "prompt.tcss")
+
     HELP = """\
 ## Prompt
 
@@ -83,7 +86,6 @@ While Anton is working, **Escape** cancels the turn.
             soft_wrap=True,
             show_line_numbers=False,
             highlight_cursor_line=False,
-            compact=True,
             placeholder="Ask Anton…  (/ for commands, F1 for help)",
         )
         self.cursor_blink = cursor_blink
@@ -185,6 +187,9 @@ While Anton is working, **Escape** cancels the turn.
 
 class PromptBar(Vertical):
     """The command menu and the prompt, stacked at the bottom of the conversation."""
+
+    DEFAULT_CSS = stylesheet(__file__, "prompt_bar.tcss")
+    SCOPED_CSS = False  # the rules style the widgets inside it too, as written
 
     def __init__(self, commands: list[SlashCommand], *, cursor_blink: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)

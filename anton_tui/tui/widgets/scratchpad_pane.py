@@ -22,6 +22,7 @@ from anton_tui.scratchpad.events import (
     CellStarted,
     ScratchpadEvent,
 )
+from anton_tui.tui.css import stylesheet
 from anton_tui.tui.widgets.cell_view import CellView
 
 MAX_CELLS_PER_PAD = 50
@@ -57,6 +58,9 @@ class _PadRequest(Message):
 
 class ScratchpadPane(Vertical):
     """The scratchpad tabs; the screen feeds it `ScratchpadEvent`s with `apply`."""
+
+    DEFAULT_CSS = stylesheet(__file__, "scratchpad_pane.tcss")
+    SCOPED_CSS = False  # the rules style the widgets inside it too, as written
 
     HELP = """\
 ## Scratchpad

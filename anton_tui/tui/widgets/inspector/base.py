@@ -25,7 +25,8 @@ from textual.widgets.data_table import CellType, DuplicateKey, Row, RowKey
 from textual.worker import get_current_worker
 
 from anton_tui.memory.engram import MemoryProblem
-from anton_tui.tui.stores import MemoryStores
+from anton_tui.memory.stores import MemoryStores
+from anton_tui.runtime import Runtime
 
 FALLBACK_WIDTH = 78
 MIN_FLEX_WIDTH = 16
@@ -206,9 +207,14 @@ class InspectorTab(Vertical):
             self.count = count
             self.warnings = warnings
 
-    def __init__(self, stores: MemoryStores, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, runtime: Runtime, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.stores = stores
+        self.runtime = runtime
+
+    @property
+    def stores(self) -> MemoryStores:
+        """The runtime's memory stores; read them only in a thread worker (`refresh_data`)."""
+        return self.runtime.stores
 
     def refresh_data(self) -> None:
         """Reload from disk (in a thread worker); the widgets change when the result arrives."""

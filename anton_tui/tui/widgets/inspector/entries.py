@@ -1,6 +1,6 @@
 """A tab listing memory entries (rules, lessons or profile facts) of both scopes, with edit and delete.
 
-Changes go through `Hippocampus.update_entry` / `delete_entry` in a thread worker. When the engine refuses (a file
+Changes go through `Runtime.update_entry` / `delete_entry` (off the event loop). When the engine refuses (a file
 with bytes that are not UTF-8, an entry that changed meanwhile) the user sees its message and nothing is lost.
 """
 
@@ -202,14 +202,13 @@ class EntryTab(FileTab):
         if confirmed:
             self._write("delete", row)
 
-    @work(thread=True, exit_on_error=False, group="inspector-write")
-    def _write(self, action: str, row: EntryRow, text: str = "") -> None:
-        hc = self.stores.hippocampus(row.scope)
+    @work(exit_on_error=False, group="inspector-write")
+    async def _write(self, action: str, row: EntryRow, text: str = "") -> None:
         try:
             if action == "update":
-                done = hc.update_entry(self.KIND_FILE, row.engram.id, text)
+                done = await self.runtime.update_entry(row.scope, self.KIND_FILE, row.engram.id, text)
             else:
-                done = hc.delete_entry(self.KIND_FILE, row.engram.id)
+                done = await self.runtime.delete_entry(row.scope, self.KIND_FILE, row.engram.id)
         except (MemoryFileError, ValueError, OSError) as exc:
             self.post_message(self.Written(action, row, False, str(exc)))
         else:

@@ -1,6 +1,6 @@
 """The inspector: Anton's memory at a glance, one tab each for rules, lessons, profile, skills, ACC and episodes.
 
-Give it the session's `MemoryStores`. Nothing is read before the first frame: once it is painted the pane loads the
+Give it the `Runtime`; the tabs read its memory stores. Nothing is read before the first frame: once it is painted the pane loads the
 tab in view, then the other tabs one after another, and posts `InspectorPane.Loaded` (the app starts its file
 watcher then); a tab shown before its turn loads at once. It reloads a loaded tab when that tab's files change
 (`FilesChanged` from the file watcher, batched for a tenth of a second), follows the session's events through
@@ -10,7 +10,6 @@ watcher then); a tab shown before its turn loads at once. It reloads a loaded ta
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,7 +19,8 @@ from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten
-from anton_tui.tui.stores import MemoryStores
+from anton_tui.runtime import Runtime
+from anton_tui.tui.css import stylesheet
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
 from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
 from anton_tui.tui.widgets.inspector.base import FileTab, InspectorTab
@@ -48,7 +48,7 @@ AREA_TABS: dict[str, tuple[str, ...]] = {
 class InspectorPane(Vertical):
     """Tabs over the memory stores; see the module docstring."""
 
-    DEFAULT_CSS = (Path(__file__).parent / "inspector.tcss").read_text(encoding="utf-8")
+    DEFAULT_CSS = stylesheet(__file__, "inspector.tcss")
     ALLOW_MAXIMIZE = True
     HELP = """\
 ## Inspector
@@ -69,10 +69,10 @@ rewritten.
         """Every tab has read its files once (posted once, after the frame that shows the last of them)."""
 
     def __init__(
-        self, stores: MemoryStores, *, name: str | None = None, id: str | None = None, classes: str | None = None
+        self, runtime: Runtime, *, name: str | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.stores = stores
+        self.runtime = runtime
         self._batcher = ChangeBatcher(self, self.refresh_areas)
         self._reported_failures: set[str] = set()
         self._loading_begun = False
@@ -81,7 +81,7 @@ rewritten.
         with TabbedContent(id="inspector-tabs"):
             for tab_id, tab_class in TABS.items():
                 with TabPane(tab_class.TITLE, id=f"inspector-{tab_id}"):
-                    yield tab_class(self.stores, id=f"inspector-{tab_id}-tab")
+                    yield tab_class(self.runtime, id=f"inspector-{tab_id}-tab")
 
     def on_mount(self) -> None:
         # Through the app: its callbacks run after its first frame (a widget's own may run before that frame).

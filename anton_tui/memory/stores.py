@@ -1,6 +1,7 @@
-"""The memory stores the inspector shows: both memory scopes, the skills, the episode log and where they live.
+"""The memory stores of one project: both memory scopes, the skills, the episode log and where they live.
 
-The app builds one `MemoryStores` from the session's settings; the inspector and the file watcher only read it.
+The `Runtime` builds one `MemoryStores`; the session's cortex, the slash commands, the inspector and the file watcher
+all use that same set.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""What the app needs from the engine: a chat session, optional scratchpad controls, and a few settings.
+"""What the `Runtime` needs from a conversation: a chat session, optional scratchpad controls, and a few settings.
 
-The app is written against these small protocols, so it runs with the real `ChatSession`, the demo replay, or a
+The runtime is written against these small protocols, so it runs with the real `ChatSession`, the demo replay, or a
 scripted object in a test.
 """
 
@@ -33,10 +33,10 @@ class ScratchpadControl(Protocol):
     def remove_pad(self, pad: str) -> Any: ...
 
 
-class TuiSettings(Protocol):
-    """The settings fields the app's first frame reads: a subset of `anton_tui.config.Settings`, which
-    `anton_tui.settings_snapshot.SettingsSnapshot` also has. `keymap`, a mapping of binding ids to keys, is read when
-    present, and the header shows `effective_memory_mode`, or `memory_mode` where there is none."""
+class SettingsLike(Protocol):
+    """The settings fields the UI reads: a subset of `anton_tui.config.Settings`. `keymap`, a mapping of binding ids
+    to keys, is read when present, and the header shows `effective_memory_mode`, or `memory_mode` where there is
+    none."""
 
     home: Path
     project_dir: Path

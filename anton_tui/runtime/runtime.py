@@ -1,0 +1,337 @@
+"""The engine as the app sees it: one object that owns the settings, the conversation, the memory stores, the
+scratchpads and the background work, and offers everything the UI does as typed async operations.
+
+The UI renders what the session emits and calls these operations; it never opens, renames or deletes a file itself.
+Every operation that touches the disk runs off the event loop (`asyncio.to_thread`), so a slow disk never freezes
+the screen. `RuntimeStarter` (in `start.py`) builds a `Runtime` from the settings' sources; tests build one around a
+scripted session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from anton_tui.memory.stores import MemoryStores
+from anton_tui.paths import AntonPaths
+from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
+from anton_tui.settings_sources import FirstFrame
+
+if TYPE_CHECKING:
+    from anton_tui.memory.engram import Engram
+    from anton_tui.memory.episodes import Episode
+    from anton_tui.memory.skills import BrokenSkill, Skill
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SkillListing:
+    """The saved skills and the broken ones, as read at one moment: which skills have a `stats.json`, and the files
+    in each broken skill's folder (shown read-only)."""
+
+    skills: list[Skill]
+    broken: list[BrokenSkill]
+    with_stats: frozenset[str] = frozenset()
+    broken_files: dict[str, list[str]] = field(default_factory=dict)
+
+    def skill(self, label: str) -> Skill | None:
+        return next((skill for skill in self.skills if skill.label == label), None)
+
+    def problem(self, label: str) -> BrokenSkill | None:
+        return next((problem for problem in self.broken if problem.label == label), None)
+
+
+@dataclass(frozen=True)
+class SkillSaved:
+    skill: Skill
+    warning: str | None = None
+
+
+async def off_loop(function: Callable[..., T], *args: Any) -> T:
+    """Run blocking work (the disk, a lock, a parse) in a thread, away from the event loop."""
+    return await asyncio.to_thread(function, *args)
+
+
+async def _maybe_await(result: Any) -> Any:
+    return await result if inspect.isawaitable(result) else result
+
+
+class Runtime:
+    """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
+
+    `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
+    the memory stores every part shares (built from the settings' folders when not given). `closing` is what to close
+    on exit (the session by default; the demo closes its throw-away folder too). `banner` is a line shown atop the
+    chat, and `suggest_prompt` pre-fills the empty prompt after each turn (the demo uses both).
+    """
+
+    def __init__(
+        self,
+        settings: Any,
+        session: ChatSessionLike,
+        *,
+        stores: MemoryStores | None = None,
+        control: ScratchpadControl | None = None,
+        closing: Any = None,
+        banner: str | None = None,
+        suggest_prompt: Callable[[], str | None] | None = None,
+        demo: bool = False,
+    ) -> None:
+        self.settings = settings
+        self.session = session
+        self._stores = stores
+        self.control = control if control is not None else session if isinstance(session, ScratchpadControl) else None
+        self._closing = session if closing is None else closing
+        self.banner = banner
+        self.suggest_prompt = suggest_prompt
+        self.demo = demo
+
+    # ----------------------------------------------------------------- what the UI reads
+
+    @property
+    def stores(self) -> MemoryStores:
+        if self._stores is None:
+            episodic = bool(getattr(self.settings, "episodic_memory", True))
+            self._stores = MemoryStores.from_paths(self.paths, episodic_enabled=episodic)
+        return self._stores
+
+    @property
+    def paths(self) -> AntonPaths:
+        return AntonPaths.from_settings(self.settings)
+
+    @property
+    def first_frame(self) -> FirstFrame:
+        return FirstFrame.of(self.settings)
+
+    @property
+    def provider_label(self) -> str:
+        """What the header calls the planning provider: the session's own name for it when it has one."""
+        role = getattr(getattr(self.session, "llm", None), "planning", None)
+        name = getattr(getattr(role, "provider", None), "name", None)
+        return str(name or getattr(self.settings, "planning_provider", ""))
+
+    @property
+    def needs_setup(self) -> bool:
+        """True when the planning or the coding model has no way to be called (no key, no compatible server URL)."""
+        if self.demo or not hasattr(self.settings, "has_api_key"):
+            return False
+        from anton_tui.config import needs_setup
+
+        return needs_setup(self.settings)
+
+    @property
+    def busy(self) -> bool:
+        return bool(getattr(self.session, "running", False))
+
+    @property
+    def background_events(self) -> asyncio.Queue | None:
+        return getattr(self.session, "background_events", None)
+
+    # ----------------------------------------------------------------- the conversation
+
+    def turn(self, text: str) -> Any:
+        """The events of one turn (an async iterator)."""
+        return self.session.turn(text)
+
+    async def cancel(self) -> None:
+        await _maybe_await(self.session.cancel())
+
+    def new_conversation(self) -> None:
+        """Forget the conversation so far; memory, skills and past episodes stay."""
+        forget = getattr(self.session, "new_conversation", None)
+        if forget is not None:
+            forget()
+
+    async def scratchpad_action(self, action: str, pad: str) -> Any:
+        """`cancel_cell`, `reset_pad` or `remove_pad` on one pad; None when this session has no scratchpad control."""
+        if self.control is None:
+            return None
+        return await _maybe_await(getattr(self.control, action)(pad))
+
+    async def warm_up(self) -> None:
+        """Pay the slow first-time costs in the background: the model SDK import and the episode search index."""
+        warm_up = getattr(self.session, "warm_up", None)
+        if warm_up is not None:
+            await warm_up()
+
+    async def close(self) -> None:
+        close = getattr(self._closing, "close", None)
+        if close is not None:
+            await _maybe_await(close())
+
+    # ----------------------------------------------------------------- settings
+
+    async def apply_settings(self, settings: Any) -> None:
+        """Use new settings now: the session is re-configured in place (raises when it cannot be)."""
+        apply = getattr(self.session, "apply_settings", None)
+        if apply is not None:
+            apply(settings)
+        else:
+            from anton_tui.agent.factory import apply_settings
+
+            apply_settings(self.session, settings, stores=self.stores)  # type: ignore[arg-type]
+        self.settings = settings
+
+    async def save_settings(self, updates: dict[str, str | None]) -> Any:
+        """Write `updates` to the project's `.anton/.env` and return the settings as they now load."""
+        return await save_settings(Path(self.settings.project_dir), updates)
+
+    async def save_theme(self, name: str) -> None:
+        """Remember the theme in the project's `.env` (raises OSError or ValueError when it cannot be written)."""
+        from anton_tui.config import write_project_env
+
+        await off_loop(write_project_env, Path(self.settings.project_dir), {"ANTON_THEME": name})
+
+    # ----------------------------------------------------------------- memory entries
+
+    async def update_entry(self, scope: str, kind_file: str, entry_id: str, text: str) -> bool:
+        """Replace one entry's text; False when it changed on disk meanwhile. Raises MemoryFileError or ValueError."""
+        return await off_loop(self.stores.hippocampus(scope).update_entry, kind_file, entry_id, text)
+
+    async def delete_entry(self, scope: str, kind_file: str, entry_id: str) -> bool:
+        return await off_loop(self.stores.hippocampus(scope).delete_entry, kind_file, entry_id)
+
+    async def entries(self, kind_file: str) -> list[tuple[str, Engram]]:
+        """Every entry of `rules`, `lessons` or `profile` in both scopes, global first."""
+
+        def read() -> list[tuple[str, Engram]]:
+            return [(scope, engram) for scope, hc in self.stores.scoped() for engram in hc.list_entries(kind_file)]
+
+        return await off_loop(read)
+
+    async def search_episodes(self, query: str, max_results: int = 20) -> list[Episode]:
+        return await off_loop(lambda: self.stores.episodic.recall(query, max_results=max_results))
+
+    @property
+    def can_compact(self) -> bool:
+        """Whether this session can compact memory (it needs the model's learning loops)."""
+        return getattr(self.session, "learning", None) is not None
+
+    async def compact_now(self) -> Any:
+        """Compact both scopes now; returns the lines to report."""
+        learning = getattr(self.session, "learning", None)
+        if learning is None:
+            return "Compaction is not available in this session."
+        return await learning.compact_now()
+
+    # ----------------------------------------------------------------- skills
+
+    async def list_skills(self) -> SkillListing:
+        store = self.stores.skills
+
+        def listing() -> SkillListing:
+            skills, broken = store.list_all(), store.broken()
+            with_stats = frozenset(s.label for s in skills if s.path is not None and (s.path / "stats.json").is_file())
+            files = {problem.label: folder_files(problem.path) for problem in broken}
+            return SkillListing(skills, broken, with_stats, files)
+
+        return await off_loop(listing)
+
+    async def load_skill(self, label: str) -> Skill | None:
+        return await off_loop(self.stores.skills.load, label)
+
+    async def skill_problem(self, label: str) -> BrokenSkill | None:
+        return await off_loop(self.stores.skills.problem, label)
+
+    async def read_skill_file(self, label: str, relative: str, limit: int = 1024 * 1024) -> str:
+        """A file of a skill as text (for read-only views), cut after `limit` bytes; a short note when unreadable."""
+        return await off_loop(read_text_capped, self.stores.skills.root / label / relative, limit)
+
+    async def skill_files(self, label: str) -> list[str]:
+        """The files in a skill's folder (paths inside it), hidden files and caches left out."""
+        return await off_loop(folder_files, self.stores.skills.root / label)
+
+    async def save_skill(self, skill: Skill) -> Skill:
+        """Write a skill in its own format. Raises ValueError or OSError, with nothing written."""
+        return await off_loop(self.stores.skills.save, skill)
+
+    async def save_skill_part(self, label: str, part: str, file: str, text: str) -> Skill:
+        """Replace one part of a saved skill (after checking the skill stays valid) and write it."""
+        from anton_tui.runtime.skill_edits import edited_skill
+
+        def save() -> Skill:
+            skill = self.stores.skills.load(label)
+            if skill is None:
+                raise ValueError(f"{label} cannot be loaded any more; nothing was written.")
+            return self.stores.skills.save(edited_skill(skill, part, file, text))
+
+        return await off_loop(save)
+
+    async def create_skill(self, name: str, when_to_use: str) -> Skill:
+        """A new skill with a placeholder procedure, under a label made unique from `name`."""
+        from anton_tui.memory.skills import Skill, make_unique_label
+        from anton_tui.runtime.skill_edits import NEW_PROCEDURE
+
+        def create() -> Skill:
+            label = make_unique_label(name, self.stores.skills)
+            skill = Skill(label=label, name=name, when_to_use=when_to_use, declarative_md=NEW_PROCEDURE)
+            return self.stores.skills.save(skill)
+
+        return await off_loop(create)
+
+    async def rename_skill(self, label: str, new_label: str) -> SkillSaved:
+        """Move a skill to a new label. Raises `SkillRenameError` (a ValueError) when nothing was moved."""
+        from anton_tui.runtime.skill_edits import rename_skill
+
+        skill, warning = await off_loop(rename_skill, self.stores.skills, label, new_label)
+        return SkillSaved(skill, warning)
+
+    async def delete_skill(self, label: str) -> bool:
+        return await off_loop(self.stores.skills.delete, label)
+
+    def label_problem(self, label: str, skill_format: str, current: str | None = None) -> str | None:
+        """Why `label` cannot name a skill of `skill_format` (a check of names in one folder listing)."""
+        from anton_tui.runtime.skill_edits import label_problem
+
+        return label_problem(label, skill_format, self.stores.skills, current)
+
+    @property
+    def can_draft_skills(self) -> bool:
+        """Whether this session can turn its work into a skill (it needs a model client)."""
+        return getattr(self.session, "llm", None) is not None
+
+    async def draft_skill(self, hint: str) -> Skill:
+        """Turn the recent work into a saved skill with the model. Raises LLMError or ValueError."""
+        from anton_tui.agent.skill_draft import draft_skill
+
+        return await draft_skill(self.session, hint)  # type: ignore[arg-type]
+
+
+async def save_settings(project_dir: Path, updates: dict[str, str | None]) -> Any:
+    """Write `updates` to `<project>/.anton/.env` and return the settings as they now load.
+
+    Raises ValueError or OSError when nothing could be written, and SettingsError when the file was written but the
+    settings do not load."""
+    from anton_tui.config import load_settings, write_project_env
+
+    def save() -> Any:
+        write_project_env(project_dir, updates)
+        return load_settings(project_dir)
+
+    return await off_loop(save)
+
+
+def read_text_capped(path: Path, limit: int) -> str:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        return f"(cannot be read: {exc.strerror})"
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + ("\n… (file continues)" if len(data) > limit else "")
+
+
+def folder_files(folder: Path) -> list[str]:
+    if not folder.is_dir():
+        return []
+    files = []
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if path.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+            files.append(rel.as_posix())
+    return files

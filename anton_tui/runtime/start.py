@@ -1,0 +1,93 @@
+"""Starting up: what the first frame shows, read at once from the raw settings' sources, and the `Runtime` built
+right after it (validated settings, memory stores, session), meant to run off the event loop.
+
+There is one start path. The app paints its first frame from `RuntimeStarter.first_frame` (no pydantic, no SDK) and
+then calls `build()` in a worker. A bad setting raises `SettingsError` there; `settings_for_setup()` then gives
+settings without the bad values, so the setup screen can open and fix them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from anton_tui.runtime.runtime import Runtime
+from anton_tui.settings_sources import EnvLayers, FirstFrame, SettingsError, read_env_layers
+
+DEMO_PROVIDER = "demo"
+SETUP_ATTEMPTS = 20  # bad values dropped, at most, to open the setup screen
+
+
+class RuntimeStarter:
+    """Builds the `Runtime` for one project's settings' sources; `theme` overrides the theme setting for this run,
+    and `demo` builds the recorded demo in a throw-away folder instead."""
+
+    def __init__(self, layers: EnvLayers, *, theme: str | None = None, demo: bool = False) -> None:
+        self.layers = layers
+        self.theme = theme
+        self.demo = demo
+
+    @property
+    def first_frame(self) -> FirstFrame:
+        frame = FirstFrame.from_layers(self.layers)
+        changes: dict[str, Any] = {}
+        if self.theme:
+            changes["theme"] = self.theme
+        if self.demo:
+            from anton_tui.agent.demo import DEMO_MODEL
+
+            changes |= {"planning_provider": DEMO_PROVIDER, "planning_model": DEMO_MODEL}
+            changes["effective_memory_mode"] = "autopilot"
+        return FirstFrame(**{**frame.__dict__, **changes})
+
+    def build(self) -> Runtime:
+        """Validate the settings and build everything behind them. Blocking: run it in a thread. Raises
+        `SettingsError` naming the first bad variable, its value and where it came from."""
+        from anton_tui.config import settings_from_layers
+
+        settings = settings_from_layers(self.layers)
+        if self.theme:
+            settings.theme = self.theme
+        if self.demo:
+            return build_demo_runtime(settings)
+        from anton_tui.agent.factory import build_session
+        from anton_tui.memory.stores import MemoryStores
+        from anton_tui.paths import AntonPaths
+
+        stores = MemoryStores.from_paths(AntonPaths.from_settings(settings), episodic_enabled=settings.episodic_memory)
+        return Runtime(settings, build_session(settings, stores=stores), stores=stores)
+
+    def settings_for_setup(self) -> Any:
+        """Settings that load once every bad value is left out, for the setup screen to fix them; None when even
+        that fails."""
+        from anton_tui.config import settings_from_layers
+
+        layers, dropped = self.layers, []
+        for _ in range(SETUP_ATTEMPTS):
+            try:
+                return settings_from_layers(layers)
+            except SettingsError as exc:
+                if exc.variable in dropped:
+                    return None
+                dropped.append(exc.variable)
+                layers = layers.without([exc.variable])
+        return None
+
+    def reread(self) -> RuntimeStarter:
+        """A starter for the same project with its sources read again (after the setup screen wrote them)."""
+        layers = read_env_layers(self.layers.project_dir, environ=dict(self.layers.layers[-1][1]))
+        return RuntimeStarter(layers, theme=self.theme, demo=self.demo)
+
+
+def build_demo_runtime(settings: Any) -> Runtime:
+    from anton_tui.agent.demo import DEMO_BANNER, build_demo
+
+    replay = build_demo(settings)
+    return Runtime(
+        replay.settings,
+        replay.session,
+        stores=replay.stores,
+        closing=replay,
+        banner=DEMO_BANNER,
+        suggest_prompt=replay.next_prompt,
+        demo=True,
+    )

@@ -1,0 +1,166 @@
+"""What the app does when asked by a command, the palette or a screen: open the setup and skills screens, switch
+themes, start a new conversation, apply new settings, and ask the user a question in a modal.
+
+These are the app's `CommandUI` methods (see `tui/commands/context.py`); each hands the engine's part to the
+`Runtime` and keeps the screen's part here, so `app.py` stays about wiring.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+from textual import work
+
+from anton_tui.tui.messages import ChatCleared
+
+if TYPE_CHECKING:
+    from anton_tui.tui.app import AntonApp
+
+
+class AppActions:
+    """Mixed into `AntonApp`."""
+
+    # --- slash commands ------------------------------------------------------------------------------------------
+
+    def command_context(self: AntonApp) -> Any:
+        from anton_tui.tui.commands import CommandContext
+
+        return CommandContext(self.runtime, ui=self)  # type: ignore[arg-type]
+
+    async def action_slash_command(self: AntonApp, line: str) -> None:
+        if self._main_screen is not None:
+            await self._main_screen.run_command(line)
+
+    def theme_names(self: AntonApp) -> Iterable[str]:
+        return list(self.available_themes)
+
+    def current_theme_name(self: AntonApp) -> str:
+        return self.theme
+
+    def exit_app(self: AntonApp) -> None:
+        self.exit()
+
+    # --- screens -------------------------------------------------------------------------------------------------
+
+    def open_skills(self: AntonApp, label: str | None = None) -> None:
+        from anton_tui.tui.screens.skills import SkillsScreen
+
+        if self.runtime is None:
+            self.notify("Still starting; try again in a moment.", severity="warning")
+            return
+        self.push_screen(SkillsScreen(self.runtime, select=label))
+
+    def open_setup(self: AntonApp, first_run: bool = False) -> None:
+        from anton_tui.tui.screens.setup import SetupScreen
+
+        if self.runtime is None:
+            self.notify("Still starting; try again in a moment.", severity="warning")
+            return
+        screen = SetupScreen(self.runtime.settings, self.runtime.save_settings, first_run=first_run)
+        self.push_screen(screen, self._setup_closed)
+
+    def _setup_closed(self: AntonApp, result: Any) -> None:
+        from anton_tui.tui.screens.setup import SetupOutcome
+
+        if result is None:
+            return
+        if result is SetupOutcome.DEMO:
+            self.switch_to_demo = True
+            self.exit(0)
+            return
+        self.apply_settings(result)
+
+    def fix_settings(self: AntonApp) -> None:
+        """After a bad setting stopped the start: open the setup without the bad values, then start again."""
+        self.settings_for_setup()
+
+    @work(thread=True, group="start", exit_on_error=False)
+    def settings_for_setup(self: AntonApp) -> None:
+        settings = self.starter.settings_for_setup() if self.starter is not None else None
+        self.call_from_thread(self._open_fixing_setup, settings)
+
+    def _open_fixing_setup(self: AntonApp, settings: Any) -> None:
+        from anton_tui.runtime.runtime import save_settings
+        from anton_tui.tui.screens.setup import SetupScreen
+
+        if settings is None:
+            self.exit(return_code=2)
+            return
+
+        def closed(result: Any) -> None:
+            if result is None:
+                self.exit(return_code=2)
+                return
+            self.settings_error = None
+            self.starter = self.starter.reread() if self.starter is not None else None
+            self.build_runtime()
+
+        save = lambda updates: save_settings(settings.project_dir, updates)  # noqa: E731
+        self.push_screen(SetupScreen(settings, save, first_run=False, can_demo=False), closed)
+
+    # --- settings and themes -------------------------------------------------------------------------------------
+
+    @work(group="settings", exclusive=True, exit_on_error=False)
+    async def apply_settings(self: AntonApp, settings: Any) -> None:
+        """Use new settings now: the session is re-configured in place and the header follows; while a turn runs,
+        they wait for its end."""
+        if self._main_screen is not None and self._main_screen.busy:
+            self._pending_settings = settings
+            self.notify("Settings saved; they apply when the running turn ends.", severity="warning")
+            return
+        try:
+            await self.runtime.apply_settings(settings)  # type: ignore[union-attr]
+        except Exception as exc:  # bad settings must not take the app down
+            self.notify(f"Could not apply the new settings: {exc}", severity="error", timeout=10)
+            return
+        if self._main_screen is not None:
+            self._main_screen.show_model(self.runtime)
+        self.notify("Settings saved and applied.")
+
+    @work(group="settings-pending", exclusive=True, exit_on_error=False)
+    async def apply_pending_settings(self: AntonApp) -> None:
+        """The turn's events are shown; wait for its worker to end too, then apply."""
+        from textual.worker import WorkerCancelled, WorkerFailed
+
+        worker = self._main_screen.turn_worker if self._main_screen is not None else None
+        if worker is not None:
+            try:
+                await worker.wait()
+            except (WorkerCancelled, WorkerFailed):
+                pass
+        settings, self._pending_settings = self._pending_settings, None
+        if settings is not None:
+            self.apply_settings(settings)
+
+    def set_theme(self: AntonApp, name: str) -> None:
+        self.theme = name
+        if self.runtime is not None:
+            self.save_theme(name)
+
+    @work(group="theme", exit_on_error=False)
+    async def save_theme(self: AntonApp, name: str) -> None:
+        try:
+            await self.runtime.save_theme(name)  # type: ignore[union-attr]
+        except (OSError, ValueError) as exc:
+            self.notify(f"Theme switched, but not saved: {exc}", severity="warning")
+
+    # --- the conversation ----------------------------------------------------------------------------------------
+
+    def clear_chat(self: AntonApp) -> None:
+        if self.runtime is not None:
+            self.runtime.new_conversation()
+        if self._main_screen is not None:
+            self._main_screen.post_message(ChatCleared())
+
+    # --- questions -----------------------------------------------------------------------------------------------
+
+    async def confirm(self: AntonApp, question: str) -> bool:
+        """Ask in a modal; only from a worker (the slash-command worker is one)."""
+        from anton_tui.tui.screens.confirm import ConfirmScreen
+
+        return bool(await self.push_screen_wait(ConfirmScreen(question)))
+
+    async def ask_text(self: AntonApp, question: str, current: str = "") -> str | None:
+        from anton_tui.tui.screens.edit_entry import EditEntryScreen
+
+        return await self.push_screen_wait(EditEntryScreen(current, title=question))
