@@ -46,12 +46,14 @@ def test_the_first_frame_is_read_from_the_raw_layers_without_validating(monkeypa
     assert caught.value.variable == "ANTON_MAX_TOKENS"
 
 
-def test_settings_for_setup_leave_out_every_bad_value(monkeypatch) -> None:
-    monkeypatch.setenv("ANTON_MAX_TOKENS", "0")
+def test_settings_for_setup_leave_out_every_bad_value(monkeypatch, project_dir: Path) -> None:
+    (project_dir / ".anton").mkdir()
+    (project_dir / ".anton" / ".env").write_text("ANTON_MAX_TOKENS=0\n")
     monkeypatch.setenv("ANTON_MEMORY_MODE", "sometimes")
     monkeypatch.setenv("ANTON_THEME", "nord")
-    settings = RuntimeStarter(read_env_layers()).settings_for_setup()
+    settings, removals = RuntimeStarter(read_env_layers()).settings_for_setup()
     assert (settings.max_tokens, settings.memory_mode, settings.theme) == (8192, "autopilot", "nord")
+    assert removals == {"ANTON_MAX_TOKENS": None}, "only the project file's bad value can be taken out by saving"
 
 
 async def test_skill_operations_write_rename_and_delete_through_the_runtime(started: Runtime) -> None:

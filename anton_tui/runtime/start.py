@@ -56,21 +56,25 @@ class RuntimeStarter:
         stores = MemoryStores.from_paths(AntonPaths.from_settings(settings), episodic_enabled=settings.episodic_memory)
         return Runtime(settings, build_session(settings, stores=stores), stores=stores)
 
-    def settings_for_setup(self) -> Any:
-        """Settings that load once every bad value is left out, for the setup screen to fix them; None when even
-        that fails."""
+    def settings_for_setup(self) -> tuple[Any, dict[str, str | None]]:
+        """Settings that load once every bad value is left out, for the setup screen to fix them (None when even
+        that fails), and the `.env` updates that take the bad values out of the project's file: the setup saves
+        them with its own, so the next start does not stop at the same value."""
         from anton_tui.config import settings_from_layers
 
         layers, dropped = self.layers, []
+        project_env = str(self.layers.project_dir / ".anton" / ".env")
         for _ in range(SETUP_ATTEMPTS):
             try:
-                return settings_from_layers(layers)
+                settings = settings_from_layers(layers)
             except SettingsError as exc:
-                if exc.variable in dropped:
-                    return None
-                dropped.append(exc.variable)
+                if any(seen.variable == exc.variable for seen in dropped):
+                    return None, {}
+                dropped.append(exc)
                 layers = layers.without([exc.variable])
-        return None
+                continue
+            return settings, {exc.variable: None for exc in dropped if exc.source == project_env}
+        return None, {}
 
     def reread(self) -> RuntimeStarter:
         """A starter for the same project with its sources read again (after the setup screen wrote them)."""

@@ -76,16 +76,19 @@ class AppActions:
 
     @work(thread=True, group="start", exit_on_error=False)
     def settings_for_setup(self: AntonApp) -> None:
-        settings = self.starter.settings_for_setup() if self.starter is not None else None
-        self.call_from_thread(self._open_fixing_setup, settings)
+        settings, removals = self.starter.settings_for_setup() if self.starter is not None else (None, {})
+        self.call_from_thread(self._open_fixing_setup, settings, removals)
 
-    def _open_fixing_setup(self: AntonApp, settings: Any) -> None:
+    def _open_fixing_setup(self: AntonApp, settings: Any, removals: dict[str, str | None]) -> None:
         from anton_tui.runtime.runtime import save_settings
         from anton_tui.tui.screens.setup import SetupScreen
 
         if settings is None:
             self.exit(return_code=2)
             return
+        if removals:
+            names = ", ".join(removals)
+            self.notify(f"Saving also removes {names} from the project's .anton/.env.", title="Setup", timeout=15)
 
         def closed(result: Any) -> None:
             if result is None:
@@ -95,7 +98,7 @@ class AppActions:
             self.starter = self.starter.reread() if self.starter is not None else None
             self.build_runtime()
 
-        save = lambda updates: save_settings(settings.project_dir, updates)  # noqa: E731
+        save = lambda updates: save_settings(settings.project_dir, removals | updates)  # noqa: E731
         self.push_screen(SetupScreen(settings, save, first_run=False, can_demo=False), closed)
 
     # --- settings and themes -------------------------------------------------------------------------------------

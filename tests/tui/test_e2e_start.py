@@ -115,6 +115,23 @@ async def test_open_setup_from_a_bad_setting_saves_a_fix_and_starts(fake_llm) ->
     assert "ANTON_PLANNING_PROVIDER=anthropic" in (project_dir() / ".anton" / ".env").read_text(encoding="utf-8")
 
 
+async def test_saving_the_setup_takes_a_bad_value_out_of_the_project_file(fake_llm) -> None:
+    save_global_env(fake_llm)
+    env_file = project_dir() / ".anton" / ".env"
+    env_file.parent.mkdir(exist_ok=True)
+    env_file.write_text("# mine\nANTON_MAX_TOKENS=0\nANTON_THEME=nord\n", encoding="utf-8")
+    app = AntonApp(RuntimeStarter(read_env_layers()), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsErrorScreen))
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and bool(app.screen.query("#setup-save")))
+        await pilot.click("#setup-save")
+        await started(pilot)
+        assert app.runtime.settings.max_tokens == 8192
+    text = env_file.read_text(encoding="utf-8")
+    assert "ANTON_MAX_TOKENS" not in text and text.startswith("# mine\n") and "ANTON_THEME=nord" in text
+
+
 BAD_SETTING_START = textwrap.dedent(
     """
     import sys
