@@ -17,13 +17,13 @@ from tests.race_workers import ANTON_LINE, crash_trials, race
 
 def test_one_anton_appender_against_one_rewriter_loses_no_lesson(tmp_path: Path) -> None:
     result = race(tmp_path / "memory", appenders=1, rewriters=1, lessons=200)
-    assert result["rewrites"] > 20, result  # the two sides really ran at the same time
+    assert result["rewrites"] >= 10, result  # the two sides really ran at the same time
     assert (result["lost"], result["doubled"]) == (0, 0), result
 
 
 def test_four_anton_appenders_against_four_rewriters_lose_no_lesson(tmp_path: Path) -> None:
     result = race(tmp_path / "memory", appenders=4, rewriters=4, lessons=200)
-    assert result["rewrites"] > 20, result
+    assert result["rewrites"] >= 10, result
     assert (result["lost"], result["doubled"]) == (0, 0), result
 
 

@@ -25,6 +25,7 @@ from anton_tui.memory.engram import (
     RULE_KINDS,
     Engram,
     MemoryProblem,
+    entry_text,
     ParsedFile,
     extend_lessons,
     format_lesson_line,
@@ -34,10 +35,10 @@ from anton_tui.memory.engram import (
     parse_profile_file,
     parse_rules_file,
     sanitize_slug,
-    sanitize_text,
 )
 from anton_tui.memory.locking import append_locked, exclusive, read_whole_lines, remove_stale_temps
 from anton_tui.memory.replace import recover_carries, rewriting
+from anton_tui.redact import MARKER, Redactor
 
 Parser = Callable[[bytes, Path, str], ParsedFile]
 
@@ -180,9 +181,10 @@ def _within(lines: list[str], char_budget: int | None) -> list[str]:
 class Hippocampus:
     """Reads and writes one scope's memory files in `base_dir`."""
 
-    def __init__(self, base_dir: Path | str, *, scope: str = "project") -> None:
+    def __init__(self, base_dir: Path | str, *, scope: str = "project", redactor: Redactor | None = None) -> None:
         self.base_dir = Path(base_dir)
         self.scope = scope
+        self.redactor = redactor or Redactor()  # every text written goes through it first
         self.rules_path = self.base_dir / "rules.md"
         self.lessons_path = self.base_dir / "lessons.md"
         self.profile_path = self.base_dir / "profile.md"
@@ -210,6 +212,11 @@ class Hippocampus:
             "lessons": (name, self.lessons_path, parse_lessons_file),
             "profile": (name, self.profile_path, parse_profile_file),
         }[name]
+
+    def clean_text(self, text: str) -> str:
+        """Text as it may be written: secrets replaced by markers, one line; ``""`` if nothing worth saving is left."""
+        text = entry_text(self.redactor(text))
+        return text if entry_text(MARKER.sub("", text)) else ""
 
     @staticmethod
     @contextmanager
@@ -265,7 +272,7 @@ class Hippocampus:
 
     def rewrite_identity(self, facts: list[str]) -> bool:
         """Merge facts into profile.md: exact repeats are skipped, ``Key: value`` replaces facts with the same key."""
-        cleaned = [text for fact in facts if isinstance(fact, str) and (text := sanitize_text(fact))]
+        cleaned = [text for fact in facts if isinstance(fact, str) and (text := self.clean_text(fact))]
 
         def change(parsed: ParsedFile) -> list[str] | None:
             rows: list[str | None] = list(parsed.lines)
@@ -336,7 +343,7 @@ class Hippocampus:
         """Add a rule under its section; False when the text is empty or already a rule of any kind."""
         if kind not in RULE_KINDS:
             raise ValueError(f"rule kind must be one of {', '.join(RULE_KINDS)}, not {kind!r}")
-        text = sanitize_text(text)
+        text = self.clean_text(text)
         if not text:
             return False
         engram = Engram(text, kind, self.scope, confidence, None, source, dt.datetime.now())
@@ -392,7 +399,7 @@ class Hippocampus:
         The topic is slugged; source and confidence are kept. Source ``llm`` is the default meaning of a lesson
         without a source, so it is not written and the line matches what Anton writes.
         """
-        text = sanitize_text(text)
+        text = self.clean_text(text)
         if not text:
             return False
         topic_slug = sanitize_slug(topic) if topic and topic.strip() else None
@@ -446,9 +453,9 @@ class Hippocampus:
     def update_entry(self, kind_file: str, entry_id: str, new_text: str) -> bool:
         """Give the entry with this id new text (its metadata kept, date refreshed); False if no such entry."""
         name, path, parser = self._target(kind_file)
-        text = sanitize_text(new_text)
+        text = self.clean_text(new_text)
         if not text:
-            raise ValueError("a memory entry cannot be empty")
+            raise ValueError("a memory entry needs some words: this text is empty or only punctuation")
 
         def change(parsed: ParsedFile) -> list[str] | None:
             for engram, index in zip(parsed.entries, parsed.entry_lines):
@@ -477,10 +484,19 @@ class Hippocampus:
         """Rewrite one file under its lock: `change` gets the current parse and returns the new lines (None: keep).
 
         The same locks as every other change are held, so no write of this or another process can slip in between
-        reading and replacing; a file that cannot be read cleanly raises `MemoryFileError` and is left alone.
+        reading and replacing; a file that cannot be read cleanly raises `MemoryFileError` and is left alone. Lines
+        `change` adds (not already in the file) have their secrets taken out; the file's own lines stay as they are.
         """
         name, path, parser = self._target(kind_file)
-        return self._modify(path, parser, change)
+
+        def scrubbed(parsed: ParsedFile) -> list[str] | None:
+            lines = change(parsed)
+            if lines is None:
+                return None
+            old = set(parsed.lines)
+            return [line if line in old else self.redactor(line) for line in lines]
+
+        return self._modify(path, parser, scrubbed)
 
     def delete_entry(self, kind_file: str, entry_id: str) -> bool:
         """Remove the entry with this id (its line only); False if no such entry."""
