@@ -10,7 +10,7 @@ import pytest
 
 from anton_tui.agent import events as ev
 from anton_tui.agent.factory import build_tools
-from anton_tui.agent.redact import Redactor
+from anton_tui.redact import Redactor
 from anton_tui.agent.session import ChatSession
 from anton_tui.memory.cortex import Cortex
 from anton_tui.memory.episodes import EpisodicMemory
@@ -190,7 +190,7 @@ async def test_episodes_are_logged_with_secrets_redacted(fake_llm, tmp_path):
     roles = [l["role"] for l in lines]
     assert roles[:1] == ["user"] and "tool_call" in roles and "tool_result" in roles and roles[-1] == "assistant"
     text = json.dumps(lines)
-    assert secret not in text and "my-very-private-value" not in text and "[REDACTED]" in text
+    assert secret not in text and "my-very-private-value" not in text and "[REDACTED_SECRET]" in text and "[REDACTED_API_KEY]" in text
     assert all(l["turn"] == 1 for l in lines)
 
 

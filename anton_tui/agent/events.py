@@ -14,6 +14,7 @@ from anton_tui.scratchpad.events import ScratchpadEvent
 
 if TYPE_CHECKING:
     from anton_tui.memory.acc import Event as AccEvent, Lesson as AccLesson
+    from anton_tui.memory.cortex import Encoded
     from anton_tui.memory.engram import Engram
 
 
@@ -64,6 +65,27 @@ class MemoryWritten:
     engrams: tuple["Engram", ...]
     actions: tuple[str, ...]
     producer: str  # memorize | cerebellum | consolidator | acc | identity | compaction | confirmation
+
+
+@dataclass(frozen=True, slots=True)
+class SecretsRemoved:
+    """Secrets were taken out of text before it was saved (`where`: a memory file) or given to the model (the
+    output of scratchpad `pad`, cell `cell`). `kinds` names each secret, e.g. ``"GitHub token"``."""
+
+    kinds: tuple[str, ...]
+    where: str
+    producer: str
+    pad: str | None = None
+    cell: int | None = None
+
+
+def memory_events(encoded: "Encoded", producer: str) -> list["MemoryWritten | SecretsRemoved"]:
+    """The events that tell what one `Cortex.encode_all` wrote: the memories, then any secrets taken out of them."""
+    events: list[MemoryWritten | SecretsRemoved] = [
+        MemoryWritten(engrams=encoded.engrams, actions=encoded.actions, producer=producer)
+    ]
+    events += [SecretsRemoved(kinds=kinds, where=where, producer=producer) for where, kinds in encoded.removed]
+    return events
 
 
 @dataclass(slots=True)
@@ -122,6 +144,7 @@ SessionEvent = Union[
     ToolCallFinished,
     ScratchpadActivity,
     MemoryWritten,
+    SecretsRemoved,
     MemoryConfirmationNeeded,
     AccEventObserved,
     AccNudge,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from anton_tui.agent.learning import attach_learning
-from anton_tui.agent.redact import Redactor
+from anton_tui.redact import Redactor
 from anton_tui.agent.session import ChatSession
 from anton_tui.agent.tools.memorize import MEMORIZE_TOOL
 from anton_tui.agent.tools.recall import RECALL_TOOL
@@ -31,6 +31,13 @@ def _secret(value: Any) -> str:
         return ""
     getter = getattr(value, "get_secret_value", None)
     return getter() if getter else str(value)
+
+
+def make_redactor(settings: "Settings") -> Redactor:
+    """The session's redactor: it knows the configured keys by name, wherever they were set (environment or .env)."""
+    return Redactor(
+        {"ANTHROPIC_API_KEY": _secret(settings.anthropic_api_key), "OPENAI_API_KEY": _secret(settings.openai_api_key)}
+    )
 
 
 def make_llm_bridge(current_llm: "Callable[[], LLMClient]"):
@@ -77,9 +84,8 @@ def build_session(
         episodic=episodic if settings.episodic_memory else None,
     )
     scratchpads = ScratchpadManager(paths.project_dir, paths.venvs, ScratchpadLimits.from_settings(settings))
-    redactor = Redactor(
-        [_secret(settings.anthropic_api_key), _secret(settings.openai_api_key)],
-    )
+    redactor = make_redactor(settings)
+    cortex.redactor = redactor
     session = ChatSession(
         llm=llm,
         project_dir=paths.project_dir,
@@ -115,7 +121,9 @@ def apply_settings(session: ChatSession, settings: "Settings", *, stores: "Memor
     session.start_background(previous.aclose(), "closing the previous model client")
     session.acc_mode = settings.acc_mode
     session.max_tool_rounds = settings.max_tool_rounds
-    session.redact = Redactor([_secret(settings.anthropic_api_key), _secret(settings.openai_api_key)])
+    session.redact = make_redactor(settings)
+    if session.cortex is not None:
+        session.cortex.redactor = session.redact
     if settings.episodic_memory and session.episodic is None:
         if stores is not None:
             episodic = stores.episodic

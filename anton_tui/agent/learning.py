@@ -116,7 +116,10 @@ class LearningLoops:
 
     async def _replay(self, due: list[tuple[str, list["Cell"]]]) -> None:
         assert self.consolidator is not None
+        from anton_tui.redact import scrub_cell
+
         for _pad, cells in due:
+            cells = [scrub_cell(cell, self.session.redact)[0] for cell in cells]  # the model reads them
             engrams = await self.consolidator.replay_and_extract(cells, self.session.llm)
             if engrams and self.memory_on:
                 self.session.encode_through_gate(engrams, "consolidator")

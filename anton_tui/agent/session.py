@@ -10,6 +10,7 @@ working memory (scratchpads), and lets the learning systems watch.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,16 +26,16 @@ from anton_tui.agent.events import (
     ErrorOccurred,
     HistoryRepaired,
     MemoryConfirmationNeeded,
-    MemoryWritten,
     SessionEvent,
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
     UsageUpdated,
+    memory_events,
 )
 from anton_tui.agent.history import close_interrupted_round, seal_dangling_tool_uses
-from anton_tui.agent.redact import Redactor
+from anton_tui.redact import Redactor
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolRegistry
 
@@ -160,6 +161,9 @@ class ChatSession:
         warm_llm = getattr(self.llm, "warm_up", None)
         if warm_llm is not None:
             await warm_llm()
+        from anton_tui.redact import preload
+
+        await asyncio.to_thread(preload)  # the secret patterns, read by the first tool result
         if self.episodic is not None:
             from anton_tui.memory.episode_index import IndexUnavailable
 
@@ -254,8 +258,8 @@ class ChatSession:
         passed = [e for e in engrams if not self.cortex.encoding_gate(e)]
         held = [e for e in engrams if self.cortex.encoding_gate(e)]
         if passed and self.cortex.mode != "off":
-            actions = self.cortex.encode(passed)
-            self._emit(MemoryWritten(engrams=tuple(passed), actions=tuple(actions), producer=producer))
+            for event in memory_events(self.cortex.encode_all(passed), producer):
+                self._emit(event)
         if held:
             self.queue_for_confirmation(held)
         return held
@@ -290,8 +294,8 @@ class ChatSession:
                 answer = []  # the question was dismissed
             chosen = [engram for engram in dict.fromkeys(answer or []) if engram in engrams]
             if chosen and self.cortex.mode != "off":
-                actions = await asyncio.to_thread(self.cortex.encode, chosen)
-                emit(MemoryWritten(engrams=tuple(chosen), actions=tuple(actions), producer="confirmation"))
+                for event in memory_events(await asyncio.to_thread(self.cortex.encode_all, chosen), "confirmation"):
+                    emit(event)
 
     # ----------------------------------------------------------------- the turn
 
@@ -408,6 +412,7 @@ class ChatSession:
             result = ToolResult(f"ERROR: the tool arguments were not valid JSON ({call.parse_error}).", False)
         else:
             result = await self.tools.call(call.name, call.input, self._tool_context())
+        result = dataclasses.replace(result, text=self.redact(result.text))  # what the model reads is scrubbed
         self.acc_observe(
             "tool_result",
             {"name": call.name, "success": result.success, "error": "" if result.success else result.text[:300]},
@@ -555,6 +560,7 @@ class ChatSession:
             scratchpad_observers=self.scratchpad_observers,
             history=self.history,
             log_episode=self._log,
+            redactor=self.redact,
         )
 
     def _log(self, role: str, content: str, **meta: Any) -> None:

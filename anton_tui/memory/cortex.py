@@ -1,24 +1,27 @@
 """Brings the global and the project memory together: what goes into the prompt, and where new memories are saved.
 
 `build_memory_context()` assembles the memory sections of the system prompt, `get_scratchpad_context()` the lessons
-shown with the scratchpad tool, `encode()` routes new engrams to the right scope and file, and `encoding_gate()`
-decides (per memory mode) whether the user must confirm first. `compact_all()` / `compact_now()` (see `compaction`)
-and `maybe_update_identity()` (see `identity`) use the coding model.
+shown with the scratchpad tool, `encode()` routes new engrams to the right scope and file (secrets taken out first;
+`encode_all()` also says which), and `encoding_gate()` decides (per memory mode) whether the user must confirm first.
+`compact_all()` / `compact_now()` (see `compaction`) and `maybe_update_identity()` (see `identity`) use the coding
+model.
 
 Brain analogy: the cortex is where consolidated knowledge is organised and put to use; the hippocampi store it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from anton_tui.memory.engram import RULE_KINDS, Engram, sanitize_text
+from anton_tui.memory.engram import RULE_KINDS, Engram
 from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
 
 if TYPE_CHECKING:
     from anton_tui.memory.compaction import CompactionOutcome
+    from anton_tui.redact import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +32,17 @@ RULES_TOKENS = 1500
 LESSONS_TOKENS = 1000
 COMPACTION_THRESHOLD = 20
 DISABLED_MESSAGE = "Memory encoding is disabled."
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Encoded:
+    """What `Cortex.encode_all` did: one action line per engram, the engrams with their secrets taken out, and for
+    each file that would have received a secret, the kinds taken out (``("project lessons.md", ("GitHub token",))``).
+    """
+
+    actions: tuple[str, ...] = ()
+    engrams: tuple[Engram, ...] = ()
+    removed: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 class Cortex:
@@ -60,6 +74,15 @@ class Cortex:
         if value not in MODES:
             raise ValueError(f"memory mode must be one of {', '.join(MODES)}, not {value!r}")
         self._mode = value
+
+    @property
+    def redactor(self) -> "Redactor":
+        return self.project_hc.redactor
+
+    @redactor.setter
+    def redactor(self, value: "Redactor") -> None:
+        """The redactor both scopes write through (the session's, which knows the configured keys)."""
+        self.global_hc.redactor = self.project_hc.redactor = value
 
     def _same_store(self) -> bool:
         return self.global_hc.base_dir.resolve() == self.project_hc.base_dir.resolve()
@@ -110,16 +133,28 @@ class Cortex:
 
     def encode(self, engrams: Iterable[Engram]) -> list[str]:
         """Save engrams (profile always global; rules and lessons by scope) and say what happened to each."""
+        return list(self.encode_all(engrams).actions)
+
+    def encode_all(self, engrams: Iterable[Engram]) -> Encoded:
+        """`encode`, also telling the engrams as saved and the secrets taken out of them before they were written."""
         if self.mode == "off":
-            return [DISABLED_MESSAGE]
-        actions = []
+            return Encoded(actions=(DISABLED_MESSAGE,))
+        actions, saved, removed = [], [], []
         for engram in engrams:
+            hc = self.global_hc if engram.kind == "profile" or engram.scope == "global" else self.project_hc
+            scrubbed = hc.redactor.scrub(engram.text)
+            if scrubbed.found:
+                scope = "global" if hc is self.global_hc else "project"
+                file = {"profile": "profile", "lesson": "lessons"}.get(engram.kind, "rules")
+                removed.append((f"{scope} {file}.md", scrubbed.found))
+            engram = dataclasses.replace(engram, text=hc.clean_text(scrubbed.text))
+            saved.append(engram)
             try:
                 actions.append(self._encode_one(engram))
             except (MemoryFileError, OSError, ValueError) as exc:
                 log.warning("memory not saved: %s", exc)
                 actions.append(f"Not saved ({engram.kind}): {exc}")
-        return actions
+        return Encoded(tuple(actions), tuple(saved), tuple(removed))
 
     def encode_passing(self, engrams: Iterable[Engram]) -> list[Engram]:
         """Encode the engrams the gate lets through and return the ones it holds back for the user."""
@@ -159,7 +194,9 @@ class Cortex:
         return engrams
 
     def _encode_one(self, engram: Engram) -> str:
-        text = sanitize_text(engram.text)
+        text = engram.text
+        if not text:
+            raise ValueError("nothing to save: the text is empty or only punctuation")
         if engram.kind == "profile":
             changed = self.global_hc.rewrite_identity([text])
             return f"Encoded profile (global): {text}" if changed else f"Already known (profile): {text}"

@@ -73,6 +73,19 @@ def sanitize_text(text: str) -> str:
     return text
 
 
+_BULLETS = re.compile(r"^(?:[-*+•]\s+)+")
+
+
+def entry_text(text: str) -> str:
+    """`sanitize_text`, then what is left worth saving as an entry: ``""`` when it has no letter or digit at all.
+
+    A leading bullet (``- ``, ``* ``) is dropped, since the line adds its own. Text such as ``-`` or ``<!-- -->`` would
+    be written as a line that reads back as nothing, so every write refuses it rather than pile up such lines.
+    """
+    text = _BULLETS.sub("", sanitize_text(text))
+    return text if any(char.isalnum() for char in text) else ""
+
+
 def sanitize_slug(name: str) -> str:
     """Topic slug as Anton writes it: ``"API CoinGecko!"`` → ``"api-coingecko"``; empty → ``"general"``."""
     text = re.sub(r"[^a-z0-9\s_-]", "", name.lower().strip())

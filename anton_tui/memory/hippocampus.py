@@ -1,8 +1,9 @@
 """Stores rules, lessons and the profile for one scope (the global ~/.anton/memory or a project's .anton/memory).
 
 It reads and writes `rules.md`, `lessons.md` and `profile.md` in the format Anton uses, so both programs can share the
-files. Every change holds a lock for its whole read-modify-write and lands atomically; lines it cannot read are kept
-exactly where they are and reported by `problems()`; a file with undecodable bytes is never written. Parsed files are
+files. Every change holds a lock for its whole read-modify-write and lands atomically, without losing a lesson that
+Anton appends meanwhile (see `replace`); lines it cannot read are kept exactly where they are and reported by
+`problems()`; a file with undecodable bytes is never written. Parsed files are
 cached on (inode, mtime, size), so reading unchanged memory costs almost nothing.
 
 Brain analogy: the hippocampus encodes and retrieves individual traces; it does not decide what is worth keeping.
@@ -15,7 +16,8 @@ import datetime as dt
 import functools
 import os
 from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from anton_tui.memory.engram import (
@@ -23,6 +25,7 @@ from anton_tui.memory.engram import (
     RULE_KINDS,
     Engram,
     MemoryProblem,
+    entry_text,
     ParsedFile,
     extend_lessons,
     format_lesson_line,
@@ -32,9 +35,10 @@ from anton_tui.memory.engram import (
     parse_profile_file,
     parse_rules_file,
     sanitize_slug,
-    sanitize_text,
 )
-from anton_tui.memory.locking import append_locked, atomic_write, exclusive, target_locked
+from anton_tui.memory.locking import append_locked, exclusive, read_whole_lines, remove_stale_temps
+from anton_tui.memory.replace import recover_carries, rewriting
+from anton_tui.redact import MARKER, Redactor
 
 Parser = Callable[[bytes, Path, str], ParsedFile]
 
@@ -57,16 +61,22 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def _read(path: Path, parser: Parser, scope: str, *, fresh: bool = False) -> ParsedFile:
-    """Parse `path`, reusing the cached parse while the file is unchanged; `fresh` re-reads the bytes to be sure."""
+def _read(path: Path, parser: Parser, scope: str, *, fresh: bool = False, locked: bool = False) -> ParsedFile:
+    """Parse `path`, reusing the cached parse while the file is unchanged; `fresh` re-reads the bytes to be sure.
+
+    `locked`: the caller holds the file's own lock, so no append can be half-written.
+    """
     key = (str(path), parser.__name__, scope)
     cached = _cache.get(key)
     try:
         if cached is not None and not fresh and _stamp(os.stat(path)) == cached[0]:
             return cached[1]
-        with open(path, "rb") as handle:
-            stamp = _stamp(os.fstat(handle.fileno()))
-            data = handle.read()
+        if locked:
+            with open(path, "rb") as handle:
+                stat, data = os.fstat(handle.fileno()), handle.read()
+        else:
+            stat, data = read_whole_lines(path)
+        stamp = _stamp(stat)
     except FileNotFoundError:
         return ParsedFile()
     except OSError as exc:
@@ -171,9 +181,10 @@ def _within(lines: list[str], char_budget: int | None) -> list[str]:
 class Hippocampus:
     """Reads and writes one scope's memory files in `base_dir`."""
 
-    def __init__(self, base_dir: Path | str, *, scope: str = "project") -> None:
+    def __init__(self, base_dir: Path | str, *, scope: str = "project", redactor: Redactor | None = None) -> None:
         self.base_dir = Path(base_dir)
         self.scope = scope
+        self.redactor = redactor or Redactor()  # every text written goes through it first
         self.rules_path = self.base_dir / "rules.md"
         self.lessons_path = self.base_dir / "lessons.md"
         self.profile_path = self.base_dir / "profile.md"
@@ -202,17 +213,29 @@ class Hippocampus:
             "profile": (name, self.profile_path, parse_profile_file),
         }[name]
 
-    def _modify(
-        self, path: Path, parser: Parser, change: Callable[[ParsedFile], list[str] | None], *, lock_target: bool = False
-    ) -> bool:
-        """Run `change` on the current file under the file's lock and write its result atomically (None: no write)."""
-        with exclusive(path), (target_locked(path) if lock_target else nullcontext()):
-            parsed = _read(path, parser, self.scope, fresh=True)
+    def clean_text(self, text: str) -> str:
+        """Text as it may be written: secrets replaced by markers, one line; ``""`` if nothing worth saving is left."""
+        text = entry_text(self.redactor(text))
+        return text if entry_text(MARKER.sub("", text)) else ""
+
+    @staticmethod
+    @contextmanager
+    def _writing(path: Path) -> Iterator[None]:
+        """Hold the sidecar lock of `path`; first tidy up after writers of it that were killed mid-write."""
+        with exclusive(path):
+            remove_stale_temps(path)
+            recover_carries(path)
+            yield
+
+    def _modify(self, path: Path, parser: Parser, change: Callable[[ParsedFile], list[str] | None]) -> bool:
+        """Run `change` on the current file under the file's locks and write its result in one step (None: no write)."""
+        with self._writing(path), rewriting(path) as rewrite:
+            parsed = _read(path, parser, self.scope, fresh=True, locked=True)
             self._ensure_writable(path, parsed)
             lines = change(parsed)
             if lines is None:
                 return False
-            atomic_write(path, "".join(lines).encode("utf-8"))
+            rewrite.replace("".join(lines).encode("utf-8"))
             _forget(path)
             return True
 
@@ -249,7 +272,7 @@ class Hippocampus:
 
     def rewrite_identity(self, facts: list[str]) -> bool:
         """Merge facts into profile.md: exact repeats are skipped, ``Key: value`` replaces facts with the same key."""
-        cleaned = [text for fact in facts if isinstance(fact, str) and (text := sanitize_text(fact))]
+        cleaned = [text for fact in facts if isinstance(fact, str) and (text := self.clean_text(fact))]
 
         def change(parsed: ParsedFile) -> list[str] | None:
             rows: list[str | None] = list(parsed.lines)
@@ -275,18 +298,19 @@ class Hippocampus:
 
     def remove_profile_lines(self, entry_ids: set[str]) -> bool:
         """Drop the profile facts with these ids; the file is deleted when no fact and no other text is left."""
-        with exclusive(self.profile_path):
-            parsed = self._profile(fresh=True)
-            self._ensure_writable(self.profile_path, parsed)
+        path = self.profile_path
+        with self._writing(path), rewriting(path) as rewrite:
+            parsed = _read(path, parse_profile_file, self.scope, fresh=True, locked=True)
+            self._ensure_writable(path, parsed)
             drop = {index for e, index in zip(parsed.entries, parsed.entry_lines) if e.id in entry_ids}
             if not drop:
                 return False
             kept = [line for index, line in enumerate(parsed.lines) if index not in drop]
             if all(not line.strip() or line.strip().startswith("#") for line in kept):
-                self.profile_path.unlink()
+                path.unlink()
             else:
-                atomic_write(self.profile_path, "".join(kept).encode("utf-8"))
-            _forget(self.profile_path)
+                rewrite.replace("".join(kept).encode("utf-8"))
+            _forget(path)
             return True
 
     # ---- rules -------------------------------------------------------------------------------------------------
@@ -319,7 +343,7 @@ class Hippocampus:
         """Add a rule under its section; False when the text is empty or already a rule of any kind."""
         if kind not in RULE_KINDS:
             raise ValueError(f"rule kind must be one of {', '.join(RULE_KINDS)}, not {kind!r}")
-        text = sanitize_text(text)
+        text = self.clean_text(text)
         if not text:
             return False
         engram = Engram(text, kind, self.scope, confidence, None, source, dt.datetime.now())
@@ -375,7 +399,7 @@ class Hippocampus:
         The topic is slugged; source and confidence are kept. Source ``llm`` is the default meaning of a lesson
         without a source, so it is not written and the line matches what Anton writes.
         """
-        text = sanitize_text(text)
+        text = self.clean_text(text)
         if not text:
             return False
         topic_slug = sanitize_slug(topic) if topic and topic.strip() else None
@@ -385,17 +409,21 @@ class Hippocampus:
         )  # fmt: skip
         line = format_lesson_line(engram).encode("utf-8")
         path = self.lessons_path
-        with exclusive(path):
+        with self._writing(path):
             parsed = self._lessons(fresh=True)
             self._ensure_writable(path, parsed)
             if text in parsed.texts:
                 return False
-            if not parsed.raw.strip():
-                with target_locked(path):
-                    atomic_write(path, b"# Lessons\n" + line)
-                _forget(path)
-            else:
+            if parsed.raw.strip():
                 append_locked(path, line if parsed.raw.endswith((b"\n", b"\r")) else b"\n" + line)
+                return True
+            with rewriting(path) as rewrite:  # a new file: under the file's lock, in case Anton appended meanwhile
+                current = _read(path, parse_lessons_file, self.scope, fresh=True, locked=True)
+                if text in current.texts:
+                    return False
+                head = current.raw if current.raw.strip() else b"# Lessons\n"
+                rewrite.replace(head + (line if head.endswith((b"\n", b"\r")) else b"\n" + line))
+            _forget(path)
         return True
 
     # ---- scratchpad wisdom -------------------------------------------------------------------------------------
@@ -425,9 +453,9 @@ class Hippocampus:
     def update_entry(self, kind_file: str, entry_id: str, new_text: str) -> bool:
         """Give the entry with this id new text (its metadata kept, date refreshed); False if no such entry."""
         name, path, parser = self._target(kind_file)
-        text = sanitize_text(new_text)
+        text = self.clean_text(new_text)
         if not text:
-            raise ValueError("a memory entry cannot be empty")
+            raise ValueError("a memory entry needs some words: this text is empty or only punctuation")
 
         def change(parsed: ParsedFile) -> list[str] | None:
             for engram, index in zip(parsed.entries, parsed.entry_lines):
@@ -445,7 +473,7 @@ class Hippocampus:
                 return lines
             return None
 
-        return self._modify(path, parser, change, lock_target=name == "lessons")
+        return self._modify(path, parser, change)
 
     def read_file(self, kind_file: str) -> ParsedFile:
         """A fresh parse of one file ('rules', 'lessons' or 'profile'): its exact lines, entries and problems."""
@@ -456,10 +484,19 @@ class Hippocampus:
         """Rewrite one file under its lock: `change` gets the current parse and returns the new lines (None: keep).
 
         The same locks as every other change are held, so no write of this or another process can slip in between
-        reading and replacing; a file that cannot be read cleanly raises `MemoryFileError` and is left alone.
+        reading and replacing; a file that cannot be read cleanly raises `MemoryFileError` and is left alone. Lines
+        `change` adds (not already in the file) have their secrets taken out; the file's own lines stay as they are.
         """
         name, path, parser = self._target(kind_file)
-        return self._modify(path, parser, change, lock_target=True)
+
+        def scrubbed(parsed: ParsedFile) -> list[str] | None:
+            lines = change(parsed)
+            if lines is None:
+                return None
+            old = set(parsed.lines)
+            return [line if line in old else self.redactor(line) for line in lines]
+
+        return self._modify(path, parser, scrubbed)
 
     def delete_entry(self, kind_file: str, entry_id: str) -> bool:
         """Remove the entry with this id (its line only); False if no such entry."""
@@ -471,4 +508,4 @@ class Hippocampus:
                     return parsed.lines[:index] + parsed.lines[index + 1 :]
             return None
 
-        return self._modify(path, parser, change, lock_target=name == "lessons")
+        return self._modify(path, parser, change)

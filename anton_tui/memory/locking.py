@@ -2,14 +2,17 @@
 
 A whole read-modify-write holds an exclusive `fcntl.flock` on a sidecar file (``rules.md.lock``), so two writers can
 never interleave. Rewrites go to a temporary file that replaces the original in one step, so readers (which never
-lock) see either the old file or the new one. Appends lock the target file itself, which is how Anton's own appends
-lock, so an Anton process appending at the same moment waits its turn. On systems without `fcntl` the locks are
-no-ops, as in Anton.
+lock) see either the old file or the new one; the temporary file's name carries the writer's pid, so one left by a
+killed writer is recognised and removed later (`remove_stale_temps`). Appends lock the target file itself, which is
+how Anton's own appends lock, so an Anton process appending at the same moment waits its turn; a reader that finds
+the last line without its newline reads again under that lock (`read_whole_lines`), so it never takes half an
+appended line for a whole one. On systems without `fcntl` the locks are no-ops, as in Anton.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,25 +45,23 @@ def exclusive(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-@contextmanager
-def target_locked(path: Path) -> Iterator[None]:
-    """Hold a lock on `path` itself (as Anton's appenders do) while rewriting it; nothing to lock if it is missing."""
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user counts as alive)."""
+    if pid <= 0:
+        return False
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        yield
-        return
-    try:
-        _flock(fd)
-        yield
-    finally:
-        os.close(fd)
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` in one step (temporary file in the same folder, fsync, `os.replace`).
+def write_temp(path: Path, data: bytes) -> Path:
+    """Write `data` to a new temporary file next to `path` (named ``.<name>.<pid>.<random>.tmp``) and fsync it.
 
-    The file keeps its permission bits; a new file gets the usual ones for the user's umask.
+    It gets the permission bits `path` has now (the usual ones for the user's umask when `path` is missing).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -76,10 +77,65 @@ def atomic_write(path: Path, data: bytes) -> None:
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one step (temporary file in the same folder, fsync, `os.replace`)."""
+    tmp = write_temp(path, data)
+    try:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temps(path: Path) -> int:
+    """Delete the temporary files of `path` that writers killed mid-write left behind; returns how many.
+
+    Only files named as `write_temp` names them whose pid is not a running process are removed; this process's own
+    and those of live writers are left alone.
+    """
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(\d+)\.[0-9a-f]+\.tmp")
+    removed = 0
+    try:
+        names = os.listdir(path.parent)
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is None or int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
+            continue
+        try:
+            os.unlink(path.parent / name)
+            removed += 1
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def read_whole_lines(path: Path) -> tuple[os.stat_result, bytes]:
+    """The bytes of `path` and its stat, never ending in half a line that an appender is still writing.
+
+    Reads without a lock. Only when the last line has no newline yet, it reads again under a shared lock of the
+    file itself: appenders (ours and Anton's) hold that lock exclusively while they write, so the second read sees
+    the line whole. A last line that still has no newline then is really so (a file edited by hand) and is kept.
+    """
+    with open(path, "rb") as handle:
+        stat = os.fstat(handle.fileno())  # before reading: a stamp older than the bytes only costs a re-read
+        data = handle.read()
+        if data and not data.endswith((b"\n", b"\r")) and fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+            try:
+                stat = os.fstat(handle.fileno())
+                handle.seek(0)
+                data = handle.read()
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return stat, data
 
 
 def append_locked(path: Path, data: bytes) -> None:

@@ -174,3 +174,29 @@ async def test_pad_actions_without_engine_support_are_explained() -> None:
         await pilot.press("r")
         await pilot.pause()
         assert any("cannot control its scratchpads" in message for message in notifications(app))
+
+
+async def test_a_cell_whose_secrets_were_hidden_from_the_model_is_marked_raw_and_the_chat_says_so() -> None:
+    from anton_tui.agent.events import SecretsRemoved
+    from anton_tui.tui.widgets.chat import ChatView, Notice
+
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    run = cell_run("main", 1, output=f"token {token}\n")
+    hidden = SecretsRemoved(("GitHub Token",), "scratchpad main, cell 1", "scratchpad", pad="main", cell=1)
+    saved = SecretsRemoved(("GitHub Token", "GitHub Token"), "project lessons.md", "memorize")
+    session = ScriptedSession([*run[:-1], hidden, run[-1], saved, TurnFinished(1, "end_turn", "")])
+    app = AntonApp(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "show the token")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        cell = app.screen.query_one(CellView)
+        assert token in cell.output_text, "the pane shows what the cell printed"
+        header = str(cell.query_one(".cell-header").render())
+        assert header.endswith("raw output: 1 secret hidden from the model"), header
+        notices = [str(n.render()) for n in app.screen.query_one(ChatView).query(Notice) if n.kind == "secrets"]
+        assert notices == [
+            "Secrets Hidden from the model in scratchpad main, cell 1: GitHub Token "
+            "(scratchpad) (the scratchpad pane shows the raw output)",
+            "Secrets Removed before saving to project lessons.md: 2 × GitHub Token (memorize)",
+        ]

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from anton_tui.memory.cortex import Cortex
     from anton_tui.memory.episodes import EpisodicMemory
     from anton_tui.memory.skills import SkillStore
+    from anton_tui.redact import Redactor
     from anton_tui.scratchpad.cell import Cell
     from anton_tui.scratchpad.runtime import ScratchpadManager
 
@@ -40,3 +41,4 @@ class ToolContext:
     scratchpad_observers: list[ScratchpadObserver] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
     log_episode: Callable[..., None] = lambda *args, **kwargs: None
+    redactor: "Redactor | None" = None  # what the model reads of a cell's output goes through it

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from anton_tui.agent.events import MemoryWritten
+from anton_tui.agent.events import memory_events
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolDef, ToolResult
 
@@ -71,11 +71,12 @@ async def handle_memorize(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolR
     engrams = entries_to_engrams(tool_input.get("entries") or [])
     if not engrams:
         return ToolResult("ERROR: no entries to memorize (each entry needs a non-empty 'text').", success=False)
-    actions = await asyncio.to_thread(ctx.cortex.encode, engrams)
+    encoded = await asyncio.to_thread(ctx.cortex.encode_all, engrams)
     if ctx.cortex.mode == "off":
         return ToolResult("Memory is switched off for this workspace; nothing was saved.", success=True)
-    ctx.emit(MemoryWritten(engrams=tuple(engrams), actions=tuple(actions), producer="memorize"))
-    return ToolResult("Memory updated: " + "; ".join(actions))
+    for event in memory_events(encoded, "memorize"):
+        ctx.emit(event)
+    return ToolResult("Memory updated: " + "; ".join(encoded.actions))
 
 
 MEMORIZE_TOOL = ToolDef("memorize", DESCRIPTION, INPUT_SCHEMA, handle_memorize)

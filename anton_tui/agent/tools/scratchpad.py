@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from anton_tui.agent.events import ScratchpadActivity
+from anton_tui.agent.events import ScratchpadActivity, SecretsRemoved
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolDef, ToolResult
 from anton_tui.scratchpad.cell import Cell
@@ -77,6 +77,13 @@ async def _exec(ctx: ToolContext, name: str, tool_input: dict[str, Any]) -> Tool
         estimated_seconds=estimate,
         on_event=lambda event: ctx.emit(ScratchpadActivity(event)),
     )
+    if ctx.redactor is not None:  # the model, the learners and the episode log read the cell scrubbed
+        from anton_tui.redact import scrub_cell
+
+        cell, hidden = scrub_cell(cell, ctx.redactor)
+        if hidden:
+            where = f"scratchpad {name}, cell {cell.index}"
+            ctx.emit(SecretsRemoved(kinds=hidden, where=where, producer="scratchpad", pad=name, cell=cell.index))
     _fire(ctx, "on_post_execute", cell)
     error = cell.error or ""
     if error.startswith(KILL_PREFIXES):

@@ -33,6 +33,7 @@ from anton_tui.agent.events import (
     MemoryConfirmationNeeded,
     MemoryWritten,
     ScratchpadActivity,
+    SecretsRemoved,
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
@@ -49,7 +50,15 @@ from anton_tui.tui.messages import (
     ScratchpadControlDone,
     SessionEventMessage,
 )
-from anton_tui.tui.widgets.chat import MAX_BLOCKS, ChatView, ErrorBlock, acc_notice, memory_notice, repair_notice
+from anton_tui.tui.widgets.chat import (
+    MAX_BLOCKS,
+    ChatView,
+    ErrorBlock,
+    acc_notice,
+    memory_notice,
+    repair_notice,
+    secrets_notice,
+)
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
@@ -375,6 +384,10 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
                 pass  # the AccNudge that comes with it already shows the new rule, with its detector
             case MemoryWritten():
                 await chat.add_notice(memory_notice(event), "memory")
+            case SecretsRemoved():
+                await chat.add_notice(secrets_notice(event), "secrets")
+                if event.pad is not None and event.cell is not None:
+                    self.scratchpad.mark_hidden(event.pad, event.cell, event.kinds)
             case MemoryConfirmationNeeded():
                 self.confirm_memories(event)
             case AccNudge():

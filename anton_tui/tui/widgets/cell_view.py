@@ -42,6 +42,7 @@ class CellView(Vertical, can_focus=True):
         self.shown_chars = 0
         self._newline_owed = False  # a trailing newline is written with the next chunk, so no blank last line shows
         self.streamed = {"stdout": False, "stderr": False}
+        self.hidden: tuple[str, ...] = ()  # secrets the model did not see in this output (it is shown raw here)
         self._header = Static(classes="cell-header")
         self._progress = Static(classes="cell-progress")
         self._output = Log(max_lines=OUTPUT_MAX_LINES, classes="cell-output")
@@ -63,14 +64,18 @@ class CellView(Vertical, can_focus=True):
     def _render_header(self) -> None:
         icon, style = _STATUS_LOOK.get(self.status, ("?", "$text-muted"))
         timing = "" if self.seconds is None else f"{self.seconds:.1f}s"
+        count = len(self.hidden)
+        raw = f" raw output: {count} secret{'s' if count > 1 else ''} hidden from the model" if count else ""
         self._header.update(
             Content.from_markup(
-                f"[{style}]$icon $status[/] [b]Cell $index[/b] $description [$text-muted]$timing[/]",
+                f"[{style}]$icon $status[/] [b]Cell $index[/b] $description [$text-muted]$timing[/]"
+                "[$text-warning]$raw[/]",
                 icon=icon,
                 status=self.status,
                 index=str(self.index),
                 description=self.description,
                 timing=timing,
+                raw=raw,
             )
         )
 
@@ -109,6 +114,10 @@ class CellView(Vertical, can_focus=True):
             error = cell.error if len(cell.error) <= ERROR_MAX_CHARS else "…" + cell.error[-ERROR_MAX_CHARS:]
             self._error.update(Content(error.rstrip()))
             self._error.display = True
+
+    def mark_hidden(self, kinds: tuple[str, ...]) -> None:
+        self.hidden = kinds
+        self._render_header()
 
     def set_status(self, status: str, seconds: float | None = None) -> None:
         self.status = status

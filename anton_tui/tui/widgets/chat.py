@@ -30,7 +30,14 @@ if TYPE_CHECKING:
     from textual.timer import Timer
     from textual.widgets.markdown import MarkdownStream
 
-    from anton_tui.agent.events import AccNudge, HistoryRepaired, MemoryWritten, ToolCallFinished, ToolCallStarted
+    from anton_tui.agent.events import (
+        AccNudge,
+        HistoryRepaired,
+        MemoryWritten,
+        SecretsRemoved,
+        ToolCallFinished,
+        ToolCallStarted,
+    )
     from anton_tui.tui.commands import CommandOutput
     from anton_tui.tui.widgets.answer import AssistantMessage
 
@@ -58,6 +65,23 @@ def acc_notice(event: AccNudge) -> Content:
         label="Self-check" if event.nudged else "New rule from self-check",
         detector=str(getattr(event.lesson, "detector", "acc")),
         rule=str(getattr(event.lesson, "rule", event.lesson)),
+    )
+
+
+def secrets_notice(event: SecretsRemoved) -> Content:
+    """What secrets were taken out, and of what: a memory being saved, or a cell's output before the model read it."""
+    from anton_tui.redact import describe
+
+    if event.pad is not None:
+        head, tail = f"Hidden from the model in {event.where}:", " (the scratchpad pane shows the raw output)"
+    else:
+        head, tail = f"Removed before saving to {event.where}:", ""
+    return Content.from_markup(
+        "[b $text-warning]Secrets[/] $head $kinds [$text-muted]($producer)$tail[/]",
+        head=head,
+        kinds=describe(event.kinds),
+        producer=event.producer,
+        tail=tail,
     )
 
 

@@ -165,6 +165,12 @@ lost), **Delete** twice removes it, **c** copies the code of the focused cell (o
         elif isinstance(event, CellFinished):
             cell.finish(event.cell)
 
+    def mark_hidden(self, pad: str, index: int, kinds: tuple[str, ...]) -> None:
+        """Say on a cell that its output is shown raw here while the model read it with secrets hidden."""
+        cell = self.cell(pad, index)
+        if cell is not None:
+            cell.mark_hidden(kinds)
+
     def stop_running(self, status: str = "cancelled") -> None:
         """Mark cells still shown as running (their turn ended without finishing them)."""
         for cell in self.query(CellView):
