@@ -6,7 +6,8 @@ the parent while the cell runs. The process watches its parent and ends itself, 
 the parent goes away.
 
 It runs under the pad's own interpreter, possibly a virtual environment where anton_tui is not installed, so it
-uses the standard library only and is started by file path: `python -u boot.py '<json config>'`.
+uses the standard library only and is started by file path: `python -u boot.py '<json config>'`. Its first act is
+to fork: the parent stays as the pad's supervisor (`supervisor.py`), which owns and ends everything the pad starts.
 """
 
 import builtins
@@ -39,17 +40,18 @@ RESERVE_BYTES = 2 * 1024 * 1024
 FORWARDER_STACK_BYTES = 256 * 1024
 
 
-def _load_protocol():
+def _load_sibling(name):
+    """A standard-library-only module next to this file (anton_tui may not be importable here)."""
     import importlib.util
 
-    path = os.path.join(os.path.dirname(BOOT_FILE), "protocol.py")
-    spec = importlib.util.spec_from_file_location("_anton_scratchpad_protocol", path)
+    path = os.path.join(os.path.dirname(BOOT_FILE), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_anton_scratchpad_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-protocol = _load_protocol()
+protocol = _load_sibling("protocol")
 
 
 def die():
@@ -421,9 +423,29 @@ def _text_stream(fd):
     return io.TextIOWrapper(binary, encoding="utf-8", errors="backslashreplace", line_buffering=True)
 
 
+def split_off_supervisor(control, fds):
+    """Fork before anything else runs: the parent stays behind as the pad's supervisor (and never returns from
+    here), the child returns and becomes the pad process, leader of its own process group."""
+    supervisor = _load_sibling("supervisor")
+    subreaper = supervisor.become_subreaper()  # before the fork: no orphan of a cell can reach init
+    worker = os.fork()
+    if worker:
+        try:
+            os.setpgid(worker, worker)
+        except OSError:  # the child did it first, or is already gone
+            pass
+        supervisor.supervise(worker, control, list(fds.values()), subreaper)
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    os.close(control)
+
+
 def main():
     config = json.loads(sys.argv[1])
     fds = config["fds"]
+    split_off_supervisor(config["control"], fds)
     for fd in fds.values():
         os.set_inheritable(fd, False)  # private to this process, not to the subprocesses a cell starts
     # Commands arrive on the original stdin; move them aside so a cell (or its subprocesses) reads nothing there.
