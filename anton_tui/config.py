@@ -80,6 +80,7 @@ class Settings(BaseSettings):
     cell_total_max: int = Field(3600, gt=0)
     cell_memory_limit_mb: int = Field(2048, gt=0)
     cell_keep_recent: int = Field(5, gt=0)
+    scratchpad_pass_api_keys: bool = False
 
     theme: str = "anton-dark"
     keymap: dict[str, str] = Field(default_factory=dict)

@@ -33,7 +33,7 @@ from anton_tui.scratchpad.events import (
     ScratchpadEventSink,
 )
 from anton_tui.scratchpad.formatting import compact_old_cells, dump_cells, format_cell_result, view_cells
-from anton_tui.scratchpad.limits import CellBudget, ScratchpadLimits
+from anton_tui.scratchpad.limits import CellBudget, ScratchpadLimits, pad_environment
 from anton_tui.scratchpad.names import validate_pad_name
 from anton_tui.scratchpad.process import KILL_WAIT_SECONDS, PadProcess, ScratchpadStartError
 from anton_tui.scratchpad.venv import (
@@ -415,7 +415,7 @@ class Scratchpad:
         if self._process is not None and not self._process.closed.is_set():
             return
         python = self.interpreter
-        env = dict(os.environ)
+        env = pad_environment(os.environ, pass_api_keys=self.limits.pass_api_keys)
         env["ANTON_SCRATCHPAD"] = self.name
         if self.limits.memory_limit_mb:
             # The limit counts address space; fewer malloc arenas keep reserved-but-unused space from eating it.
