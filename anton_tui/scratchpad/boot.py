@@ -438,14 +438,16 @@ def split_off_supervisor(control, fds):
     """Fork before anything else runs: the parent stays behind as the pad's supervisor (and never returns from
     here), the child returns and becomes the pad process, leader of its own process group."""
     supervisor = _load_sibling("supervisor")
-    subreaper = supervisor.become_subreaper()  # before the fork: no orphan of a cell can reach init
+    # Before the fork, so no orphan of a cell can reach init. Without it (not Linux, or refused) the supervisor
+    # still ends the pad's process group and whatever /proc shows below it.
+    supervisor.become_subreaper()
     worker = os.fork()
     if worker:
         try:
             os.setpgid(worker, worker)
         except OSError:  # the child did it first, or is already gone
             pass
-        supervisor.supervise(worker, control, list(fds.values()), subreaper)
+        supervisor.supervise(worker, control, list(fds.values()))
     try:
         os.setpgid(0, 0)
     except OSError:

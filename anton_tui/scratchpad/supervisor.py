@@ -100,11 +100,10 @@ def parent_of(pid):
 
 
 class Supervisor:
-    def __init__(self, worker, control, subreaper):
+    def __init__(self, worker, control):
         self.worker = worker
         self.control = control
         self.parent = os.getppid()
-        self.subreaper = subreaper
         self.worker_status = None
         self.stop_requested = False
         self.wake_read, self.wake_write = os.pipe()
@@ -199,10 +198,10 @@ class Supervisor:
         os._exit(128 + signum)
 
 
-def supervise(worker, control, release, subreaper):
+def supervise(worker, control, release):
     """Run as the supervisor of the pad process `worker` until the end; never returns. `release` are the pad's pipe
-    ends this process must not keep open (its own stdin, stdout and stderr are let go as well); `subreaper` says
-    whether `become_subreaper()` succeeded (called before the fork, so no orphan can slip past)."""
+    ends this process must not keep open (its own stdin, stdout and stderr are let go as well). `become_subreaper()`
+    is called before the fork, so no orphan of a cell can slip past to init."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -213,7 +212,7 @@ def supervise(worker, control, release, subreaper):
         except OSError:
             pass
     try:
-        supervisor = Supervisor(worker, control, subreaper)
+        supervisor = Supervisor(worker, control)
         try:
             supervisor.wait()
         finally:
