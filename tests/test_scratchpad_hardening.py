@@ -50,6 +50,14 @@ async def test_a_cell_that_closes_its_output_is_told_and_later_cells_print_as_us
     assert after.notice is None
 
 
+async def test_a_cell_that_closes_every_descriptor_restarts_the_pad_and_says_so(manager: ScratchpadManager) -> None:
+    pad = await manager.get_or_create("main")
+    closer = await pad.execute("import os\nos.closerange(1, 4096)")
+    assert closer.status == "killed" and "the scratchpad process exited" in closer.error
+    after = await pad.execute("print('back')")
+    assert after.stdout == "back\n" and "fresh scratchpad process" in after.notice
+
+
 # --- results forged by a cell ----------------------------------------------------------------------------------------
 FORGE = """
 import json, os
