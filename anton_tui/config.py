@@ -84,6 +84,7 @@ class Settings(BaseSettings):
     cell_total_max: int = Field(3600, gt=0)
     cell_memory_limit_mb: int = Field(2048, gt=0)
     cell_keep_recent: int = Field(5, gt=0)
+    scratchpad_pass_api_keys: bool = False
 
     theme: str = DEFAULT_THEME
     keymap: dict[str, str] = Field(default_factory=dict)
@@ -215,8 +216,9 @@ _BARE_VALUE = re.compile(r"[A-Za-z0-9_\-.,:/@+=%^~]*\Z")
 def write_project_env(project_dir: str | os.PathLike[str], updates: Mapping[str, str | None]) -> Path:
     """Set (or, with ``None``, remove) keys in ``<project>/.anton/.env``; every other line stays byte for byte.
 
-    Creates the file (mode 0600) and its folder when missing. A value holding a line break raises ``ValueError``
-    before anything is written. Returns the file's path.
+    Creates the file (mode 0600) and its folder when missing. A value holding a line break, or a file that is not
+    UTF-8 text (the reader would ignore it, and the value with it), raises ``ValueError`` before anything is
+    written. Returns the file's path.
     """
     for key, value in updates.items():
         if not _KEY.match(key):
@@ -228,10 +230,16 @@ def write_project_env(project_dir: str | os.PathLike[str], updates: Mapping[str,
     path.parent.mkdir(parents=True, exist_ok=True)
     with _folder_lock(path.parent):
         try:
-            text = path.read_bytes().decode("utf-8", "surrogateescape")
+            text = path.read_bytes().decode("utf-8")
         except FileNotFoundError:
             text = ENV_FILE_HEADER
-        _atomic_write(path, _apply_updates(text, updates).encode("utf-8", "surrogateescape"))
+        except UnicodeDecodeError as exc:
+            # The reader ignores such a file entirely, so a value written into it would never take effect.
+            raise ValueError(
+                f"{path} is not UTF-8 text (byte {exc.start}), so none of its settings can be read; nothing was "
+                f"written. Save the file as UTF-8 (or remove it) and try again."
+            ) from None
+        _atomic_write(path, _apply_updates(text, updates).encode("utf-8"))
     return path
 
 

@@ -86,12 +86,11 @@ async def test_kept_entries_stay_byte_identical_under_their_headings_with_a_back
     "reply",
     [
         Reply.error(400, "this request is malformed"),
-        keep(0, 2, 25),  # 25 is one past the last entry
-        keep(-1, 3),
+        keep(25, -1),  # numbers of no entry only (a bad number among good ones is ignored: test_anton_parity)
         keep(),
         Reply.text("I would rather not."),  # asked twice, never answers with the tool
     ],
-    ids=["model-error", "index-past-the-end", "negative-index", "nothing-kept", "no-answer"],
+    ids=["model-error", "no-existing-entry", "nothing-kept", "no-answer"],
 )
 async def test_doubt_leaves_the_file_untouched(fake_llm, memory, reply):  # noqa: F811
     rules = memory[0] / "rules.md"
@@ -108,6 +107,7 @@ async def test_doubt_leaves_the_file_untouched(fake_llm, memory, reply):  # noqa
 
 
 async def test_unreadable_lines_and_unknown_sections_are_never_dropped(fake_llm, memory):  # noqa: F811
+    """(A rule above the first heading is offered as an Always rule, as Anton offers it: test_anton_parity.)"""
     rules = memory[0] / "rules.md"
     rules.parent.mkdir(parents=True)
     odd = (
@@ -118,13 +118,14 @@ async def test_unreadable_lines_and_unknown_sections_are_never_dropped(fake_llm,
     )
     bad_date = "- a rule with a bad date <!-- ts:yesterday -->\n"
     rules.write_text(odd + rules_file(22).removeprefix("# Rules\n") + bad_date)
-    fake_llm.queue(keep(1), model=CODER)
+    fake_llm.queue(keep(2), model=CODER)  # 0 is the bullet before any heading, then rule number 0, 1, ...
 
     await make_cortex(memory, fake_llm).compact_all()
 
     text = rules.read_text()
-    assert len(offered(fake_llm.requests[0])) == 22
-    for survivor in ("- a bullet before any heading", "this line is not an entry", "## Someday",
+    assert len(offered(fake_llm.requests[0])) == 23
+    assert "- a bullet before any heading" not in text
+    for survivor in ("this line is not an entry", "## Someday",
                      "- an entry under a heading Anton does not know", bad_date.strip()):
         assert survivor in text
     assert [line for line in text.splitlines() if "rule number" in line] == [

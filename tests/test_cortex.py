@@ -161,14 +161,14 @@ def test_needs_compaction_above_twenty_entries_in_a_scope(stores) -> None:
     assert cortex.needs_compaction()
 
 
-def test_project_profile_merges_into_global_without_losing_facts(stores) -> None:
+def test_project_profile_merges_into_global_and_global_wins(stores) -> None:
     glob, proj = stores
     write(glob.profile_path, "# Profile\n- Name: Jorge\n- Timezone: PST\n")
     write(proj.profile_path, "# Profile\n- Timezone: PST\n- name: George\n- Editor: VS Code\n- Likes tea\n")
     cortex = Cortex(glob, proj)
     assert glob.identity_facts() == ["Name: Jorge", "Timezone: PST", "Editor: VS Code", "Likes tea"]
-    assert cortex.profile_conflicts == ["name: George"]
-    assert proj.profile_path.read_text() == "# Profile\n- name: George\n"
+    assert cortex.profile_conflicts == ["name: George"]  # overruled (a backup of the project file is kept)
+    assert not proj.profile_path.exists()
 
     proj.profile_path.write_text("# Profile\n- Shell: zsh\n")
     Cortex(glob, proj)

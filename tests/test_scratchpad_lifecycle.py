@@ -121,9 +121,9 @@ async def test_the_exit_safety_net_kills_live_pads(tmp_path: Path) -> None:
         pad = await pads.get_or_create("main")
         await pad.start()
         pid = pad.pid
-        assert pid in pad_process._live_groups
-        pad_process._kill_leftover_groups()
+        assert len(pad_process._live) == 1
+        pad_process._stop_leftover_pads()
         assert wait_until_gone([pid], 3) == []
     finally:
         await pads.close_all()
-    assert pid not in pad_process._live_groups
+    assert not pad_process._live

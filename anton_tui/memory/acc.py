@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -66,7 +67,8 @@ class AnteriorCingulate:
     Cross-detector rules, applied by both `at_end_of_turn` and `at_round_n`:
     - a lesson whose rule text equals an earlier lesson's is dropped;
     - a general lesson is dropped when a more specific detector fired on the same failure (see `_SUPERSEDED_BY`):
-      repeated tool errors that are all the same repeated error signature yield only the signature lesson.
+      repeated tool errors that are all the same repeated error signature yield only the signature lesson. Both
+      detectors are still reported (as Anton reports both): the kept lesson names the other in `also`.
     """
 
     def __init__(
@@ -98,15 +100,18 @@ class AnteriorCingulate:
         names = {lesson.detector for lesson in fired}
         kept: list[Lesson] = []
         rules: set[str] = set()
+        covered: dict[str, list[str]] = {}
         for lesson in fired:
             specific, same_failure = _SUPERSEDED_BY.get(lesson.detector, (None, None))
             if specific in names and same_failure(self._events):
+                covered.setdefault(specific, []).append(lesson.detector)  # reported, through the specific lesson
                 continue
             if lesson.rule in rules:
                 continue
             rules.add(lesson.rule)
             kept.append(lesson)
-        return kept
+        return [replace(lesson, also=(*lesson.also, *covered[lesson.detector])) if lesson.detector in covered
+                else lesson for lesson in kept]
 
     def at_end_of_turn(self, has_similar_lesson: SimilarityPredicate | None = None) -> list[Lesson]:
         """Every lesson this turn supports that memory does not already hold. Events are kept until `clear()`."""
@@ -120,7 +125,7 @@ class AnteriorCingulate:
         moment is the point.
         """
         fresh = [lesson for lesson in self._fired() if lesson.detector not in self._nudged]
-        self._nudged.update(lesson.detector for lesson in fresh)
+        self._nudged.update(name for lesson in fresh for name in lesson.detectors)
         return fresh
 
     def clear(self) -> None:
@@ -152,7 +157,7 @@ def events_from_records(records: Iterable[Mapping[str, Any]]) -> list[Event]:
 def format_nudge(lesson: Lesson) -> str:
     """The text block appended to a round's tool results when the monitor runs in active mode."""
     return (
-        f"[Automatic self-check: {lesson.detector}] {lesson.rule}\n"
+        f"[Automatic self-check: {', '.join(lesson.detectors)}] {lesson.rule}\n"
         "(This note comes from your own error monitor, which watches the tool calls of this turn; "
         "it was not written by the user.)"
     )

@@ -124,10 +124,17 @@ class Lesson:
     kind: LessonKind
     detector: str
     severity: int = 1
+    also: tuple[str, ...] = ()
+    """Other detectors that fired on the same failure and whose own lesson this one stands for."""
 
     def __post_init__(self) -> None:
         if self.kind not in LESSON_KINDS:
             raise ValueError(f"lesson kind must be one of always, never, when; got {self.kind!r}")
+
+    @property
+    def detectors(self) -> tuple[str, ...]:
+        """Every detector behind this lesson, its own first."""
+        return (self.detector, *self.also)
 
 
 Detector = Callable[[Sequence[Event]], "Lesson | None"]

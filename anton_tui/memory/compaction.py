@@ -1,39 +1,37 @@
 """Keeps memory files from growing without bound: the coding model picks which entries to keep, nothing else changes.
 
-A scope whose rules.md and lessons.md hold more than 20 entries is compacted file by file (files with fewer than 8
-entries are left alone). The model sees the entries numbered and answers only with the numbers to keep; it never
-writes memory text, so every kept line stays byte for byte what it was, under the heading it was under. Lines the
-parser could not read, rules under unknown headings and anything that is not an entry are never offered and never
-dropped. The rewrite holds the file's lock and lands atomically; the previous file is copied to
-``memory/backups/`` first (the last few copies are kept). Any doubt (a model error, an empty answer, a number out of
-range) leaves the file exactly as it was.
+The cortex decides which scopes need it (`Cortex.compact_all`, more than 20 entries in a scope) and hands each file
+to `compact_file` (files with fewer than 8 entries are left alone). The model sees the entries numbered and answers
+only with the numbers to keep; it never writes memory text, so every kept line stays byte for byte what it was,
+under the heading it was under. A rule written above the first ``##`` heading is offered as an Always rule and,
+when kept, moves under ``## Always``, as Anton's compaction files it. Lines the parser could not read, rules under
+unknown headings and anything that is not an entry are never offered and never dropped. A number that names no
+entry is ignored (and logged), as Anton ignores it. The rewrite holds the file's lock and lands atomically; the
+previous file is copied to ``memory/backups/`` first (the last few copies are kept). Any doubt (a model error, no
+existing entry kept) leaves the file exactly as it was.
 
 Brain analogy: synaptic homeostasis during sleep, which prunes redundant traces so the important ones stand out.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from anton_tui.memory.cortex import COMPACTION_THRESHOLD
-from anton_tui.memory.engram import RULE_KINDS, Engram, ParsedFile
-from anton_tui.memory.locking import atomic_write
+from anton_tui.memory.engram import RULE_KINDS, Engram, ParsedFile, split_entry
+from anton_tui.memory.backups import keep_backup
 
 if TYPE_CHECKING:
-    from anton_tui.memory.cortex import Cortex
     from anton_tui.memory.hippocampus import Hippocampus
 
 log = logging.getLogger(__name__)
 
 MIN_FILE_ENTRIES = 8  # smaller files are not worth a model call
 MAX_TOKENS = 4096  # the answer is a list of numbers, so this is plenty even for hundreds of entries
-BACKUPS_KEPT = 5
 FILES = ("rules", "lessons")
 
 
@@ -71,6 +69,8 @@ class CompactionOutcome:
     kept: int | None = None
     backup: str | None = None
     problem: str | None = None
+    ignored: tuple[int, ...] = ()
+    """Numbers the model named that are no entry (left out, as Anton leaves them out)."""
 
     @property
     def changed(self) -> bool:
@@ -80,20 +80,71 @@ class CompactionOutcome:
         where = f"{self.scope} {self.file}.md"
         if self.problem:
             return f"{where}: left unchanged ({self.problem})"
+        ignored = f"; ignored entry numbers that do not exist: {_listed(self.ignored)}" if self.ignored else ""
         if not self.changed:
-            return f"{where}: all {self.before} entries kept"
-        return f"{where}: kept {self.kept} of {self.before} entries (previous file saved as {self.backup})"
+            return f"{where}: all {self.before} entries kept{ignored}"
+        return f"{where}: kept {self.kept} of {self.before} entries (previous file saved as {self.backup}){ignored}"
+
+
+def _listed(numbers: tuple[int, ...]) -> str:
+    return ", ".join(str(number) for number in numbers)
 
 
 def candidates(parsed: ParsedFile, file: str) -> list[tuple[Engram, int]]:
-    """Entries compaction may choose between, with their line index: readable entries under known sections only."""
+    """Entries compaction may choose between, with their line index, in file order: readable entries under known
+    sections, and (rules) readable rules above the first heading, offered as Always rules."""
     troubled = {problem.line - 1 for problem in parsed.problems if problem.line is not None}
-    found = []
+    found = _above_first_heading(parsed) if file == "rules" else []
     for engram, index in zip(parsed.entries, parsed.entry_lines):
         if index in troubled or (file == "rules" and engram.kind not in RULE_KINDS):
             continue
         found.append((engram, index))
     return found
+
+
+def _first_heading(parsed: ParsedFile) -> int:
+    return min(parsed.headings.values(), default=len(parsed.lines))
+
+
+def _above_first_heading(parsed: ParsedFile) -> list[tuple[Engram, int]]:
+    found = []
+    for index in range(_first_heading(parsed)):
+        stripped = parsed.lines[index].strip()
+        if not stripped.startswith("- "):
+            continue
+        text, confidence, topic, source, day, issue = split_entry(stripped[2:])
+        if text and not issue:
+            found.append((Engram(text, "always", parsed.entries[0].scope if parsed.entries else "project",
+                                 confidence, topic, source, day), index))
+    return found
+
+
+def _rebuilt(parsed: ParsedFile, doomed: set[int], moving: set[int]) -> list[str]:
+    """`parsed.lines` without the lines at `doomed`, and with the rules at `moving` (above the first heading) moved
+    to the top of the ``## Always`` section, where Anton's compaction puts them (file order: they came first). A
+    file without that heading gets it, before its first heading."""
+    lines = parsed.lines
+
+    def kept(start: int, end: int) -> list[str]:
+        return [lines[i] for i in range(start, end) if i not in doomed and i not in moving]
+
+    moved = [_terminated(lines[i]) for i in sorted(moving)]
+    if not moved:
+        return kept(0, len(lines))
+    always = parsed.headings.get("always")
+    if always is not None:
+        return kept(0, always + 1) + moved + kept(always + 1, len(lines))
+    first = _first_heading(parsed)
+    head = kept(0, first)
+    if first < len(lines):
+        return head + ["## Always\n", *moved, "\n"] + kept(first, len(lines))
+    if head:
+        head[-1] = _terminated(head[-1])
+    return head + (["\n"] if head and head[-1].strip() else []) + ["## Always\n", *moved]
+
+
+def _terminated(line: str) -> str:
+    return line if line.endswith(("\n", "\r")) else line + "\n"
 
 
 def _numbered(parsed: ParsedFile, file: str, entries: list[tuple[Engram, int]]) -> str:
@@ -109,14 +160,7 @@ def _line_key(parsed: ParsedFile, engram: Engram, index: int) -> tuple[str, str]
 
 
 def _backup(hc: "Hippocampus", file: str, data: bytes) -> str:
-    folder = hc.base_dir / "backups"
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    path = folder / f"{file}.md.{stamp}.bak"
-    atomic_write(path, data)
-    for old in sorted(folder.glob(f"{file}.md.*.bak"))[:-BACKUPS_KEPT]:
-        old.unlink(missing_ok=True)
-    return str(path)
+    return str(keep_backup(hc.base_dir / "backups", f"{file}.md", data))
 
 
 async def compact_file(hc: "Hippocampus", file: str, llm: Any, scope: str) -> CompactionOutcome | None:
@@ -138,13 +182,19 @@ async def compact_file(hc: "Hippocampus", file: str, llm: Any, scope: str) -> Co
     except Exception as exc:  # any model failure: the file stays as it is
         log.warning("compaction of %s skipped: %s", hc.base_dir / f"{file}.md", exc)
         return _failed(outcome, f"the model call failed: {exc}")
-    keep = set(result.keep)
+    named = set(result.keep)
+    ignored = tuple(sorted(number for number in named if not 0 <= number < len(offered)))
+    keep = named.difference(ignored)
+    if ignored:
+        log.warning("compaction of %s: ignored entry numbers that do not exist: %s", hc.base_dir / f"{file}.md",
+                    _listed(ignored))
+    outcome = replace(outcome, ignored=ignored)
     if not keep:
-        return _failed(outcome, "the model kept nothing")
-    if any(not 0 <= number < len(offered) for number in keep):
-        return _failed(outcome, f"the model named entries that do not exist: {sorted(keep)}")
-    if len(keep) == len(offered):
-        return CompactionOutcome(scope, file, len(offered), kept=len(offered))
+        why = "the model kept nothing" if not ignored else "the model named no entry that exists"
+        return _failed(outcome, why)
+    stray = {index for engram, index in _above_first_heading(parsed)} if file == "rules" else set()
+    if len(keep) == len(offered) and not stray:
+        return replace(outcome, kept=len(offered))
 
     drop_lines = {index for number, (_, index) in enumerate(offered) if number not in keep}
     drop_keys = Counter(_line_key(parsed, e, index) for e, index in offered if index in drop_lines)
@@ -161,11 +211,12 @@ async def compact_file(hc: "Hippocampus", file: str, llm: Any, scope: str) -> Co
                 if remaining[key] > 0:
                     remaining[key] -= 1
                     doomed.add(index)
-        if not doomed:
+        moving = {index for _, index in _above_first_heading(current)} - doomed if file == "rules" else set()
+        if not doomed and not moving:
             return None
         before = len(candidates(current, file))
         written.update(backup=_backup(hc, file, current.raw), before=before, kept=before - len(doomed))
-        return [line for index, line in enumerate(current.lines) if index not in doomed]
+        return _rebuilt(current, doomed, moving)
 
     try:
         changed = hc.rewrite_file(file, change)
@@ -174,23 +225,8 @@ async def compact_file(hc: "Hippocampus", file: str, llm: Any, scope: str) -> Co
         return _failed(outcome, str(exc))
     if not changed:
         return _failed(outcome, "the entries to remove were already gone")
-    return CompactionOutcome(scope, file, written["before"], written["kept"], written["backup"])
+    return replace(outcome, before=written["before"], kept=written["kept"], backup=written["backup"])
 
 
 def _failed(outcome: CompactionOutcome, problem: str) -> CompactionOutcome:
-    return CompactionOutcome(outcome.scope, outcome.file, outcome.before, problem=problem)
-
-
-async def compact_cortex(cortex: "Cortex", *, force: bool = False) -> list[CompactionOutcome]:
-    """Compact every scope over the threshold (every scope with `force`); one outcome per file looked at."""
-    if cortex.llm is None:
-        raise RuntimeError("compaction needs a language model, and this memory has none")
-    outcomes = []
-    for label, hc in cortex.scopes():
-        if not force and hc.entry_count() <= COMPACTION_THRESHOLD:
-            continue
-        for file in FILES:
-            outcome = await compact_file(hc, file, cortex.llm, label.lower())
-            if outcome is not None:
-                outcomes.append(outcome)
-    return outcomes
+    return replace(outcome, kept=None, backup=None, problem=problem)

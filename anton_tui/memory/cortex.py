@@ -3,8 +3,8 @@
 `build_memory_context()` assembles the memory sections of the system prompt, `get_scratchpad_context()` the lessons
 shown with the scratchpad tool, `encode()` routes new engrams to the right scope and file (secrets taken out first;
 `encode_all()` also says which), and `encoding_gate()` decides (per memory mode) whether the user must confirm first.
-`compact_all()` / `compact_now()` (see `compaction`) and `maybe_update_identity()` (see `identity`) use the coding
-model.
+`compact_all()` / `compact_now()` (which scopes are due, then `compaction` file by file) and
+`maybe_update_identity()` (see `identity`) use the coding model.
 
 Brain analogy: the cortex is where consolidated knowledge is organised and put to use; the hippocampi store it.
 """
@@ -16,7 +16,8 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from anton_tui.memory.engram import RULE_KINDS, Engram
+from anton_tui.memory.backups import keep_backup
+from anton_tui.memory.engram import RULE_KINDS, Engram, sanitize_text
 from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
 
 if TYPE_CHECKING:
@@ -168,10 +169,21 @@ class Cortex:
     # ---- maintenance with the coding model ----------------------------------------------------------------------
 
     async def compact_all(self, *, force: bool = False) -> list["CompactionOutcome"]:
-        """Compact each scope holding more than 20 entries (every scope with `force`); see `compaction`."""
-        from anton_tui.memory.compaction import compact_cortex
+        """Compact each scope holding more than 20 entries (every scope with `force`), file by file (see
+        `compaction`); one outcome per file looked at. Raises RuntimeError without a language model."""
+        if self.llm is None:
+            raise RuntimeError("compaction needs a language model, and this memory has none")
+        from anton_tui.memory.compaction import FILES, compact_file  # uses pydantic: loaded on first use
 
-        return await compact_cortex(self, force=force)
+        outcomes = []
+        for label, hc in self.scopes():
+            if not force and hc.entry_count() <= COMPACTION_THRESHOLD:
+                continue
+            for file in FILES:
+                outcome = await compact_file(hc, file, self.llm, label.lower())
+                if outcome is not None:
+                    outcomes.append(outcome)
+        return outcomes
 
     async def compact_now(self) -> list["CompactionOutcome"]:
         """``/memory vacuum``: compact both scopes whatever their size (files under 8 entries are still skipped)."""
@@ -224,11 +236,11 @@ class Cortex:
             log.exception("could not log a memory_write episode")
 
     def _merge_project_profile(self) -> None:
-        """Move a project profile.md into the global profile (identity is global), losing no fact.
+        """Move a project profile.md into the global profile (identity is global), as Anton does at start.
 
-        Facts the global profile already has, or whose ``Key:`` it does not have yet, move over; a fact whose key the
-        global profile holds with another value stays in the project file (see `profile_conflicts`), so nothing is
-        lost. The project file is deleted once it is empty.
+        A fact whose ``Key:`` the global profile already holds stays out (the global one wins); every other fact
+        moves over, merged by key. The project file is then removed. Facts the global profile overruled are listed
+        in `profile_conflicts`, and the project file is first copied to ``memory/backups/``, so nothing is lost.
         """
         project_file = self.project_hc.profile_path
         if self._same_store() or not project_file.exists():
@@ -239,19 +251,20 @@ class Cortex:
         try:
             project = self.project_hc.get_profile()
             known = self.global_hc.identity_facts()
-            moved, conflicts = [], []
+            global_keys = {fact.split(":", 1)[0].strip().lower() for fact in known if ":" in fact}
+            moving, overruled = [], []
             for fact in project:
-                key = fact.text.split(":")[0].strip().lower() if ":" in fact.text else ""
-                holders = [k for k in known if key and k.lower().startswith(key + ":")]
-                if fact.text in known:
-                    moved.append(fact)
-                elif holders:
-                    conflicts.append(fact)
-                else:
-                    moved.append(fact)
-                    known.append(fact.text)
-            self.global_hc.rewrite_identity([fact.text for fact in moved])
-            self.project_hc.remove_profile_lines({fact.id for fact in moved})
-            self.profile_conflicts = [fact.text for fact in conflicts]
+                key = fact.text.split(":", 1)[0].strip().lower() if ":" in fact.text else None
+                if key is None or key not in global_keys:
+                    moving.append(fact)
+                elif fact.text not in known:
+                    overruled.append(fact)
+            if overruled:
+                backup = keep_backup(project_file.parent / "backups", project_file.name, project_file.read_bytes())
+                log.warning("project profile: the global profile overrules %s (the project file is saved as %s)",
+                            ", ".join(fact.text for fact in overruled), backup)
+            self.global_hc.rewrite_identity([fact.text for fact in moving])
+            self.project_hc.remove_profile_lines({fact.id for fact in project})
+            self.profile_conflicts = [fact.text for fact in overruled]
         except (MemoryFileError, OSError) as exc:
             log.warning("project profile not merged: %s", exc)

@@ -196,7 +196,8 @@ class EpisodicMemory:
     # ---- writing -------------------------------------------------------------------------------------------
 
     def start_session(self, session_id: str | None = None) -> str:
-        """Begin a session; the default id is the current UTC time, moved on a second if that file already exists."""
+        """Begin a session and make the episodes folder (when enabled); the default id is the current UTC time,
+        moved on a second if that file already exists."""
         if session_id is None:
             moment = datetime.now(timezone.utc).replace(microsecond=0)
             while self.session_path(moment.strftime(SESSION_FORMAT)).exists():
@@ -204,6 +205,11 @@ class EpisodicMemory:
             session_id = moment.strftime(SESSION_FORMAT)
         self.session_path(session_id)  # validates the id
         self.session_id = session_id
+        if self.enabled:  # the folder now, as Anton makes it; the file with its first line
+            try:
+                self.episodes_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # logging will report it; starting must not fail
+                logger.debug("Could not create %s: %s", self.episodes_dir, exc)
         return session_id
 
     def session_path(self, session_id: str) -> Path:

@@ -39,6 +39,7 @@ META_KEYS = (
 )
 
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+_CONTROL = "a line break or another control character"
 SkillFormat = Literal["anton", "skill_md"]
 STAGE_FOLDERS: dict[str, tuple[str, str]] = {"anton": ("chunks.md", "code"), "skill_md": ("references", "scripts")}
 MAX_TEXT_FILE = 1024 * 1024
@@ -59,6 +60,8 @@ def validate_label(label: object) -> str:
         raise ValueError("skill label is empty")
     if "\x00" in label:
         raise ValueError("skill label contains a NUL character")
+    if not label.isprintable():
+        raise ValueError(f"skill label {label!r} contains {_CONTROL}")
     if "/" in label or "\\" in label:
         raise ValueError(f"skill label {label!r} contains a path separator")
     if label.startswith("."):
@@ -68,6 +71,21 @@ def validate_label(label: object) -> str:
     if len(label.encode("utf-8", "surrogateescape")) > 255:
         raise ValueError("skill label is longer than 255 bytes")
     return label
+
+
+def validate_name(name: object, what: str = "skill name") -> str:
+    """Return `name` unchanged if it is one line of printable text ("" is fine), else raise ValueError: a name is
+    printed into prompts and headings, where a line break could start a rule or a section of its own."""
+    if not isinstance(name, str):
+        raise ValueError(f"{what} must be text, got {type(name).__name__}")
+    if not name.isprintable():
+        raise ValueError(f"{what} {name!r} contains {_CONTROL}")
+    return name
+
+
+def _checked_name(value: Any, filename: str, key: str) -> None:
+    if isinstance(value, str) and not value.isprintable():
+        raise SkillFormatError(f"{filename}: {key!r} contains {_CONTROL}")
 
 
 def validate_relative_file(rel: str) -> PurePosixPath:
@@ -122,6 +140,7 @@ class MetaFields:
 def parse_meta(text: str, folder_name: str) -> MetaFields:
     data = _load_json_object(text, "meta.json")
     fields = {key: _text_field(data, key, "meta.json") for key in ("description", "when_to_use", "created_at")}
+    _checked_name(_text_field(data, "name", "meta.json"), "meta.json", "name")
     return MetaFields(
         name=_text_field(data, "name", "meta.json") or folder_name,
         provenance=_text_field(data, "provenance", "meta.json", "manual"),
@@ -316,6 +335,8 @@ def parse_front_matter(yaml_text: str) -> dict[str, Any]:
     metadata = data.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise SkillFormatError(f"SKILL.md: 'metadata' must be a mapping, found {type(metadata).__name__}")
+    _checked_name(data.get("name"), "SKILL.md", "name")
+    _checked_name((metadata or {}).get("display_name"), "SKILL.md", "metadata.display_name")
     return data
 
 
@@ -471,6 +492,27 @@ def stages_on_disk(folder: Path, kind: SkillFormat) -> tuple[int, ...]:
     return tuple(present)
 
 
+def link_out(folder: Path | str, root: Path | str) -> str | None:
+    """Why `folder` cannot be used without leaving `root` through a symbolic link (the folder itself, or any link
+    inside it that points out of `root`), or None. Links that stay inside `root` are fine."""
+    real_root = os.path.realpath(root)
+
+    def outside(path: str) -> bool:
+        real = os.path.realpath(path)
+        return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+    folder = os.fspath(folder)
+    if outside(folder):
+        return f"the folder is a link to {os.path.realpath(folder)}, outside the skills folder; it is not followed"
+    for dirpath, dirnames, filenames in os.walk(folder):  # links to folders are listed, not entered
+        for name in [*dirnames, *filenames]:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path) and outside(path):
+                rel = os.path.relpath(path, folder)
+                return f"{rel} is a link to {os.path.realpath(path)}, outside the skills folder; it is not followed"
+    return None
+
+
 def describe_error(exc: Exception) -> str:
     """One line saying what is wrong, naming the file for OS errors."""
     if isinstance(exc, OSError) and exc.strerror:
@@ -533,6 +575,10 @@ def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
     except OSError as exc:
         return None, describe_error(exc)
     label = os.path.basename(folder)
+    escape = link_out(folder, os.path.dirname(folder))
+    if escape is not None:
+        _summary_cache[folder] = _CachedSummary(folder_sig, (), None, escape)
+        return None, escape
     primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
     stats_path = os.path.join(folder, "stats.json")
     files = [(stats_path, _signature(stats_path))]

@@ -32,6 +32,7 @@ from anton_tui.memory.skill_format import (
     describe_error,
     folder_kind,
     folder_lock,
+    link_out,
     front_matter_fields,
     parse_front_matter,
     parse_meta,
@@ -46,6 +47,7 @@ from anton_tui.memory.skill_format import (
     stages_on_disk,
     stats_from_json,
     validate_label,
+    validate_name,
     validate_relative_file,
     write_text,
 )
@@ -213,6 +215,9 @@ class SkillStore:
         kind = folder_kind(folder)
         if kind is None:
             return None
+        escape = link_out(folder, self.root)
+        if escape is not None:
+            raise SkillFormatError(escape)
         if kind == "skill_md":
             front_text, body = split_skill_md(read_text(folder / "SKILL.md"))
             front = parse_front_matter(front_text)
@@ -326,9 +331,13 @@ class SkillStore:
         BrokenSkillError (nothing written) when the folder's meta.json or SKILL.md is malformed.
         """
         label = validate_label(skill.label)
+        validate_name(skill.name)
         for rel in [*skill.code_files, *skill.reference_files]:
             validate_relative_file(rel)
         folder = self._resolve(label) or self.root / label
+        escape = link_out(folder, self.root) if os.path.lexists(folder) else None
+        if escape is not None:
+            raise BrokenSkillError(BrokenSkill(folder.name, folder, escape))
         folder.mkdir(parents=True, exist_ok=True)
         with folder_lock(folder):
             kind = folder_kind(folder)
@@ -440,6 +449,9 @@ class SkillStore:
         folder = self._resolve(validate_label(label))
         if folder is None:
             raise SkillNotFoundError(f"no skill labelled {label!r}")
+        problem = self._diagnose(folder)[1]
+        if problem is not None:  # a broken skill is left exactly as it is
+            raise BrokenSkillError(problem)
         path = folder / "stats.json"
         with folder_lock(folder):
             try:

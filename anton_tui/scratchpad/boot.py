@@ -6,13 +6,13 @@ the parent while the cell runs. The process watches its parent and ends itself, 
 the parent goes away.
 
 It runs under the pad's own interpreter, possibly a virtual environment where anton_tui is not installed, so it
-uses the standard library only and is started by file path: `python -u boot.py '<json config>'`.
+uses the standard library only and is started by file path: `python -u boot.py '<json config>'`. Its first act is
+to fork: the parent stays as the pad's supervisor (`supervisor.py`), which owns and ends everything the pad starts.
 """
 
 import builtins
 import codecs
 import faulthandler
-import io
 import itertools
 import json
 import linecache
@@ -39,17 +39,19 @@ RESERVE_BYTES = 2 * 1024 * 1024
 FORWARDER_STACK_BYTES = 256 * 1024
 
 
-def _load_protocol():
+def _load_sibling(name):
+    """A standard-library-only module next to this file (anton_tui may not be importable here)."""
     import importlib.util
 
-    path = os.path.join(os.path.dirname(BOOT_FILE), "protocol.py")
-    spec = importlib.util.spec_from_file_location("_anton_scratchpad_protocol", path)
+    path = os.path.join(os.path.dirname(BOOT_FILE), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_anton_scratchpad_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-protocol = _load_protocol()
+protocol = _load_sibling("protocol")
+output_guard = _load_sibling("output_guard")
 
 
 def die():
@@ -163,6 +165,7 @@ class OutputForwarder:
         self._state = state
         self._streams = streams
         self._decoders = {fd: codecs.getincrementaldecoder("utf-8")("replace") for fd in streams}
+        self._open = set(streams)  # a pipe at its end (every writer closed) is not watched any more
         for fd in streams:
             os.set_blocking(fd, False)
 
@@ -175,9 +178,8 @@ class OutputForwarder:
 
     def _run(self):
         parent = os.getppid()
-        fds = list(self._streams)
         while True:
-            ready = select.select(fds, [], [], PARENT_CHECK_SECONDS)[0]
+            ready = select.select(list(self._open), [], [], PARENT_CHECK_SECONDS)[0]
             if os.getppid() != parent:
                 die()
             if ready:
@@ -187,7 +189,7 @@ class OutputForwarder:
 
     def drain(self):
         """Forward whatever is already written. The caller holds `lock`."""
-        for fd in self._streams:
+        for fd in list(self._open):
             self._pump(fd, max_reads=64)
 
     def _pump(self, fd, max_reads):
@@ -196,7 +198,10 @@ class OutputForwarder:
                 data = os.read(fd, protocol.OUTPUT_CHUNK_BYTES)
             except BlockingIOError:
                 return
+            except OSError:
+                data = b""
             if not data:
+                self._open.discard(fd)
                 return
             text = self._decoders[fd].decode(data)
             if text:
@@ -276,8 +281,9 @@ class LanguageModel:
 
 
 class Runtime:
-    def __init__(self, config, channel, inbox, forwarder, state, logs):
+    def __init__(self, config, channel, inbox, forwarder, state, logs, outputs):
         self.config = config
+        self.outputs = outputs
         self.channel = channel
         self.inbox = inbox
         self.forwarder = forwarder
@@ -337,9 +343,11 @@ class Runtime:
             except EOFError:
                 return
             if message["op"] == protocol.EXEC:
-                self.run_cell(int(message["cell"]), str(message["code"]))
+                self.run_cell(int(message["cell"]), str(message["code"]), str(message.get("nonce", "")))
 
-    def run_cell(self, index, code):
+    def run_cell(self, index, code, nonce):
+        """Run one cell and send its result, which carries the cell's nonce: the parent takes no result without it,
+        so text a cell writes to the message pipe itself cannot pass for one."""
         self.state.index = index
         self.logs.reset()
         filename = f"<cell {index}>"
@@ -361,11 +369,20 @@ class Runtime:
         except BaseException as exc:  # the cell's own failure, reported to the model
             error = self._format_exception(exc, filename)
         self._flush_std()
+        broken = None
+        try:
+            notice = self.outputs.repair()
+        except OSError as exc:
+            broken = exc
+            notice = (f"This cell closed the scratchpad's output for good ({exc}), so the scratchpad process "
+                      f"restarts: variables from earlier cells are gone.")
         with self.forwarder.lock:
             self.forwarder.drain()
-            self.channel.send({"op": protocol.RESULT, "cell": index, "error": error, "logs": self.logs.value(),
-                               "memory_error": memory_error})
+            self.channel.send({"op": protocol.RESULT, "cell": index, "nonce": nonce, "error": error,
+                               "logs": self.logs.value(), "memory_error": memory_error, "notice": notice})
         self.reserve.restore()
+        if broken is not None:
+            die()
 
     def _event_loop(self):
         if self._loop is None or self._loop.is_closed():
@@ -409,21 +426,39 @@ def _apply_memory_limit(limit_mb):
         import resource
     except ImportError:  # not available on this platform
         return
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = int(limit_mb) * 1024 * 1024
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    # The hard limit too: a cell may lower it further but never lift it (only root could).
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _text_stream(fd):
-    binary = io.BufferedWriter(io.FileIO(fd, "w", closefd=False))
-    return io.TextIOWrapper(binary, encoding="utf-8", errors="backslashreplace", line_buffering=True)
+def split_off_supervisor(control, fds):
+    """Fork before anything else runs: the parent stays behind as the pad's supervisor (and never returns from
+    here), the child returns and becomes the pad process, leader of its own process group."""
+    supervisor = _load_sibling("supervisor")
+    # Before the fork, so no orphan of a cell can reach init. Without it (not Linux, or refused) the supervisor
+    # still ends the pad's process group and whatever /proc shows below it.
+    supervisor.become_subreaper()
+    worker = os.fork()
+    if worker:
+        try:
+            os.setpgid(worker, worker)
+        except OSError:  # the child did it first, or is already gone
+            pass
+        supervisor.supervise(worker, control, list(fds.values()))
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    os.close(control)
 
 
 def main():
     config = json.loads(sys.argv[1])
     fds = config["fds"]
+    split_off_supervisor(config["control"], fds)
     for fd in fds.values():
         os.set_inheritable(fd, False)  # private to this process, not to the subprocesses a cell starts
     # Commands arrive on the original stdin; move them aside so a cell (or its subprocesses) reads nothing there.
@@ -431,10 +466,8 @@ def main():
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    # fds 1 and 2 are already the output pipes. Line-buffered like a terminal: a line reaches the parent in one
-    # piece, flush() sends a partial line.
-    sys.stdout = sys.__stdout__ = _text_stream(1)
-    sys.stderr = sys.__stderr__ = _text_stream(2)
+    # fds 1 and 2 are already the output pipes; the guard makes sys.stdout/sys.stderr for them and keeps them usable.
+    outputs = output_guard.OutputGuard()
     faulthandler.enable(file=sys.stderr)
 
     workspace = config.get("workspace") or os.getcwd()
@@ -448,7 +481,7 @@ def main():
     root = logging.getLogger()
     root.addHandler(logs)
     root.setLevel(logging.INFO)
-    runtime = Runtime(config, channel, Inbox(inbox_fd), forwarder, state, logs)
+    runtime = Runtime(config, channel, Inbox(inbox_fd), forwarder, state, logs, outputs)
     forwarder.start()
     _apply_memory_limit(config.get("memory_limit_mb"))
     channel.send({"op": protocol.READY, "pid": os.getpid(), "python": sys.version.split()[0],

@@ -1,13 +1,27 @@
-"""How long a cell may run, how quiet it may stay, how much memory its process may take.
+"""How long a cell may run, how quiet it may stay, how much memory its process may take, and whether it sees the
+app's provider keys.
 
-`ScratchpadLimits` holds the knobs (filled from the `cell_*` settings); `CellBudget` is what one cell gets after
-its own time estimate is taken into account.
+`ScratchpadLimits` holds the knobs (filled from the `cell_*` and `scratchpad_*` settings); `CellBudget` is what one
+cell gets after its own time estimate is taken into account; `pad_environment` is what a pad process starts with.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+# The variables the app's model providers read their keys from. Cells reach the model through get_llm() without
+# them, so pads start without them unless the user asks (setting scratchpad_pass_api_keys).
+PROVIDER_KEY = re.compile(r"(ANTON_\w*_API_KEY|ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY)\Z")
+
+
+def pad_environment(environ: Mapping[str, str], *, pass_api_keys: bool) -> dict[str, str]:
+    """A copy of `environ` for a pad process: without the provider key variables unless `pass_api_keys`."""
+    if pass_api_keys:
+        return dict(environ)
+    return {name: value for name, value in environ.items() if not PROVIDER_KEY.match(name)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +42,7 @@ class ScratchpadLimits:
     install_timeout: float = 120.0
     start_timeout: float = 30.0
     output_keep_chars: int = 1_000_000
+    pass_api_keys: bool = False
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> "ScratchpadLimits":
@@ -45,6 +60,7 @@ class ScratchpadLimits:
             ("heartbeat_interval", "cell_heartbeat_interval"),
             ("heartbeat_interval", "scratchpad_heartbeat_interval"),
             ("install_timeout", "cell_install_timeout"),
+            ("pass_api_keys", "scratchpad_pass_api_keys"),
         ):
             if field_name in values:
                 continue

@@ -5,11 +5,19 @@ child answers on a pipe of its own that cells never see. What a cell prints goes
 pipes, so user output only ever travels on this wire wrapped inside `out` messages as an escaped JSON string:
 no marker a cell prints can end a message, fake a result or desynchronise the two sides.
 
+A cell runs in the same process as the sender, so it can still find the message pipe and write to it. Two checks
+keep that harmless: every `exec` carries a fresh random nonce and the parent takes a result only with that nonce
+and the cell's number (anything else is logged and dropped); and a genuine message that a cell's half-written line
+got glued in front of is still found at the end of the line. A cell that goes looking for the nonce in the
+interpreter's frames could still forge a result for itself; the point is that no ordinary output or stray write can.
+
 This module is loaded by the child program from its file path as well, so it must use the standard library only.
 
-Parent -> child:  exec {cell, code} | llm_reply {id, reply | error}
+Parent -> child:  exec {cell, code, nonce} | llm_reply {id, reply | error}
 Child -> parent:  ready {pid, python, executable} | out {cell, stream, text} | progress {cell, message}
-                  | llm {cell, id, request} | result {cell, error, logs, memory_error}
+                  | llm {cell, id, request} | result {cell, nonce, error, logs, memory_error, notice}
+
+`op` is always the first key, so every message starts with MESSAGE_START.
 """
 
 from __future__ import annotations
@@ -35,8 +43,27 @@ def encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
 
 
+MESSAGE_START = b'{"op":'
+
+
 def decode(line: bytes) -> dict[str, Any]:
-    message = json.loads(line)
+    """The message on `line`; when something else wrote a partial line in front of it, the message at its end.
+    Raises ValueError when there is none."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        message = _last_message(line)
     if not isinstance(message, dict) or not isinstance(message.get("op"), str):
         raise ValueError(f"malformed scratchpad message: {line[:200]!r}")
     return message
+
+
+def _last_message(line: bytes) -> Any:
+    # Inside an encoded message a quote is always escaped, so MESSAGE_START can only begin a message.
+    start = line.find(MESSAGE_START, 1)
+    while start != -1:
+        try:
+            return json.loads(line[start:])
+        except ValueError:
+            start = line.find(MESSAGE_START, start + 1)
+    raise ValueError(f"malformed scratchpad message: {line[:200]!r}")

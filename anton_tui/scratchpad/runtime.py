@@ -16,6 +16,7 @@ import json
 import logging
 import math
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -33,7 +34,7 @@ from anton_tui.scratchpad.events import (
     ScratchpadEventSink,
 )
 from anton_tui.scratchpad.formatting import compact_old_cells, dump_cells, format_cell_result, view_cells
-from anton_tui.scratchpad.limits import CellBudget, ScratchpadLimits
+from anton_tui.scratchpad.limits import CellBudget, ScratchpadLimits, pad_environment
 from anton_tui.scratchpad.names import validate_pad_name
 from anton_tui.scratchpad.process import KILL_WAIT_SECONDS, PadProcess, ScratchpadStartError
 from anton_tui.scratchpad.venv import (
@@ -124,6 +125,7 @@ class _CellRun:
         self.process: PadProcess | None = None
         self.result: dict[str, Any] | None = None
         self.stop_reason: str | None = None  # "total", "inactivity" or "cancelled"
+        self.nonce = secrets.token_hex(16)  # a result counts only if it carries this
         self.done = asyncio.Event()
 
     def emit(self, event: ScratchpadEvent) -> None:
@@ -316,7 +318,7 @@ class Scratchpad:
         cell.started_at = time.time()
         run.started = run.last_activity = time.monotonic()
         try:
-            await process.send({"op": protocol.EXEC, "cell": cell.index, "code": cell.code})
+            await process.send({"op": protocol.EXEC, "cell": cell.index, "code": cell.code, "nonce": run.nonce})
         except (ConnectionError, OSError):
             pass  # the process is gone; its close handler ends the run
         await self._supervise(run, process)
@@ -373,6 +375,9 @@ class Scratchpad:
             cell.error = run.result.get("error") or None
             cell.logs = str(run.result.get("logs") or "")
             cell.status = "error" if cell.error else "ok"
+            notice = str(run.result.get("notice") or "")
+            if notice:
+                cell.notice = f"{cell.notice}\n{notice}" if cell.notice else notice
             return
         lost = "The scratchpad process was stopped, so its variables are gone; the next cell starts a fresh one."
         if run.stop_reason == "cancelled":
@@ -415,7 +420,7 @@ class Scratchpad:
         if self._process is not None and not self._process.closed.is_set():
             return
         python = self.interpreter
-        env = dict(os.environ)
+        env = pad_environment(os.environ, pass_api_keys=self.limits.pass_api_keys)
         env["ANTON_SCRATCHPAD"] = self.name
         if self.limits.memory_limit_mb:
             # The limit counts address space; fewer malloc arenas keep reserved-but-unused space from eating it.
@@ -482,6 +487,10 @@ class Scratchpad:
             self._llm_tasks[task] = process
             task.add_done_callback(lambda done: self._llm_tasks.pop(done, None))
         elif op == protocol.RESULT and run is not None:
+            if message.get("cell") != run.cell.index or message.get("nonce") != run.nonce:
+                log.warning("scratchpad %r: ignored a result not sent by the pad for cell %s", self.name,
+                            run.cell.index)
+                return
             run.result = message
             run.done.set()
 

@@ -303,6 +303,22 @@ async def test_acc_feed_shows_events_and_fired_lessons_newest_last(tmp_path):
         assert feed.table.row_count == 0
 
 
+async def test_acc_feed_names_every_detector_behind_one_lesson(tmp_path):
+    app = InspectorHost(seeded_stores(tmp_path, skills=False, episodes=False))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.pane.show_tab("acc")
+        feed = app.pane.acc_feed
+        lesson = Lesson("When the same error repeats, stop and find its cause.", "when",
+                        "detect_repeated_error_signature", 5, also=("detect_repeated_tool_error",))
+        app.pane.apply_event(AccNudge(lesson, nudged=False))
+        await pilot.pause()
+        [row] = table_rows(feed.table)
+        assert row[1:3] == ["lesson", "detect_repeated_error_signature + detect_repeated_tool_error"]
+        detail = detail_text(feed)
+        assert "detect_repeated_error_signature and detect_repeated_tool_error fired" in detail
+
+
 async def test_episodes_search_runs_in_a_thread_and_shows_full_text(tmp_path):
     stores = seeded_stores(tmp_path, skills=False)
     threads: list[str] = []

@@ -213,3 +213,18 @@ def test_needs_setup_follows_the_configured_keys(project_dir: Path) -> None:
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["wide", "small"])
 def test_setup_screen_snapshot(snap_compare, project_dir: Path, size: tuple[int, int]) -> None:
     assert snap_compare(SetupHost(load_settings(), first_run=True), terminal_size=size)
+
+
+async def test_a_project_env_that_is_not_utf8_is_not_saved_into(project_dir: Path) -> None:
+    path = env_file(project_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = b"ANTON_THEME=nord\nNOTE=caf\xe9\n"
+    path.write_bytes(original)
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"sk-ant-test-123")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "not UTF-8" in error_text(app)
+        assert app.results == []
+    assert path.read_bytes() == original

@@ -25,7 +25,7 @@ INPUT_SCHEMA: dict[str, Any] = {
 
 
 def recall(store, requested: str) -> ToolResult:
-    from anton_tui.memory.skills import format_no_match, format_recall
+    from anton_tui.memory.skills import BrokenSkillError, SkillNotFoundError, format_no_match, format_recall
 
     requested = requested.strip()
     if not requested:
@@ -40,7 +40,10 @@ def recall(store, requested: str) -> ToolResult:
     if skill is None:
         labels = [summary["label"] for summary in store.list_summaries()]
         return ToolResult(format_no_match(requested, labels), success=False)
-    store.increment_recommended(skill.label, stage=1)
+    try:
+        store.increment_recommended(skill.label, stage=1)
+    except (BrokenSkillError, SkillNotFoundError):  # changed on disk since it was read: leave it as it is
+        pass
     return ToolResult(format_recall(skill, requested))
 
 

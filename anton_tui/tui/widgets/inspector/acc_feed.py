@@ -74,8 +74,12 @@ def feed_item(entry: AccEventObserved | AccNudge | Event | Lesson, at: datetime)
         entry, nudged = entry.lesson, entry.nudged
     if isinstance(entry, Lesson):
         label = "nudge" if nudged else "lesson"
-        header = f"{entry.detector} fired ({'shown to the model now' if nudged else 'saved to rules at turn end'})"
-        return FeedItem(at, label, entry.detector, entry.kind, entry.severity, entry.rule, f"{header}\n{entry.rule}")
+        detectors = entry.detectors
+        who = f"{' and '.join(detectors)} fired on the same failure, one lesson for both" if entry.also else (
+            f"{entry.detector} fired")
+        header = f"{who} ({'shown to the model now' if nudged else 'saved to rules at turn end'})"
+        return FeedItem(at, label, " + ".join(detectors), entry.kind, entry.severity, entry.rule,
+                        f"{header}\n{entry.rule}")
     if isinstance(entry, Event):
         summary = _event_summary(entry.detail, entry.round_idx)
         details = "\n".join(f"{key}: {value}" for key, value in entry.detail.items())
