@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from anton_tui.agent.context_fit import ContextKeeper
+from anton_tui.agent.history_store import HistoryStore
 from anton_tui.agent.learning import attach_learning
 from anton_tui.agent.redact import Redactor
 from anton_tui.agent.session import ChatSession
@@ -45,6 +47,10 @@ def make_llm_bridge(current_llm: "Callable[[], LLMClient]"):
         return {"text": response.text}
 
     return bridge
+
+
+def context_keeper(settings: "Settings") -> ContextKeeper:
+    return ContextKeeper(window=settings.context_window, share=settings.context_pressure_threshold)
 
 
 def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> ChatSession:
@@ -89,6 +95,8 @@ def build_session(settings: "Settings", *, llm: "LLMClient | None" = None) -> Ch
         acc_mode=settings.acc_mode,
         max_tool_rounds=settings.max_tool_rounds,
         redactor=redactor,
+        history_store=HistoryStore(paths.episodes) if settings.episodic_memory else None,
+        context=context_keeper(settings),
     )
     scratchpads.llm_bridge = make_llm_bridge(lambda: session.llm)
     attach_learning(session, settings)
@@ -113,11 +121,18 @@ def apply_settings(session: ChatSession, settings: "Settings") -> None:
     session.max_tool_rounds = settings.max_tool_rounds
     session.redact = Redactor([_secret(settings.anthropic_api_key), _secret(settings.openai_api_key)])
     if settings.episodic_memory and session.episodic is None:
-        episodic = EpisodicMemory(AntonPaths.from_settings(settings).episodes, enabled=True)
+        episodes = AntonPaths.from_settings(settings).episodes
+        episodic = EpisodicMemory(episodes, enabled=True)
         episodic.start_session()
         session.episodic = episodic
+        session.history_store = HistoryStore(episodes)
     elif not settings.episodic_memory:
         session.episodic = None
+        session.history_store = None
+    keeper = context_keeper(settings)
+    if previous.planning.model == llm.planning.model and session.context.window_override == settings.context_window:
+        keeper.learned_window, keeper.sizer = session.context.learned_window, session.context.sizer
+    session.context = keeper
     session.tools = build_tools(episodic_enabled=settings.episodic_memory)
     if session.cortex is not None:
         session.cortex.mode = settings.effective_memory_mode
