@@ -1,7 +1,8 @@
 """Run every `benchmarks/bench_*.py` module in turn, each in a fresh interpreter (as the app always starts in one),
 inside a throw-away ANTON_HOME and project folder.
 
-Usage: ``python -m benchmarks [name ...]`` (for example ``python -m benchmarks memory``); no names runs them all.
+Usage: ``python -m benchmarks [--only] [name ...]`` (for example ``python -m benchmarks --only history``); no names
+runs them all.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def bench_modules(only: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = bench_modules(sys.argv[1:] if argv is None else argv)
+    names = bench_modules([arg for arg in (sys.argv[1:] if argv is None else argv) if arg != "--only"])
     if not names:
         print("no benchmark matches", file=sys.stderr)
         return 2
