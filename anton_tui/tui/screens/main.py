@@ -31,7 +31,10 @@ from anton_tui.agent.events import (
     AssistantMessageDone,
     AssistantTextDelta,
     ErrorOccurred,
+    HistoryNotSaved,
     HistoryRepaired,
+    HistorySummarised,
+    HistoryTrimmed,
     MemoryConfirmationNeeded,
     MemoryWritten,
     ScratchpadActivity,
@@ -49,7 +52,15 @@ from anton_tui.tui.messages import (
     SessionEventMessage,
 )
 from anton_tui.tui.session_protocol import ChatSessionLike, ScratchpadControl
-from anton_tui.tui.widgets.chat import MAX_BLOCKS, ChatView, ErrorBlock, acc_notice, memory_notice, repair_notice
+from anton_tui.tui.widgets.chat import (
+    MAX_BLOCKS,
+    ChatView,
+    ErrorBlock,
+    acc_notice,
+    history_notice,
+    memory_notice,
+    repair_notice,
+)
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
@@ -355,6 +366,8 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
                 await chat.add_notice(acc_notice(event), "acc")
             case HistoryRepaired():
                 await chat.add_notice(repair_notice(event), "info")
+            case HistorySummarised() | HistoryTrimmed() | HistoryNotSaved():
+                await chat.add_notice(history_notice(event), "info")
             case UsageUpdated():
                 self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
             case ErrorOccurred(message=text, retryable=retryable):
