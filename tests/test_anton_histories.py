@@ -125,6 +125,29 @@ def _as_sent(message: dict) -> dict:
     return message
 
 
+async def test_an_anton_conversation_reads_as_a_transcript_for_the_chat(fake_llm, episodes):
+    session = make_session(fake_llm, episodic_memory=True)
+    await session.resume(TOOLS)
+    shown = [(e.kind, e.text, e.tool, e.success) for e in session.transcript()]
+    assert shown == [
+        ("user", "sum 2+2 and read config.toml", None, True),
+        ("answer", "Computing.", None, True),
+        ("tool", "4", "scratchpad", True),
+        ("tool", "FileNotFoundError: config.toml", "scratchpad", False),
+        ("tool", "Memory updated", "memorize", True),
+        ("answer", "2+2 = 4. There is no config.toml — noted for next time.", None, True),
+        ("user", "thanks", None, True),
+        ("answer", "You're welcome.", None, True),
+    ]
+    assert session.transcript()[2].input == {"action": "exec", "name": "main", "code": "print(2+2)",
+                                             "one_line_description": "add"}
+    await session.resume(SUMMARISED)
+    entries = session.transcript()
+    assert (entries[0].kind, entries[0].text) == ("summary", "## Goal\n- add numbers")
+    assert entries[1].kind == "answer" and entries[1].text.startswith("4 + 4 = 8.")
+    assert [e.index for e in entries if e.kind == "user"] == [t.index for t in session.user_turns()]
+
+
 async def test_antons_summary_is_recognised_and_updated_not_summarised_again(fake_llm, episodes):
     answer_summaries(fake_llm, ["## Goal\n- add numbers\n## Completed\n- sums 5 to 9"])
     session = make_session(fake_llm, episodic_memory=True, context_window=6000, context_pressure_threshold=0.5)

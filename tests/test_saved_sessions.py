@@ -186,6 +186,8 @@ async def test_a_resumed_conversation_continues_in_the_same_files_and_tells_the_
     saved = json.loads(history_file(episodes, "20261125_085000").read_text())
     assert saved[:4] == old and len(saved) == 6
     assert not history_file(episodes, started_as).exists()
+    await session.scratchpads.get_or_create("sales")  # made again since: no longer lost
+    assert "Scratchpads do not survive" not in session.system_prompt()
 
 
 async def test_resuming_a_broken_or_unknown_conversation_changes_nothing(fake_llm, episodes):

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent.events import HistoryNotSaved
-from anton_tui.agent.history_store import HistoryBroken, count_user_turns, is_user_turn, user_text
-from anton_tui.agent.summarise import current_summary, is_summary_message, typed_turns
+from anton_tui.agent.history_store import HistoryBroken, count_user_turns, is_user_turn, message_text, user_text
+from anton_tui.agent.summarise import current_summary, is_summary_message, summary_prefix, summary_text, typed_turns
 
 if TYPE_CHECKING:
     from anton_tui.agent.session import ChatSession
@@ -43,6 +43,54 @@ class Resumed:
     messages: int
     summary: str | None
     lost_pads: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TranscriptEntry:
+    """One thing to show of a loaded conversation: "user" (what was typed; `index` is its place in the history,
+    for rewinding), "answer" (Markdown), "tool" (a call: `tool`, `input`, its result in `text`, `success`) or
+    "summary" (the record standing for the earlier turns)."""
+
+    kind: str
+    text: str
+    index: int
+    tool: str | None = None
+    input: Any = None
+    success: bool = True
+
+
+def transcript(history: list[dict[str, Any]]) -> list[TranscriptEntry]:
+    """The conversation as the chat shows it, oldest first (tool results sit with their calls)."""
+    results: dict[str, dict[str, Any]] = {}
+    for message in history:
+        if message.get("role") == "user" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    results[str(block.get("tool_use_id"))] = block
+    entries: list[TranscriptEntry] = []
+    skip = summary_prefix(history)
+    if skip:
+        entries.append(TranscriptEntry("summary", summary_text(history[0]), 0))
+    for index, message in enumerate(history[skip:], start=skip):
+        content = message.get("content")
+        if message.get("role") == "user":
+            if is_user_turn(message):
+                entries.append(TranscriptEntry("user", user_text(message), index))
+            continue
+        if isinstance(content, str):
+            if content.strip():
+                entries.append(TranscriptEntry("answer", content, index))
+            continue
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "text" and str(block.get("text", "")).strip():
+                entries.append(TranscriptEntry("answer", str(block["text"]), index))
+            elif block.get("type") == "tool_use":
+                result = results.get(str(block.get("id")), {})
+                entries.append(TranscriptEntry(
+                    "tool", message_text({"content": result.get("content", "")}), index, tool=str(block.get("name")),
+                    input=block.get("input"), success=not result.get("is_error", False),
+                ))
+    return entries
 
 
 def save(session: "ChatSession", *, force: bool = False) -> Path | None:
@@ -86,7 +134,9 @@ def pads_in(history: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def pads_note(lost_pads: tuple[str, ...]) -> str:
+def pads_note(lost_pads: tuple[str, ...], live: list[str] | tuple[str, ...] = ()) -> str:
+    """The one line that tells the agent the resumed conversation's scratchpads are gone (not those made since)."""
+    lost_pads = tuple(name for name in lost_pads if name not in live)
     if not lost_pads:
         return ""
     shown = ", ".join(f"'{name}'" for name in lost_pads)

@@ -229,6 +229,10 @@ class ChatSession:
     def user_turns(self) -> list["conversations.UserTurn"]:
         return conversations.user_turns(self)
 
+    def transcript(self) -> list["conversations.TranscriptEntry"]:
+        """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls."""
+        return conversations.transcript(self.history)
+
     def rewind(self, index: int) -> str:
         """Drop the user message at history `index` and all after it; returns its text. See `conversations.rewind`."""
         return conversations.rewind(self, index)
@@ -273,7 +277,8 @@ class ChatSession:
         prompt = prompts.build_system_prompt(
             project_dir=self.project_dir, memory_context=memory, skills_section=skills_section
         )
-        note = conversations.pads_note(self.lost_pads)
+        live = self.scratchpads.names() if self.scratchpads is not None else []
+        note = conversations.pads_note(self.lost_pads, live)
         return f"{prompt}\n\n{note}" if note else prompt
 
     def tool_definitions(self) -> list[dict[str, Any]]:
