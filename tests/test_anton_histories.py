@@ -58,7 +58,8 @@ def anton_list_sessions(episodes: Path, limit: int = 20) -> list[dict]:
         if turns == 0:
             continue
         try:
-            date = datetime.strptime(session_id, "%Y%m%d_%H%M%S").replace(tzinfo=timezone.utc).strftime("%Y-%m-%d %H:%M")
+            started = datetime.strptime(session_id, "%Y%m%d_%H%M%S").replace(tzinfo=timezone.utc)
+            date = started.strftime("%Y-%m-%d %H:%M")
         except ValueError:
             date = session_id
         preview = ""
@@ -114,15 +115,27 @@ async def test_a_history_written_by_anton_resumes_here_with_every_message(fake_l
     assert session.history == expected and resumed.messages == len(expected)
     await run_turn(session, "carry on")
     sent = without_system(fake_llm.requests_for(PLANNER)[-1])
-    assert sent[: len(expected)] == [_as_sent(m) for m in expected]  # every message reached the model
+    assert sent[: len(expected)] == expected  # every message reached the model as Anton wrote it
     saved = (episodes / f"{session_id}_history.json").read_bytes()
     assert saved[: len(written) - 1] == written[:-1]  # the same file, the old messages byte for byte, then more
     assert len(json.loads(saved)) == len(expected) + 2
 
 
-def _as_sent(message: dict) -> dict:
-    """Anthropic's SDK sends string content as it is; our provider leaves lists as they are too."""
-    return message
+@pytest.mark.parametrize("session_id", [PLAIN, TOOLS, SUMMARISED])
+async def test_an_anton_history_resumes_over_the_openai_format_too(fake_llm, episodes, session_id):
+    quiet_coder(fake_llm)
+    fake_llm.queue(Reply.text("Carrying on."), model=PLANNER)
+    session = make_session(fake_llm, provider="openai", episodic_memory=True)
+    await session.resume(session_id)
+    events = await run_turn(session, "carry on")
+    assert of_type(events, ev.TurnFinished)[0].stop_reason == "end_turn"
+    request = fake_llm.requests_for(PLANNER)[-1]
+    assert request.rejected is None and request.outcome == "answered"
+    calls = sum(len(m.get("tool_calls") or []) for m in request.messages)
+    results = sum(1 for m in request.messages if m.get("role") == "tool")
+    expected_calls = sum(1 for m in fixture(session_id) if isinstance(m["content"], list)
+                         for b in m["content"] if b["type"] == "tool_use")
+    assert calls == results == expected_calls
 
 
 async def test_an_anton_conversation_reads_as_a_transcript_for_the_chat(fake_llm, episodes):

@@ -193,3 +193,24 @@ async def test_refused_again_after_summarising_it_keeps_only_the_last_messages_t
     assert 2 <= len(refused) <= 3 and all(r.outcome == "error" for r in refused)
     bodies = [json.dumps(r.body) for r in refused]
     assert len(set(bodies)) == len(bodies)  # the same refused request is never sent again unchanged
+
+
+async def test_a_huge_tool_result_is_cut_down_rather_than_sent_to_be_refused(fake_llm):
+    from anton_tui.agent.summarise import RESULT_STUB
+
+    Script(fake_llm)
+    session = long_session(fake_llm)
+    session.history[:] = [
+        {"role": "user", "content": "dump the table"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_big", "name": "scratchpad",
+                                           "input": {"action": "exec", "name": "main", "code": "print(rows)"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_big", "content": "row\n" * 50_000}]},
+        {"role": "assistant", "content": "That is 50,000 rows."},
+    ]
+    events = await run_turn(session, "how many were empty?")
+    trimmed = of_type(events, ev.HistoryTrimmed)
+    assert trimmed and trimmed[0].stubbed == 1 and not trimmed[0].notice.startswith("Summarising failed")
+    assert "1 large tool result cut down" in trimmed[0].notice
+    request = fake_llm.requests_for(PLANNER)[-1]
+    assert RESULT_STUB in json.dumps(request.body) and body_tokens(request) <= int(WINDOW * SHARE)
+    assert request.outcome == "answered"

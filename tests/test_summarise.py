@@ -161,3 +161,17 @@ def test_known_models_have_their_window_and_unknown_ones_a_small_safe_one():
     assert context_window("gpt-4o-mini") == 128_000
     assert context_window("llama3.1:8b") == 32_768
     assert context_window("llama3.1:8b", override=8192) == 8192
+
+
+def test_the_budget_leaves_room_for_the_answer_without_starving_a_small_window():
+    from types import SimpleNamespace
+
+    from anton_tui.agent.context_fit import ContextKeeper
+
+    def llm(model: str, max_tokens: int):
+        return SimpleNamespace(planning=SimpleNamespace(model=model, max_tokens=max_tokens))
+
+    assert ContextKeeper().budget(llm("claude-sonnet-4-6", 8192)) == 140_000
+    assert ContextKeeper(share=0.99).budget(llm("claude-sonnet-4-6", 8192)) == 200_000 - 8192
+    assert ContextKeeper(window=8192).budget(llm("llama3.1:8b", 8192)) == int(8192 * 0.7)
+    assert ContextKeeper(window=8192, share=0.9).budget(llm("llama3.1:8b", 8192)) == 8192 - 2048

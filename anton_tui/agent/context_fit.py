@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from anton_tui.llm.errors import LLMError
 
 MIN_WINDOW = 4096
+NOTHING_TO_SUMMARISE = "nothing to summarise"
 _USED_LIMIT = re.compile(r"(\d[\d,]*) tokens? > (\d[\d,]*)")
 _MAXIMUM = re.compile(r"maximum context length is (\d[\d,]*)")
 
@@ -72,9 +73,11 @@ class ContextKeeper:
         return min(window, self.learned_window) if self.learned_window else window
 
     def budget(self, llm: "LLMClient") -> int:
-        """Tokens a request may use: the share of the window, leaving room for the answer."""
+        """Tokens a request may use: the share of the window, leaving room for the answer (at most a quarter of
+        the window is set aside for it, so a small window with a large ANTON_MAX_TOKENS still holds a conversation)."""
         window = self.window(llm)
-        return max(1, min(int(window * self.share), window - llm.planning.max_tokens))
+        answer = min(llm.planning.max_tokens, window // 4)
+        return max(1, min(int(window * self.share), window - answer))
 
     def tokens(self, system: str, tools: list[dict[str, Any]] | None, history: list[dict[str, Any]]) -> int:
         return self.sizer.tokens(request_chars(system, tools, history))
@@ -98,7 +101,7 @@ class ContextKeeper:
             problem = await self._summarise(session, system, tools, reason="long", tokens_before=before)
             if problem is None and self.tokens(system, tools, session.history) <= self.budget(llm):
                 return
-            if problem:
+            if problem not in (None, NOTHING_TO_SUMMARISE):
                 self._make_room(session, system, tools, reason="long", why=f"Summarising failed: {problem}.")
                 return
         self._make_room(session, system, tools, reason="long", why="")
@@ -119,7 +122,7 @@ class ContextKeeper:
                 if self.tokens(system, tools, session.history) > self.budget(session.llm):
                     self._make_room(session, system, tools, reason="overflow", why="")
                 return True
-            why = "" if problem in ("not tried", "nothing to summarise") else f"Summarising failed: {problem}."
+            why = "" if problem in ("not tried", NOTHING_TO_SUMMARISE) else f"Summarising failed: {problem}."
             if self._make_room(session, system, tools, reason="overflow", why=why):
                 return True
         if attempt <= 2:
@@ -144,7 +147,7 @@ class ContextKeeper:
         history = session.history
         cut = choose_cut(history, keep_recent=self.keep_recent)
         if not cut or not worth_summarising(history, cut):
-            return "nothing to summarise"
+            return NOTHING_TO_SUMMARISE
         session.emit(HistorySummarising(messages=cut))
         llm = session.llm
         try:
@@ -180,7 +183,9 @@ class ContextKeeper:
         history[:] = new
         parts = []
         if dropped:
-            parts.append(f"the {dropped} oldest messages were dropped")
+            parts.append(
+                f"the {dropped} oldest messages were dropped" if dropped > 1 else "the oldest message was dropped"
+            )
         if stubbed:
             parts.append(f"{stubbed} large tool result{'s' if stubbed != 1 else ''} cut down")
         notice = " ".join(filter(None, [why, "To fit the model's context window, " + " and ".join(parts) + "."]))
