@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("ANTON_OPENAI_API_KEY", "OPENAI_API_KEY"))
     openai_base_url: str | None = None
 
+    context_window: int | None = Field(None, gt=0)  # tokens; overrides the table of known models
+    context_pressure_threshold: float = Field(0.7, gt=0, lt=1)  # share of the window a request may fill
+
     max_tool_rounds: int = Field(25, gt=0)
     cell_timeout_default: int = Field(120, gt=0)
     cell_inactivity_timeout: int = Field(30, gt=0)
@@ -197,6 +200,8 @@ def _allowed(field_name: str) -> str:
     if field is None:
         return "a valid value"
     annotation = field.annotation
+    if type(None) in get_args(annotation):  # an optional value: what it must be when set
+        annotation = next(arg for arg in get_args(annotation) if arg is not type(None))
     if get_origin(annotation) is Literal:
         return "one of " + ", ".join(get_args(annotation))
     if annotation is bool:
@@ -204,6 +209,12 @@ def _allowed(field_name: str) -> str:
     if annotation is int:
         floor = next((m.gt for m in field.metadata if hasattr(m, "gt")), None)
         return "a whole number" + (f" greater than {floor}" if floor is not None else "")
+    if annotation is float:
+        floor = next((m.gt for m in field.metadata if hasattr(m, "gt")), None)
+        ceiling = next((m.lt for m in field.metadata if hasattr(m, "lt")), None)
+        if floor is not None and ceiling is not None:
+            return f"a number between {floor} and {ceiling}, e.g. 0.7"
+        return "a number"
     if get_origin(annotation) is dict:
         return 'a JSON object of binding id to keys, e.g. {"quit": "ctrl+q"}'
     return "text"

@@ -129,3 +129,20 @@ def quiet_coder(fake_llm: FakeLLMServer, **answers: Reply) -> None:
         return answers.get(name) or Reply.tool_call(name, EMPTY_ANSWERS[name])
 
     fake_llm.responder = respond
+
+
+def answer_summaries(fake_llm: FakeLLMServer, records: list, **answers: Reply) -> None:
+    """Like `quiet_coder`, and the history summariser gets `records` in turn (texts or `Reply`s)."""
+    from anton_tui.agent.summarise import SUMMARY_SYSTEM
+
+    quiet_coder(fake_llm, **answers)
+    structured = fake_llm.responder
+    pending = list(records)
+
+    def respond(request: Any) -> Reply | None:
+        if request.model == CODER and request.system == SUMMARY_SYSTEM and pending:
+            record = pending.pop(0)
+            return record if isinstance(record, Reply) else Reply.text(record)
+        return structured(request)
+
+    fake_llm.responder = respond

@@ -117,6 +117,19 @@ def test_invalid_number_from_the_environment_says_so(anton_home: Path, project_d
     assert "whole number" in str(caught.value)
 
 
+def test_context_settings_are_read_and_bad_values_explained(anton_home: Path, project_dir: Path) -> None:
+    settings = load_settings(environ=_environ(anton_home, project_dir, ANTON_CONTEXT_WINDOW="16384",
+                                              ANTON_CONTEXT_PRESSURE_THRESHOLD="0.6"))
+    assert (settings.context_window, settings.context_pressure_threshold) == (16384, 0.6)
+    assert load_settings(environ=_environ(anton_home, project_dir)).context_window is None
+    with pytest.raises(SettingsError) as caught:
+        load_settings(environ=_environ(anton_home, project_dir, ANTON_CONTEXT_WINDOW="big"))
+    assert "ANTON_CONTEXT_WINDOW='big'" in str(caught.value) and "whole number greater than 0" in str(caught.value)
+    with pytest.raises(SettingsError) as caught:
+        load_settings(environ=_environ(anton_home, project_dir, ANTON_CONTEXT_PRESSURE_THRESHOLD="1.5"))
+    assert "a number between 0 and 1" in str(caught.value)
+
+
 def test_keymap_is_read_as_json(anton_home: Path, project_dir: Path) -> None:
     environ = _environ(anton_home, project_dir, ANTON_KEYMAP='{"app.quit": "ctrl+q,f10"}')
     assert load_settings(environ=environ).keymap == {"app.quit": "ctrl+q,f10"}

@@ -116,6 +116,49 @@ class HistoryRepaired:
 
 
 @dataclass(frozen=True, slots=True)
+class HistorySummarising:
+    """The older turns are being summarised by the coding model before the next request (`messages` of them)."""
+
+    messages: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistorySummarised:
+    """The older turns were replaced by one summary message; `summary` is its record, for an "earlier turns
+    summarised" block. `reason` is "long" (the request would have passed its share of the window) or "overflow"
+    (the provider refused it as too long)."""
+
+    summary: str
+    folded: int  # messages replaced by the summary (an earlier summary among them counts as one)
+    kept: int  # recent messages kept word for word
+    tokens_before: int  # estimated size of the request before and after
+    tokens_after: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryTrimmed:
+    """Room was made without a summary: the oldest messages dropped and/or large tool results cut down. `notice`
+    is one line for the user."""
+
+    dropped: int
+    stubbed: int
+    notice: str
+    reason: str  # long | overflow
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryNotSaved:
+    """The conversation could not be saved to its history file (`reason` is one line; the file was left alone)."""
+
+    session_id: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class UsageUpdated:
     input_tokens: int
     output_tokens: int
@@ -149,6 +192,10 @@ SessionEvent = Union[
     AccEventObserved,
     AccNudge,
     HistoryRepaired,
+    HistorySummarising,
+    HistorySummarised,
+    HistoryTrimmed,
+    HistoryNotSaved,
     UsageUpdated,
     TurnFinished,
     ErrorOccurred,

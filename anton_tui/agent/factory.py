@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from anton_tui.agent.context_fit import ContextKeeper
+from anton_tui.agent.history_store import HistoryStore
 from anton_tui.agent.learning import attach_learning
 from anton_tui.redact import Redactor
 from anton_tui.agent.session import ChatSession
@@ -55,6 +57,10 @@ def make_llm_bridge(current_llm: "Callable[[], LLMClient]"):
     return bridge
 
 
+def context_keeper(settings: "Settings") -> ContextKeeper:
+    return ContextKeeper(window=settings.context_window, share=settings.context_pressure_threshold)
+
+
 def build_session(
     settings: "Settings", *, llm: "LLMClient | None" = None, stores: "MemoryStores | None" = None
 ) -> ChatSession:
@@ -98,6 +104,8 @@ def build_session(
         acc_mode=settings.acc_mode,
         max_tool_rounds=settings.max_tool_rounds,
         redactor=redactor,
+        history_store=HistoryStore(paths.episodes) if settings.episodic_memory else None,
+        context=context_keeper(settings),
     )
     scratchpads.llm_bridge = make_llm_bridge(lambda: session.llm)
     attach_learning(session, settings)
@@ -125,17 +133,24 @@ def apply_settings(session: ChatSession, settings: "Settings", *, stores: "Memor
     if session.cortex is not None:
         session.cortex.redactor = session.redact
     if settings.episodic_memory and session.episodic is None:
+        episodes = AntonPaths.from_settings(settings).episodes
         if stores is not None:
             episodic = stores.episodic
             episodic.enabled = True
         else:
-            episodic = EpisodicMemory(AntonPaths.from_settings(settings).episodes, enabled=True)
+            episodic = EpisodicMemory(episodes, enabled=True)
         episodic.start_session()
         session.episodic = episodic
+        session.history_store = HistoryStore(episodes)
     elif not settings.episodic_memory:
         session.episodic = None
+        session.history_store = None
         if stores is not None:
             stores.episodic.enabled = False
+    keeper = context_keeper(settings)
+    if previous.planning.model == llm.planning.model and session.context.window_override == settings.context_window:
+        keeper.learned_window, keeper.sizer = session.context.learned_window, session.context.sizer
+    session.context = keeper
     session.tools = build_tools(episodic_enabled=settings.episodic_memory)
     if session.cortex is not None:
         session.cortex.mode = settings.effective_memory_mode

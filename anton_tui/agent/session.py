@@ -17,7 +17,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from anton_tui.agent import prompts
+from anton_tui.agent import conversations, prompts
+from anton_tui.agent.context_fit import ContextKeeper
 from anton_tui.agent.events import (
     AccEventObserved,
     AccNudge,
@@ -40,6 +41,7 @@ from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from anton_tui.agent.history_store import HistoryStore
     from anton_tui.llm.client import LLMClient
     from anton_tui.llm.events import LLMResponse, ToolCall
     from anton_tui.memory.acc import AnteriorCingulate
@@ -70,6 +72,8 @@ class ChatSession:
         acc_mode: str = "off",
         max_tool_rounds: int = 25,
         redactor: Redactor | None = None,
+        history_store: "HistoryStore | None" = None,
+        context: ContextKeeper | None = None,
     ) -> None:
         self.llm = llm
         self.project_dir = Path(project_dir)
@@ -83,6 +87,10 @@ class ChatSession:
         self.max_tool_rounds = max_tool_rounds
         self.redact = redactor or Redactor()
         self.history: list[dict[str, Any]] = []
+        self.history_store = history_store  # saves the conversation after every turn (None: not saved)
+        self.context = context or ContextKeeper()  # keeps requests within the model's context window
+        self.lost_pads: tuple[str, ...] = ()  # scratchpads a resumed conversation used, gone since
+        self.unsaved_reason: str | None = None  # why the last save failed, once said
         self.turn_count = 0
         self.total_input_tokens = 0
         self.total_output_tokens = 0
@@ -189,10 +197,57 @@ class ChatSession:
         return await self.scratchpads.remove(pad) if self.scratchpads is not None else False
 
     def new_conversation(self) -> None:
-        """Forget the conversation so far (memory, skills and episodes stay); refused while a turn runs."""
+        """Start a new conversation under a new session id; the last one stays saved and resumable, and memory,
+        skills and episodes stay. Refused while a turn runs."""
         if self.running:
             raise RuntimeError("A turn is running; cancel it first.")
         self.history.clear()
+        self.turn_count = 0
+        self.lost_pads = ()
+        self.unsaved_reason = None
+        if self.episodic is not None and self.episodic.session_id is not None:
+            self.episodic.start_session()
+
+    # -- saved conversations (see agent.conversations and agent.history_store) --
+
+    @property
+    def session_id(self) -> str | None:
+        """The id shared by this conversation's episode log and history file (None when episodic memory is off)."""
+        return self.episodic.session_id if self.episodic is not None else None
+
+    @property
+    def summary(self) -> str | None:
+        """The record that stands for the earlier turns, when the history starts with one."""
+        from anton_tui.agent.summarise import current_summary
+
+        return current_summary(self.history)
+
+    def save_history(self) -> "Path | None":
+        """Save the conversation now (done after every turn). Returns the file, or None when not saved."""
+        return conversations.save(self)
+
+    async def resume(self, session_id: str) -> "conversations.Resumed":
+        """Continue a saved conversation (this program's or Anton's); see `conversations.resume`."""
+        return await conversations.resume(self, session_id)
+
+    def user_turns(self) -> list["conversations.UserTurn"]:
+        return conversations.user_turns(self)
+
+    def transcript(self) -> list["conversations.TranscriptEntry"]:
+        """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls."""
+        return conversations.transcript(self.history)
+
+    def rewind(self, index: int) -> str:
+        """Drop the user message at history `index` and all after it; returns its text. See `conversations.rewind`."""
+        return conversations.rewind(self, index)
+
+    def delete_saved(self, session_id: str) -> list[Path]:
+        """Delete a saved conversation (its history file and episode log); not the one in progress."""
+        if self.history_store is None:
+            return []
+        if session_id == self.session_id and self.history:
+            raise ValueError("That is the conversation in progress; start a new one before deleting it.")
+        return self.history_store.delete(session_id)
 
     async def wait_background(self, timeout: float | None = None) -> None:
         """Wait for the learning work started by past turns (used by tests and on shutdown)."""
@@ -223,9 +278,12 @@ class ChatSession:
             from anton_tui.memory.skills import procedural_memory_section
 
             skills_section = procedural_memory_section(self.skills.list_summaries())
-        return prompts.build_system_prompt(
+        prompt = prompts.build_system_prompt(
             project_dir=self.project_dir, memory_context=memory, skills_section=skills_section
         )
+        live = self.scratchpads.names() if self.scratchpads is not None else []
+        note = conversations.pads_note(self.lost_pads, live)
+        return f"{prompt}\n\n{note}" if note else prompt
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         descriptions = {}
@@ -313,15 +371,17 @@ class ChatSession:
         turn = self.turn_count
         self._partial_text = ""
         self._emit(TurnStarted(turn=turn, user_text=user_text))
+        self.context.new_turn()
         if self.acc is not None:
             self.acc.clear()
-        self._log("user", user_text)
+        self._log("user", user_text, model=self.llm.planning.model)
         self.history.append({"role": "user", "content": user_text})
         stop_reason, text = "end_turn", ""
         try:
             text, stop_reason = await self._tool_loop()
         except asyncio.CancelledError:
             self._on_cancelled()
+            conversations.save(self)
             self._emit(TurnFinished(turn=turn, stop_reason="cancelled", text=self._partial_text))
             self._finish_learning(turn, cancelled=True)
             raise
@@ -336,6 +396,7 @@ class ChatSession:
         if text:
             self._log("assistant", text[:2000])
         self._drain_acc()
+        conversations.save(self)
         self._emit(TurnFinished(turn=turn, stop_reason=stop_reason, text=text))
         self._finish_learning(turn, cancelled=False)
         self._turn_open = False
@@ -360,17 +421,10 @@ class ChatSession:
         return await self._cap_postmortem(system, tools, texts)
 
     async def _model_round(self, system: str, tools: list[dict[str, Any]]) -> "LLMResponse":
-        from anton_tui.llm.events import StreamComplete, TextDelta
-
         self._repair_history()
         self._partial_text = ""
-        response = None
-        async for event in self.llm.plan_stream(system=system, messages=self.history, tools=tools):
-            if isinstance(event, TextDelta):
-                self._partial_text += event.text
-                self._emit(AssistantTextDelta(event.text))
-            elif isinstance(event, StreamComplete):
-                response = event.response
+        await self.context.fit(self, system, tools)
+        response = await self._stream_round(system, tools)
         if response is None:
             raise RuntimeError("The model's stream ended without a final response.")
         blocks: list[dict[str, Any]] = []
@@ -383,6 +437,7 @@ class ChatSession:
         if response.text:
             self._emit(AssistantMessageDone(response.text))
         usage = response.usage
+        self.context.sizer.observed(usage.input_tokens)
         self.total_input_tokens += usage.input_tokens
         self.total_output_tokens += usage.output_tokens
         self._emit(
@@ -394,6 +449,31 @@ class ChatSession:
             )
         )
         return response
+
+    async def _stream_round(self, system: str, tools: list[dict[str, Any]]) -> "LLMResponse | None":
+        """One request, streamed; a "too long" refusal before any text makes room and sends it again."""
+        from anton_tui.agent.context_window import request_chars
+        from anton_tui.llm.errors import LLMError
+        from anton_tui.llm.events import StreamComplete, TextDelta
+
+        attempt = 0
+        while True:
+            self.context.sizer.sent(request_chars(system, tools, self.history))
+            response = None
+            try:
+                async for event in self.llm.plan_stream(system=system, messages=self.history, tools=tools):
+                    if isinstance(event, TextDelta):
+                        self._partial_text += event.text
+                        self._emit(AssistantTextDelta(event.text))
+                    elif isinstance(event, StreamComplete):
+                        response = event.response
+                return response
+            except LLMError as err:
+                if err.kind != "context_too_long" or self._partial_text:
+                    raise
+                attempt += 1
+                if not await self.context.recover(self, system, tools, attempt, err):
+                    raise
 
     async def _run_tool(self, call: "ToolCall", round_idx: int) -> dict[str, Any]:
         import re
@@ -430,7 +510,10 @@ class ChatSession:
             )
         )
         self._log("tool_result", result.text, tool=call.name)
-        return {"type": "tool_result", "tool_use_id": call.id, "content": result.text, "is_error": not result.success}
+        block = {"type": "tool_result", "tool_use_id": call.id, "content": result.text}
+        if not result.success:
+            block["is_error"] = True  # as Anton writes it: the key only on failures
+        return block
 
     async def _cap_postmortem(self, system: str, tools: list[dict[str, Any]], texts: list[str]) -> tuple[str, str]:
         self.acc_observe(

@@ -197,10 +197,10 @@ class EpisodicMemory:
 
     def start_session(self, session_id: str | None = None) -> str:
         """Begin a session and make the episodes folder (when enabled); the default id is the current UTC time,
-        moved on a second if that file already exists."""
+        moved on a second while that id is taken."""
         if session_id is None:
             moment = datetime.now(timezone.utc).replace(microsecond=0)
-            while self.session_path(moment.strftime(SESSION_FORMAT)).exists():
+            while self._taken(moment.strftime(SESSION_FORMAT)):
                 moment += timedelta(seconds=1)
             session_id = moment.strftime(SESSION_FORMAT)
         self.session_path(session_id)  # validates the id
@@ -211,6 +211,16 @@ class EpisodicMemory:
             except OSError as exc:  # logging will report it; starting must not fail
                 logger.debug("Could not create %s: %s", self.episodes_dir, exc)
         return session_id
+
+    def resume_session(self, session_id: str) -> str:
+        """Continue an earlier session: later lines append to its file, under its id."""
+        self.session_path(session_id)  # validates the id
+        self.session_id = session_id
+        return session_id
+
+    def _taken(self, session_id: str) -> bool:
+        """An id already used by a session file or by a saved conversation (``{id}_history.json``)."""
+        return self.session_path(session_id).exists() or (self.episodes_dir / f"{session_id}_history.json").exists()
 
     def session_path(self, session_id: str) -> Path:
         if not _SAFE_SESSION.fullmatch(session_id):

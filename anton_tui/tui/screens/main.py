@@ -29,7 +29,10 @@ from anton_tui.agent.events import (
     AssistantMessageDone,
     AssistantTextDelta,
     ErrorOccurred,
+    HistoryNotSaved,
     HistoryRepaired,
+    HistorySummarised,
+    HistoryTrimmed,
     MemoryConfirmationNeeded,
     MemoryWritten,
     ScratchpadActivity,
@@ -55,6 +58,7 @@ from anton_tui.tui.widgets.chat import (
     ChatView,
     ErrorBlock,
     acc_notice,
+    history_notice,
     memory_notice,
     repair_notice,
     secrets_notice,
@@ -394,6 +398,8 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
                 await chat.add_notice(acc_notice(event), "acc")
             case HistoryRepaired():
                 await chat.add_notice(repair_notice(event), "info")
+            case HistorySummarised() | HistoryTrimmed() | HistoryNotSaved():
+                await chat.add_notice(history_notice(event), "info")
             case UsageUpdated():
                 self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
             case ErrorOccurred(message=text, retryable=retryable):

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 
     from anton_tui.agent.events import (
         AccNudge,
+        HistoryNotSaved,
         HistoryRepaired,
+        HistorySummarised,
+        HistoryTrimmed,
         MemoryWritten,
         SecretsRemoved,
         ToolCallFinished,
@@ -91,6 +94,23 @@ def repair_notice(event: HistoryRepaired) -> Content:
         reason=event.reason,
         count=str(event.sealed_count),
     )
+
+
+def history_notice(event: "HistorySummarised | HistoryTrimmed | HistoryNotSaved") -> Content:
+    """One line for a change to the conversation's history (the full summary is in `event.summary`)."""
+    from anton_tui.agent.events import HistorySummarised, HistoryTrimmed
+
+    if isinstance(event, HistorySummarised):
+        return Content.from_markup(
+            "[b $text-muted]Earlier turns summarised[/] [$text-muted]($folded messages, about $before → $after "
+            "tokens)[/]",
+            folded=str(event.folded),
+            before=f"{event.tokens_before:,}",
+            after=f"{event.tokens_after:,}",
+        )
+    if isinstance(event, HistoryTrimmed):
+        return Content.from_markup("[$text-warning]Earlier turns dropped:[/] $notice", notice=event.notice)
+    return Content.from_markup("[$text-warning]Conversation not saved:[/] $reason", reason=event.reason)
 
 
 class CommandReply(Vertical):

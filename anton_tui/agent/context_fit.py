@@ -1,0 +1,202 @@
+"""Keeps every request to the planning model within a share of its context window, so long conversations go on.
+
+Before each request `ContextKeeper.fit` estimates its size. Past the share (``ANTON_CONTEXT_PRESSURE_THRESHOLD``,
+0.7 by default) of the window, the older turns are summarised by the coding model (`agent.summarise`). If that
+fails, or is not enough, the oldest messages are dropped instead, with a notice, and as a last step the largest
+tool results are cut down: a request that is sure to be refused is never sent. When the provider refuses a request
+as too long all the same (the window was larger in our table than in reality), `recover` summarises, then cuts down
+to the last few messages, then gives up; the window is also lowered to what the provider said it holds.
+
+Every change is announced with an event (`HistorySummarising`, `HistorySummarised`, `HistoryTrimmed`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from anton_tui.agent.context_window import (
+    DEFAULT_PRESSURE_SHARE,
+    RequestSizer,
+    context_window,
+    request_chars,
+)
+from anton_tui.agent.events import HistorySummarised, HistorySummarising, HistoryTrimmed
+from anton_tui.agent.summarise import (
+    KEEP_RECENT,
+    SummaryFailed,
+    choose_cut,
+    drop_oldest,
+    stub_largest_results,
+    summarise_old_turns,
+    summary_prefix,
+    worth_summarising,
+)
+
+if TYPE_CHECKING:
+    from anton_tui.agent.session import ChatSession
+    from anton_tui.llm.client import LLMClient
+    from anton_tui.llm.errors import LLMError
+
+MIN_WINDOW = 4096
+NOTHING_TO_SUMMARISE = "nothing to summarise"
+_USED_LIMIT = re.compile(r"(\d[\d,]*) tokens? > (\d[\d,]*)")
+_MAXIMUM = re.compile(r"maximum context length is (\d[\d,]*)")
+
+
+def overflow_figures(message: str) -> tuple[int | None, int | None]:
+    """(tokens sent, tokens allowed) when a provider's "too long" message says them."""
+    found = _USED_LIMIT.search(message)
+    if found:
+        return int(found.group(1).replace(",", "")), int(found.group(2).replace(",", ""))
+    found = _MAXIMUM.search(message)
+    return None, int(found.group(1).replace(",", "")) if found else None
+
+
+class ContextKeeper:
+    """Sizes requests and makes room in the history when a request would not fit."""
+
+    def __init__(
+        self, *, window: int | None = None, share: float = DEFAULT_PRESSURE_SHARE, keep_recent: int = KEEP_RECENT
+    ) -> None:
+        self.window_override = window
+        self.share = share
+        self.keep_recent = keep_recent
+        self.sizer = RequestSizer()
+        self.learned_window: int | None = None  # what a provider's refusal told us, when lower than the table
+        self._summary_failed = False  # this turn: do not ask again after a failure
+
+    # ---- figures -------------------------------------------------------------------------------------------
+
+    def window(self, llm: "LLMClient") -> int:
+        window = context_window(llm.planning.model, self.window_override)
+        return min(window, self.learned_window) if self.learned_window else window
+
+    def budget(self, llm: "LLMClient") -> int:
+        """Tokens a request may use: the share of the window, leaving room for the answer (at most a quarter of
+        the window is set aside for it, so a small window with a large ANTON_MAX_TOKENS still holds a conversation)."""
+        window = self.window(llm)
+        answer = min(llm.planning.max_tokens, window // 4)
+        return max(1, min(int(window * self.share), window - answer))
+
+    def tokens(self, system: str, tools: list[dict[str, Any]] | None, history: list[dict[str, Any]]) -> int:
+        return self.sizer.tokens(request_chars(system, tools, history))
+
+    def _message_room(self, llm: "LLMClient", system: str, tools: list[dict[str, Any]] | None) -> int:
+        """Characters the messages may take once the system prompt and tools are counted."""
+        return int(self.budget(llm) * self.sizer.chars_per_token) - request_chars(system, tools, [])
+
+    def new_turn(self) -> None:
+        self._summary_failed = False
+
+    # ---- before a request ----------------------------------------------------------------------------------
+
+    async def fit(self, session: "ChatSession", system: str, tools: list[dict[str, Any]] | None) -> None:
+        """Make the next request fit the budget, changing `session.history` in place when it would not."""
+        llm = session.llm
+        before = self.tokens(system, tools, session.history)
+        if before <= self.budget(llm):
+            return
+        if not self._summary_failed:
+            problem = await self._summarise(session, system, tools, reason="long", tokens_before=before)
+            if problem is None and self.tokens(system, tools, session.history) <= self.budget(llm):
+                return
+            if problem not in (None, NOTHING_TO_SUMMARISE):
+                self._make_room(session, system, tools, reason="long", why=f"Summarising failed: {problem}.")
+                return
+        self._make_room(session, system, tools, reason="long", why="")
+
+    # ---- after the provider said "too long" ----------------------------------------------------------------
+
+    async def recover(
+        self, session: "ChatSession", system: str, tools: list[dict[str, Any]] | None, attempt: int, error: "LLMError"
+    ) -> bool:
+        """Make room after a refusal; True when the history changed and the request is worth sending again."""
+        self._learn(session.llm, system, tools, session.history, error.message)
+        if attempt == 1:
+            before = self.tokens(system, tools, session.history)
+            problem = "not tried" if self._summary_failed else None
+            if problem is None:
+                problem = await self._summarise(session, system, tools, reason="overflow", tokens_before=before)
+            if problem is None:
+                if self.tokens(system, tools, session.history) > self.budget(session.llm):
+                    self._make_room(session, system, tools, reason="overflow", why="")
+                return True
+            why = "" if problem in ("not tried", NOTHING_TO_SUMMARISE) else f"Summarising failed: {problem}."
+            if self._make_room(session, system, tools, reason="overflow", why=why):
+                return True
+        if attempt <= 2:
+            return self._make_room(session, system, tools, reason="overflow", why="", last_resort=True)
+        return False
+
+    def _learn(self, llm: "LLMClient", system: str, tools: Any, history: list[dict[str, Any]], message: str) -> None:
+        chars = request_chars(system, tools, history)
+        used, limit = overflow_figures(message)
+        if used:
+            self.sizer.sent(chars)
+            self.sizer.observed(used)
+        estimate = limit or int(self.sizer.tokens(chars) * 0.9)
+        self.learned_window = max(MIN_WINDOW, min(self.window(llm), estimate))
+
+    # ---- the two ways of making room -----------------------------------------------------------------------
+
+    async def _summarise(
+        self, session: "ChatSession", system: str, tools: Any, *, reason: str, tokens_before: int
+    ) -> str | None:
+        """Summarise the older turns; None on success, else why not (the history is then unchanged)."""
+        history = session.history
+        cut = choose_cut(history, keep_recent=self.keep_recent)
+        if not cut or not worth_summarising(history, cut):
+            return NOTHING_TO_SUMMARISE
+        session.emit(HistorySummarising(messages=cut))
+        llm = session.llm
+        try:
+            summary = await summarise_old_turns(llm, history, cut, budget_chars=context_window(llm.coding.model))
+        except SummaryFailed as exc:
+            self._summary_failed = True
+            return str(exc)
+        history[:] = summary.history
+        session.emit(
+            HistorySummarised(
+                summary=summary.record,
+                folded=summary.folded,
+                kept=len(history) - summary_prefix(history),
+                tokens_before=tokens_before,
+                tokens_after=self.tokens(system, tools, history),
+                reason=reason,
+            )
+        )
+        return None
+
+    def _make_room(
+        self, session: "ChatSession", system: str, tools: Any, *, reason: str, why: str, last_resort: bool = False
+    ) -> bool:
+        """Drop the oldest messages (down to the last few when `last_resort`), then cut down the largest tool
+        results, until the request fits. Announces what went; False when nothing could be done."""
+        history = session.history
+        room = self._message_room(session.llm, system, tools)
+        before = self.tokens(system, tools, history)
+        new, dropped = drop_oldest(history, -1 if last_resort else room, keep_recent=self.keep_recent)
+        new, stubbed = stub_largest_results(new, room)
+        if not dropped and not stubbed:
+            return False
+        history[:] = new
+        parts = []
+        if dropped:
+            parts.append(
+                f"the {dropped} oldest messages were dropped" if dropped > 1 else "the oldest message was dropped"
+            )
+        if stubbed:
+            parts.append(f"{stubbed} large tool result{'s' if stubbed != 1 else ''} cut down")
+        notice = " ".join(filter(None, [why, "To fit the model's context window, " + " and ".join(parts) + "."]))
+        session.emit(
+            HistoryTrimmed(
+                dropped=dropped,
+                stubbed=stubbed,
+                notice=notice,
+                reason=reason,
+                tokens_before=before,
+                tokens_after=self.tokens(system, tools, history),
+            )
+        )
+        return True
