@@ -170,9 +170,10 @@ async def wait_turn_done(pilot: Pilot, timeout: float = 10.0, *, turns: int | No
 
 async def send_and_wait(pilot: Pilot, text: str, timeout: float = 10.0) -> None:
     """Send a message and wait until its turn has ended in the UI."""
-    started = pilot.app.runtime.session.turn_count
+    await started(pilot)
+    started_turns = pilot.app.runtime.session.turn_count
     await type_in_prompt(pilot, text)
-    await wait_turn_done(pilot, timeout, turns=started + 1)
+    await wait_turn_done(pilot, timeout, turns=started_turns + 1)
 
 
 def accepted_requests(fake_llm: Any, model: str) -> list[Any]:

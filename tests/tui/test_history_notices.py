@@ -21,7 +21,7 @@ async def test_a_long_conversation_shows_that_its_earlier_turns_were_summarised(
                 break
         shown = [text for text in notices(app, "info") if "Earlier turns summarised" in text]
     assert shown and "messages, about" in shown[0]
-    assert app.session.summary == "## Goal\n- compare the figures"
+    assert app.runtime.session.summary == "## Goal\n- compare the figures"
 
 
 async def test_a_history_file_that_cannot_be_written_over_is_reported(fake_llm) -> None:
@@ -30,7 +30,7 @@ async def test_a_history_file_that_cannot_be_written_over_is_reported(fake_llm) 
     app = build_app()
     async with app.run_test(size=SIZE) as pilot:
         await send_and_wait(pilot, "first")
-        path = app.session.history_store.history_path(app.session.session_id)
+        path = app.runtime.session.history_store.history_path(app.runtime.session.session_id)
         path.write_bytes(b"[not json")
         await send_and_wait(pilot, "second")
         shown = [text for text in notices(app, "info") if "Conversation not saved" in text]

@@ -15,6 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
@@ -260,7 +261,11 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         """The header follows the runtime's provider, model and memory mode."""
         settings = runtime.settings
         mode = getattr(settings, "effective_memory_mode", getattr(settings, "memory_mode", ""))
-        self.query_one(AntonHeader).set_model(runtime.provider_label, str(settings.planning_model), str(mode))
+        try:
+            header = self.query_one(AntonHeader)
+        except NoMatches:
+            return  # the app is closing: the screen's widgets are already gone
+        header.set_model(runtime.provider_label, str(settings.planning_model), str(mode))
 
     def _offer_next_prompt(self) -> None:
         prompt = self.query_one(Prompt)
