@@ -1,8 +1,8 @@
 """Run every `benchmarks/bench_*.py` module in turn, each in a fresh interpreter (as the app always starts in one),
 inside a throw-away ANTON_HOME and project folder.
 
-Usage: ``python -m benchmarks [--only] [name ...]`` (for example ``python -m benchmarks --only escapes``); no names
-runs them all.
+Usage: ``python -m benchmarks [name ...]`` or ``python -m benchmarks --only name[,name]`` (for example
+``python -m benchmarks --only race``); no names runs them all.
 """
 
 from __future__ import annotations
@@ -16,14 +16,16 @@ from pathlib import Path
 
 
 def bench_modules(only: list[str]) -> list[str]:
+    """The benchmark modules to run: all, or those named (``race`` names ``bench_memory_race`` by its last word)."""
     names = sorted(path.stem for path in Path(__file__).parent.glob("bench_*.py"))
-    wanted = {name if name.startswith("bench_") else f"bench_{name}" for name in only}
-    return [name for name in names if not wanted or name in wanted]
+    wanted = [name.removeprefix("bench_") for name in only]
+    return [m for m in names if not wanted or any(m == f"bench_{w}" or m.endswith(f"_{w}") for w in wanted)]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    names = bench_modules([arg for arg in args if arg != "--only"])
+    wanted = [name for arg in args if arg != "--only" for name in arg.split(",") if name]
+    names = bench_modules(wanted)
     if not names:
         print("no benchmark matches", file=sys.stderr)
         return 2

@@ -69,9 +69,10 @@ def rewrite_until(folder: Path, worker: int, stop: Path, ready: Path) -> int:
 
 
 def version_text(version: int, lines: int) -> str:
-    """One whole-file state for the crash test: every line names the same version, and the last one says so."""
-    body = "".join(f"- entry {i} of version {version} <!-- ts:2026-11-25 -->\n" for i in range(lines))
-    return f"# Lessons\n{body}- end of version {version} <!-- ts:2026-11-25 -->\n"
+    """One whole-file state for the crash test: `lines` fixed lessons, then one that names the version."""
+    day = time.strftime("%Y-%m-%d")
+    body = "".join(f"- entry {i} of the crash test <!-- ts:{day} -->\n" for i in range(lines))
+    return f"# Lessons\n{body}- end of version {version} <!-- ts:{day} -->\n"
 
 
 def _version_of(text: str) -> int:
@@ -80,23 +81,22 @@ def _version_of(text: str) -> int:
 
 
 def is_whole_version(text: str, lines: int) -> bool:
-    """True when `text` is exactly one `version_text` (no mix of two versions, nothing cut off)."""
+    """True when `text` is exactly one `version_text` (nothing cut off, nothing of two writes mixed)."""
     version = _version_of(text)
     return version >= 0 and text == version_text(version, lines)
 
 
 def rewrite_versions_forever(folder: Path, lines: int, ready: Path) -> None:
-    """Replace the whole lessons.md with the next version, again and again (until killed)."""
+    """Edit the last lesson to name the next version, again and again (until killed); each edit rewrites the file."""
+    from anton_tui.memory.engram import entry_id
     from anton_tui.memory.hippocampus import Hippocampus
 
     hc = Hippocampus(folder)
-    path = folder / "lessons.md"
-    version = _version_of(path.read_text()) if path.exists() else 0
+    version = _version_of((folder / "lessons.md").read_text())
     ready.touch()
     while True:
+        hc.update_entry("lessons", entry_id(f"end of version {version}"), f"end of version {version + 1}")
         version += 1
-        text = version_text(version, lines)
-        hc.rewrite_file("lessons", lambda parsed, text=text: text.splitlines(keepends=True))
 
 
 def _spawn(*args: object) -> subprocess.Popen:
@@ -145,7 +145,7 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(".lessons.md."))
 
 
-def crash_trials(folder: Path, kills: int, lines: int = 2000, seed_: int = 0) -> dict[str, int]:
+def crash_trials(folder: Path, kills: int, lines: int = 2000, seed_: int = 0, window: float = 0.03) -> dict[str, int]:
     """Kill -9 a process that rewrites lessons.md over and over, `kills` times, at random moments.
 
     After each kill the file must hold one whole version. Returns the partial files seen, the temporary files found
@@ -155,26 +155,31 @@ def crash_trials(folder: Path, kills: int, lines: int = 2000, seed_: int = 0) ->
     import signal
 
     from anton_tui.memory.hippocampus import Hippocampus
+    from anton_tui.redact import preload
 
+    preload()  # the forked rewriters inherit the secret patterns instead of each importing them again
     rng = random.Random(seed_)
     context = multiprocessing.get_context("fork")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "lessons.md"
     path.write_text(version_text(0, lines))
     partial = seen = 0
+    first = _version_of(path.read_text())
     for _ in range(kills):
         ready = folder / "ready"
         ready.unlink(missing_ok=True)
         process = context.Process(target=rewrite_versions_forever, args=(folder, lines, ready))
         process.start()
         _wait_for([ready], alive=process.is_alive)
-        time.sleep(rng.uniform(0, 0.03))
+        time.sleep(rng.uniform(0, window))
         os.kill(process.pid, signal.SIGKILL)
         process.join()
         partial += not is_whole_version(path.read_text(), lines)
         seen += len(leftovers(folder))
+    rewrites = _version_of(path.read_text()) - first
     Hippocampus(folder).encode_lesson("a lesson written after the last kill")
-    return {"kills": kills, "partial": partial, "temp_seen": seen, "temp_left": len(leftovers(folder))}
+    return {"kills": kills, "partial": partial, "temp_seen": seen, "temp_left": len(leftovers(folder)),
+            "rewrites": rewrites}
 
 
 def main(argv: list[str]) -> int:

@@ -179,7 +179,7 @@ def _writers_gone(fd: int) -> bool:
             if time.monotonic() > deadline:
                 return False
             time.sleep(pause)
-            pause = min(pause * 2, 0.02)
+            pause = min(pause * 2, 0.005)
             continue
         except OSError:  # no leases on this file system, leases switched off, or a file of another user
             return _settled(fd, deadline)
