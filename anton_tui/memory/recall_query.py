@@ -1,0 +1,256 @@
+"""Ranking recall answers from the index: which lines match a query, how well, and the turns they belong to.
+
+A line scores the BM25 of the query's stemmed words (all of them, or any of them when no line has all), plus a fixed
+bonus when its content holds the query's exact text in any case; each list of matches is ranked over its newest
+`WINDOW` lines, so common words stay fast. A turn scores the sum of its lines; ties go to the newer turn.
+
+The index keeps no copy of the text. The exact-text lines come from an index of the unstemmed words: the query's
+words narrow the lines down (a word at either end of the query may be part of a longer word, found through a
+trigram index of the distinct words), and when that alone cannot prove a line holds the text, the line is read back
+from its JSONL file and checked. A query made only of punctuation is looked for by reading the files, newest first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import unicodedata
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+from anton_tui.memory.episode_record import MEMORY_ROLES, SESSION_FORMAT, SUFFIX, Episode, quick_parse
+from anton_tui.memory.episode_scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
+
+WINDOW = 2000  # each match list is ranked over its newest WINDOW lines
+EXACT_SCORE = -1.0  # what a line containing the query's exact text adds (BM25 scores are negative: lower is better)
+MAX_TERMS = 400  # a word of the query that is part of more distinct words than this does not narrow anything
+CHECK_BUDGET = 20_000  # lines read back at most to confirm the exact text
+SLOT_BITS = 20  # a line's id is (file id << FILE_SHIFT) | (turn's place in its file << SLOT_BITS) | its place in the turn
+TURN_BITS = 21
+FILE_SHIFT = SLOT_BITS + TURN_BITS
+_WORD = re.compile(r"[^\W_]+")
+
+
+def phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def turn_bounds(key: int) -> tuple[int, int]:
+    return key << SLOT_BITS, ((key + 1) << SLOT_BITS) - 1
+
+
+def file_bounds(file_id: int) -> tuple[int, int]:
+    return file_id << FILE_SHIFT, ((file_id + 1) << FILE_SHIFT) - 1
+
+
+class LineReader:
+    """Reads indexed lines back from their JSONL files (file handles stay open for one search)."""
+
+    def __init__(self, conn: sqlite3.Connection, episodes_dir: Path) -> None:
+        self.conn = conn
+        self.episodes_dir = episodes_dir
+        self._names: dict[int, str] | None = None
+        self._fds: dict[int, int | None] = {}
+
+    def name(self, file_id: int) -> str | None:
+        if self._names is None:
+            self._names = dict(self.conn.execute("SELECT id, name FROM files"))
+        return self._names.get(file_id)
+
+    def raw(self, line_id: int, offset: int, length: int) -> bytes | None:
+        file_id = line_id >> FILE_SHIFT
+        if file_id not in self._fds:
+            name = self.name(file_id)
+            try:
+                self._fds[file_id] = None if name is None else os.open(self.episodes_dir / f"{name}{SUFFIX}", os.O_RDONLY)
+            except OSError:
+                self._fds[file_id] = None
+        fd = self._fds[file_id]
+        if fd is None:
+            return None
+        try:
+            return os.pread(fd, length, offset)
+        except OSError:
+            return None
+
+    def episode(self, line_id: int, offset: int, length: int) -> Episode | None:
+        raw = self.raw(line_id, offset, length)
+        return None if raw is None else quick_parse(raw)
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            if fd is not None:
+                os.close(fd)
+        self._fds.clear()
+
+
+# ---- scores -------------------------------------------------------------------------------------------------------
+
+
+def line_scores(conn: sqlite3.Connection, query: str, reader: LineReader, *, dead: bool) -> dict[int, float]:
+    """Matching line ids with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text."""
+    scores: dict[int, float] = {}
+
+    def collect(rows: Iterable[tuple[int, float]]) -> None:
+        for rowid, score in rows:
+            scores[rowid] = scores.get(rowid, 0.0) + score
+
+    not_dead = " AND rowid NOT IN (SELECT id FROM dead)" if dead else ""
+    words_sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{not_dead} ORDER BY rowid DESC LIMIT ?"
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    if words:
+        collect(conn.execute(words_sql, (" ".join(phrase(w) for w in words), WINDOW)))
+    collect((rowid, EXACT_SCORE) for rowid in exact_lines(conn, query, reader, not_dead))
+    if not scores and len(words) > 1:  # nothing has every word: rank lines by any of them
+        for word in words:
+            collect(conn.execute(words_sql, (phrase(word), WINDOW)))
+    return scores
+
+
+def best_turns(
+    conn: sqlite3.Connection, scores: dict[int, float], limit: int, since: datetime | None, skip_files: set[int]
+) -> list[int]:
+    """Keys of the best `limit` turns: summed line scores (lower is better), ties newest first.
+
+    A turn's key orders turns as they were recorded: by file (named by the session's start), then by the place of
+    the turn's first line in its file. Turns of `skip_files` (being read some other way) are left out.
+    """
+    totals: dict[int, float] = {}
+    for rowid, score in scores.items():
+        key = rowid >> SLOT_BITS
+        totals[key] = totals.get(key, 0.0) + score
+    allowed = None
+    if since is not None:
+        rows = conn.execute("SELECT id FROM files WHERE started >= ?", (since.strftime(SESSION_FORMAT),))
+        allowed = {file_id for (file_id,) in rows}
+    if skip_files or allowed is not None:
+        totals = {
+            key: total
+            for key, total in totals.items()
+            if (key >> TURN_BITS) not in skip_files and (allowed is None or key >> TURN_BITS in allowed)
+        }
+    return sorted(totals, key=lambda key: (round(totals[key], 6), -key))[:limit]
+
+
+def load_turn(conn: sqlite3.Connection, reader: LineReader, key: int) -> list[Episode]:
+    """The episodes of one turn in file order, read back from its file."""
+    rows = conn.execute("SELECT id, offset, length FROM lines WHERE id BETWEEN ? AND ? ORDER BY id", turn_bounds(key))
+    episodes = []
+    for line_id, offset, length in rows.fetchall():
+        episode = reader.episode(line_id, offset, length)
+        if episode is not None and episode.role not in MEMORY_ROLES:
+            episodes.append(episode)
+    return episodes
+
+
+# ---- the exact text -----------------------------------------------------------------------------------------------
+
+
+def _is_word_char(ch: str) -> bool:
+    """Whether FTS5's unicode61 tokenizer keeps `ch` inside a word (letters, numbers and private-use characters)."""
+    return ch.isalnum() or unicodedata.category(ch) == "Co"
+
+
+def word_runs(query: str) -> list[tuple[str, bool, bool]]:
+    """The query's runs of word characters, lowercased, each with whether it may go on past its left and right end."""
+    runs: list[tuple[str, bool, bool]] = []
+    start = None
+    for position, ch in enumerate(query + " "):
+        inside = position < len(query) and _is_word_char(ch)
+        if inside and start is None:
+            start = position
+        elif not inside and start is not None:
+            runs.append((query[start:position].lower(), start == 0, position == len(query)))
+            start = None
+    return runs
+
+
+def _terms_containing(conn: sqlite3.Connection, text: str, *, suffix: bool) -> list[str] | None:
+    """Distinct indexed words holding `text` (ending with it when `suffix`); None when there are too many."""
+    if len(text) >= 3:
+        rows = conn.execute(
+            "SELECT t.term FROM term_grams g JOIN terms t ON t.id = g.rowid WHERE term_grams MATCH ?", (phrase(text),)
+        )
+    else:
+        rows = conn.execute("SELECT term FROM terms WHERE instr(term, ?) > 0", (text,))
+    found = []
+    for (term,) in rows:
+        if term.endswith(text) if suffix else text in term:
+            found.append(term)
+            if len(found) > MAX_TERMS:
+                return None
+    return found
+
+
+def _narrowing(conn: sqlite3.Connection, query: str) -> tuple[str | None, bool] | None:
+    """An FTS query over the unstemmed words that every line holding `query` matches, and whether matching it
+    proves the line holds the text; ``(None, False)`` when nothing can hold it, None when words cannot narrow it."""
+    runs = word_runs(query)
+    groups = []
+    for text, open_left, open_right in runs:
+        if not open_left and not open_right:
+            groups.append(phrase(text))
+        elif not open_left:
+            groups.append(phrase(text) + "*")
+        else:
+            terms = _terms_containing(conn, text, suffix=not open_right)
+            if terms is None:
+                continue
+            if not terms:
+                return None, False
+            groups.append("(" + " OR ".join(phrase(term) for term in terms) + ")")
+    if not groups:
+        return None
+    proven = len(runs) == 1 and len(groups) == 1 and query.isascii() and runs[0][1] and runs[0][2]
+    return " AND ".join(groups), proven
+
+
+def exact_lines(conn: sqlite3.Connection, query: str, reader: LineReader, not_dead: str) -> list[int]:
+    """Ids of the newest `WINDOW` lines whose content contains `query` in any case."""
+    narrowing = _narrowing(conn, query)
+    if narrowing is None:
+        return _scan_for_lines(conn, query, reader)
+    match, proven = narrowing
+    if match is None:
+        return []
+    if proven:
+        sql = f"SELECT rowid FROM tokens WHERE tokens MATCH ?{not_dead} ORDER BY rowid DESC LIMIT ?"
+        return [rowid for (rowid,) in conn.execute(sql, (match, WINDOW))]
+    pattern, prefilter = text_pattern(query), bytes_prefilter(query)
+    found: list[int] = []
+    rows = conn.execute(
+        "SELECT l.id, l.offset, l.length FROM tokens t JOIN lines l ON l.id = t.rowid"
+        " WHERE tokens MATCH ? ORDER BY t.rowid DESC LIMIT ?",
+        (match, CHECK_BUDGET),
+    )
+    for line_id, offset, length in rows:
+        raw = reader.raw(line_id, offset, length)
+        if raw is None or (prefilter is not None and prefilter.search(raw) is None):
+            continue
+        episode = quick_parse(raw)
+        if episode is not None and pattern.search(episode.content):
+            found.append(line_id)
+            if len(found) >= WINDOW:
+                break
+    return found
+
+
+def _scan_for_lines(conn: sqlite3.Connection, query: str, reader: LineReader) -> list[int]:
+    """Exact-text lines found by reading the indexed files newest first, until `WINDOW` are found."""
+    pattern, prefilter = text_pattern(query), bytes_prefilter(query)
+    found: list[int] = []
+    for file_id, name in conn.execute("SELECT id, name FROM files WHERE indexed_bytes > 0 ORDER BY id DESC").fetchall():
+        data = read_bytes(reader.episodes_dir / f"{name}{SUFFIX}")
+        if not data:
+            continue
+        offsets = set(matching_offsets(data, pattern, prefilter))
+        if not offsets:
+            continue
+        ids = conn.execute("SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?", file_bounds(file_id))
+        found.extend(sorted((line_id for line_id, offset in ids if offset in offsets), reverse=True))
+        if len(found) >= WINDOW:
+            break
+    return found[:WINDOW]
+
