@@ -35,16 +35,19 @@ from pathlib import Path
 from typing import TypeVar
 
 from anton_tui.memory.episode_record import MEMORY_ROLES, SUFFIX, Episode, decode_line, reading, session_start
+from anton_tui.memory.episode_files import FolderView, disk_files
 from anton_tui.memory.episode_scan import scan_turns
 from anton_tui.memory.recall_query import (
-    FILE_SHIFT,
-    SLOT_BITS,
+    SLOT_TOP,
     TURN_BITS,
+    TURN_TOP,
     LineReader,
     best_turns,
     file_bounds,
+    line_id,
     line_scores,
     load_turn,
+    turn_key,
 )
 
 logger = logging.getLogger(__name__)
@@ -54,33 +57,38 @@ T = TypeVar("T")
 INDEX_NAME = ".recall-index.sqlite3"
 LOCK_NAME = ".recall-index.lock"
 SCHEMA_VERSION = 2
+FIRST_FILE_ID = 1 << 17  # a first build numbers files from here up, newest first; later files count down from it
 TAIL_BYTES = 64
 STEP_SECONDS = 0.3  # one build step (one transaction) lasts about this long; readers get their turn in between
 BATCH = 5000  # lines handed to SQLite at once
 CHUNK = 1 << 20  # bytes of a file read at once while indexing it
 SMALL_WORK = 4 << 20  # less unindexed data than this is indexed before answering; more is built in the background
-BULK_LINES = 50_000  # a build that added this many lines merges the index's segments at the end
+BULK_WORK = 64 << 20  # more unindexed data than this is built as one big build (segments merged at its end)
 DEAD_LIMIT = 10_000  # dead rows tolerated before a rebuild (or an eighth of the live rows, if more)
 
 _SCHEMA = """
 CREATE TABLE files(
-    id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, started TEXT,
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, started TEXT,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
     indexed_bytes INTEGER NOT NULL, line_count INTEGER NOT NULL, tail_hash BLOB NOT NULL, turns INTEGER NOT NULL);
 CREATE TABLE turns(
-    file_id INTEGER NOT NULL, turn INTEGER NOT NULL, ord INTEGER NOT NULL, lines INTEGER NOT NULL,
-    PRIMARY KEY(file_id, turn)) WITHOUT ROWID;
-CREATE TABLE lines(id INTEGER PRIMARY KEY, offset INTEGER NOT NULL, length INTEGER NOT NULL);
+    file_id INTEGER NOT NULL, turn INTEGER NOT NULL, first INTEGER NOT NULL, part INTEGER NOT NULL,
+    lines INTEGER NOT NULL, PRIMARY KEY(file_id, turn)) WITHOUT ROWID;
+CREATE TABLE lines(id INTEGER PRIMARY KEY, offset INTEGER NOT NULL);
+CREATE TABLE spill(key INTEGER PRIMARY KEY, base INTEGER NOT NULL);
+CREATE INDEX spill_base ON spill(base);
 CREATE TABLE dead(id INTEGER PRIMARY KEY);
+CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE terms(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
 CREATE VIRTUAL TABLE words USING fts5(content, content='', tokenize='porter unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE tokens USING fts5(
-    content, content='', detail=none, tokenize='unicode61 remove_diacritics 0');
+    content, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE term_grams USING fts5(term, content='terms', content_rowid='id', tokenize='trigram');
+CREATE VIRTUAL TABLE tokens_vocab USING fts5vocab(tokens, row);
 """
 _BATCH_TABLES = """
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.batch_tokens USING fts5(
-    content, content='', detail=none, tokenize='unicode61 remove_diacritics 0');
+    content, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.batch_terms USING fts5vocab(temp, batch_tokens, row);
 """
 _FTS_TABLES = ("words", "tokens")
@@ -191,7 +199,7 @@ class _Database:
             if self.writer:
                 # Derived data: no durability needed, a half-written file is noticed (user_version) and rebuilt.
                 conn.executescript(
-                    "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;"
+                    "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;"
                     " PRAGMA temp_store=MEMORY;" + _BATCH_TABLES
                 )
             else:
@@ -228,18 +236,6 @@ class _Database:
         return known
 
 
-def disk_files(episodes_dir: Path) -> dict[str, os.stat_result]:
-    found = {}
-    try:
-        with os.scandir(episodes_dir) as entries:
-            for entry in entries:
-                if entry.name.endswith(SUFFIX) and not entry.name.startswith(".") and entry.is_file():
-                    found[entry.name[: -len(SUFFIX)]] = entry.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        pass
-    return found
-
-
 def _pending_bytes(disk: dict[str, os.stat_result], known: dict[str, _Known] | None) -> tuple[list[str], int]:
     """Files the index is behind on, and about how many bytes it still has to read for them."""
     stale, pending = [], 0
@@ -251,6 +247,27 @@ def _pending_bytes(disk: dict[str, os.stat_result], known: dict[str, _Known] | N
         appended = old is not None and old.size >= 0 and st.st_ino == old.inode and st.st_size > old.size
         pending += st.st_size - old.indexed_bytes if appended else st.st_size
     return stale, pending
+
+
+@dataclass
+class _View:
+    """How the index stands against the files, worked out once per change of either."""
+
+    known: dict[str, _Known] | None
+    version: int
+    stale: list[str]
+    pending: int
+    skip: set[int]
+    names: dict[int, str]
+
+    @classmethod
+    def of(cls, known: dict[str, _Known] | None, disk: dict[str, os.stat_result], version: int) -> _View:
+        stale, pending = _pending_bytes(disk, known)
+        held = known or {}
+        skip = {held[name].id for name in stale if name in held}
+        skip |= {entry.id for name, entry in held.items() if name not in disk}
+        names = {entry.id: name for name, entry in held.items()}
+        return cls(known, version, stale, pending, skip, names)
 
 
 class RecallIndex:
@@ -267,6 +284,8 @@ class RecallIndex:
         self._write_guard = threading.Lock()
         self._builder: threading.Thread | None = None
         self._stop = threading.Event()
+        self._folder = FolderView(self.episodes_dir)
+        self._view: _View | None = None
 
     # ---- public ------------------------------------------------------------------------------------------
 
@@ -377,31 +396,32 @@ class RecallIndex:
         """The answer, or None when the index is a little behind and should catch up first (`may_refresh`)."""
         with self._read_guard, self._locked(fcntl.LOCK_SH, self.lock_wait):
             known = self._reader.known() if self.path.exists() else None
-            disk = disk_files(self.episodes_dir)
-            stale, pending = _pending_bytes(disk, known)
-            if stale and may_refresh and pending <= SMALL_WORK and not self.building:
+            disk = self._folder.files()
+            view = self._view
+            if view is None or view.known is not known or view.version != self._folder.version:
+                view = self._view = _View.of(known, disk, self._folder.version)
+            stale = view.stale
+            if stale and may_refresh and view.pending <= SMALL_WORK and not self.building:
                 return None
             turns: list[list[Episode]] = []
             if known:
-                skip = {known[name].id for name in stale if name in known}
-                skip |= {entry.id for name, entry in known.items() if name not in disk}
-                turns = self._indexed_turns(query, max_results, since, skip)
+                turns = self._indexed_turns(query, max_results, since, view.skip, view.names)
         if stale:
-            if pending > SMALL_WORK or self.building:
+            if view.pending > SMALL_WORK or self.building:
                 self.build_in_background()
             paths = [self.episodes_dir / f"{name}{SUFFIX}" for name in sorted(stale, reverse=True)]
             turns += scan_turns(paths, query, max_results=max_results - len(turns), since=since)
         return turns
 
     def _indexed_turns(
-        self, query: str, max_results: int, since: datetime | None, skip: set[int]
+        self, query: str, max_results: int, since: datetime | None, skip: set[int], names: dict[int, str]
     ) -> list[list[Episode]]:
         conn = self._reader.connect()
-        reader = LineReader(conn, self.episodes_dir)
+        reader = LineReader(names, self.episodes_dir)
         conn.execute("BEGIN")
         try:
             dead = conn.execute("SELECT EXISTS(SELECT 1 FROM dead)").fetchone()[0] == 1
-            scores = line_scores(conn, query, reader, dead=dead)
+            scores = line_scores(conn, query, reader, dead=dead, word_list=not _in_bulk(conn))
             keys = best_turns(conn, scores, max_results, since, skip)
             turns = [load_turn(conn, reader, key) for key in keys]
             return [turn for turn in turns if turn]
@@ -426,6 +446,7 @@ class RecallIndex:
                 continue
             with lock:
                 try:
+                    self._folder.forget()
                     done = self._step(stats)
                 except sqlite3.DatabaseError as exc:
                     if repaired or not _is_corruption(exc):
@@ -452,34 +473,34 @@ class RecallIndex:
         stats.files_checked = len(disk)
         stale, pending = _pending_bytes(disk, known)
         removed = [name for name in known if name not in disk]
-        bulk = conn.execute("SELECT v FROM words_config WHERE k = 'automerge'").fetchone() == (0,)
+        bulk = _in_bulk(conn)
         if not stale and not removed:
             if bulk:
-                self._merge_segments(conn)
+                self._finish_bulk(conn)
             return True
-        if pending > 16 * SMALL_WORK and not bulk:  # a big build: merge segments once at the end, not all along
+        if pending > BULK_WORK and not bulk:
+            # A big build: segments are merged once at the end, not all along, and the word list made then too.
+            bulk = True
             for table in _FTS_TABLES:
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 0)")
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('crisismerge', 64)")
+            conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('bulk', 1)")
         conn.execute("PRAGMA user_version=0")  # half written until the step is over
         deadline = time.monotonic() + STEP_SECONDS
         conn.execute("BEGIN")
         try:
-            writer = _LineWriter(conn)
+            writer = _LineWriter(conn, word_list=not bulk)
             for name in removed:
                 _forget(conn, known.pop(name).id, drop=True)
                 stats.files_removed += 1
-            new = sorted(name for name in stale if name not in known)
-            next_id = _take_file_ids(conn, len(new))
-            for number, name in enumerate(new):
+            new = sorted((name for name in stale if name not in known), reverse=True)
+            for name, file_id in zip(new, _new_file_ids(conn, len(new))):
                 conn.execute(
                     "INSERT INTO files(id, name, started, size, mtime_ns, inode, indexed_bytes, line_count,"
                     " tail_hash, turns) VALUES (?, ?, ?, -1, 0, 0, 0, 0, x'', 0)",
-                    (next_id + number, name, name if session_start(name) else None),
+                    (file_id, name, name if session_start(name) else None),
                 )
-            known = {name: entry for name, entry in known.items()}
-            for number, name in enumerate(new):
-                known[name] = _Known(next_id + number, -1, 0, 0, 0, 0, b"", 0)
+                known[name] = _Known(file_id, -1, 0, 0, 0, 0, b"", 0)
             for name in sorted(stale, reverse=True):
                 stats.lines_added += self._index_file(conn, writer, name, known[name], stats)
                 if time.monotonic() >= deadline or self._stop.is_set():
@@ -487,8 +508,7 @@ class RecallIndex:
             writer.flush()
             conn.execute("COMMIT")
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            self._writer.close()  # no journal to roll back with: user_version stays 0, so the index is rebuilt
             raise
         if self._too_many_dead(conn):
             logger.info("Recall index %s has many dead rows; building it afresh", self.path)
@@ -502,19 +522,30 @@ class RecallIndex:
         self._remove_database()
         conn = self._writer.connect()
         try:
-            conn.executescript("PRAGMA page_size=8192;" + _SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
+            conn.executescript("PRAGMA page_size=8192; PRAGMA auto_vacuum=INCREMENTAL;" + _SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
         except sqlite3.OperationalError as exc:
             raise IndexUnavailable(f"cannot create {self.path}: {exc}") from exc
         return {}
 
-    def _merge_segments(self, conn: sqlite3.Connection) -> None:
-        """After a bulk build: merge each full-text index into one segment (quicker to search), merge as usual on."""
+    def _finish_bulk(self, conn: sqlite3.Connection) -> None:
+        """After a big build: merge each full-text index into one segment (quicker to search), list the distinct
+        words, and go back to merging as usual."""
+        conn.execute("PRAGMA user_version=0")
         for table in _FTS_TABLES:
             if self._stop.is_set():
                 return
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        conn.execute("BEGIN")
+        last = conn.execute("SELECT max(id) FROM terms").fetchone()[0] or 0
+        conn.execute("INSERT OR IGNORE INTO terms(term) SELECT term FROM tokens_vocab")
+        conn.execute("INSERT INTO term_grams(rowid, term) SELECT id, term FROM terms WHERE id > ?", (last,))
+        for table in _FTS_TABLES:
             conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 4)")
             conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('crisismerge', 16)")
+        conn.execute("DELETE FROM meta WHERE k = 'bulk'")
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA incremental_vacuum")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     @staticmethod
     def _too_many_dead(conn: sqlite3.Connection) -> bool:
@@ -541,17 +572,19 @@ class RecallIndex:
             st = os.fstat(fd)
             file_id = old.id
             if _appended_to(fd, st, old):
-                start, line_no, turn_count = old.indexed_bytes, old.line_count, old.turns
+                start, line_no, part_count = old.indexed_bytes, old.line_count, old.turns
             else:
                 if old.size >= 0:  # it was indexed before: its rows die, and it is read again under a new id
                     _forget(conn, file_id, drop=False)
-                    file_id = _take_file_ids(conn, 1)
+                    file_id = _new_file_ids(conn, 1)[0]
                     conn.execute("UPDATE files SET id = ? WHERE id = ?", (file_id, old.id))
                     stats.files_reindexed.append(name)
-                start, line_no, turn_count = 0, 0, 0
-            turns = {turn: [ord_, used] for turn, ord_, used in conn.execute(
-                "SELECT turn, ord, lines FROM turns WHERE file_id = ?", (file_id,)
+                start, line_no, part_count = 0, 0, 0
+            turns = {turn: [first, part, used] for turn, first, part, used in conn.execute(
+                "SELECT turn, first, part, lines FROM turns WHERE file_id = ?", (file_id,)
             )} if start else {}  # fmt: skip
+            rows: list[tuple[int, str, int, int]] = []
+            spills: list[tuple[int, int]] = []
             added, indexed_bytes, position, carry = 0, start, start, b""
             while position < st.st_size:
                 block = os.pread(fd, min(CHUNK, st.st_size - position), position)
@@ -559,8 +592,7 @@ class RecallIndex:
                     break
                 data, base = carry + block, position - len(carry)
                 position += len(block)
-                last = position >= st.st_size
-                cut = len(data) if last else data.rfind(b"\n") + 1
+                cut = len(data) if position >= st.st_size else data.rfind(b"\n") + 1
                 carry = data[cut:]
                 line_start = 0
                 while line_start < cut:
@@ -579,37 +611,48 @@ class RecallIndex:
                         continue
                     slot = turns.get(episode.turn)
                     if slot is None:
-                        slot = turns[episode.turn] = [turn_count, 0]
-                        turn_count += 1
-                    ord_, used = slot
-                    if used >> SLOT_BITS or ord_ >> TURN_BITS:
-                        logger.warning("Turn %d of %s is too large to index; recall skips the rest", episode.turn, path)
-                        continue
-                    writer.add((file_id << FILE_SHIFT) | (ord_ << SLOT_BITS) | used, episode.content, offset, len(raw))
-                    slot[1] = used + 1
+                        slot = turns[episode.turn] = [part_count, part_count, 0]
+                        part_count += 1
+                    elif slot[2] > SLOT_TOP:  # the turn goes on in a new part
+                        slot[1:] = [part_count, 0]
+                        spills.append((turn_key(file_id, part_count), turn_key(file_id, slot[0])))
+                        part_count += 1
+                    if part_count > TURN_TOP + 1:
+                        logger.warning("%s has too many turns to index; recall skips the rest", path)
+                        break
+                    rows.append((line_id(file_id, slot[1], slot[2]), episode.content, offset, len(raw)))
+                    slot[2] += 1
                     added += 1
+                if len(rows) >= 4 * BATCH:
+                    writer.add(rows)
+                    rows = []
+            writer.add(rows)
             tail_hash = _tail_hash(fd, indexed_bytes)
+        conn.executemany("INSERT INTO spill(key, base) VALUES (?, ?)", spills)
         conn.executemany(
-            "INSERT OR REPLACE INTO turns(file_id, turn, ord, lines) VALUES (?, ?, ?, ?)",
-            [(file_id, turn, ord_, used) for turn, (ord_, used) in turns.items()],
+            "INSERT OR REPLACE INTO turns(file_id, turn, first, part, lines) VALUES (?, ?, ?, ?, ?)",
+            [(file_id, turn, first, part, used) for turn, (first, part, used) in turns.items()],
         )
         conn.execute(
             "UPDATE files SET size=?, mtime_ns=?, inode=?, indexed_bytes=?, line_count=?, tail_hash=?, turns=?"
             " WHERE id=?",
-            (st.st_size, st.st_mtime_ns, st.st_ino, indexed_bytes, line_no, tail_hash, turn_count, file_id),
+            (st.st_size, st.st_mtime_ns, st.st_ino, indexed_bytes, line_no, tail_hash, part_count, file_id),
         )
         return added
 
 
 class _LineWriter:
-    """Adds lines to the index in large batches, and their new distinct words to the word list."""
+    """Adds lines to the index in large batches (in id order, so the tables grow at their end), and their new
+    distinct words to the word list."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, word_list: bool) -> None:
         self.conn = conn
+        self.word_list = word_list
         self.pending: list[tuple[int, str, int, int]] = []
 
-    def add(self, line_id: int, content: str, offset: int, length: int) -> None:
-        self.pending.append((line_id, content, offset, length))
+    def add(self, rows: list[tuple[int, str, int, int]]) -> None:
+        rows.reverse()  # a file's lines count down
+        self.pending += rows
         if len(self.pending) >= BATCH:
             self.flush()
 
@@ -618,10 +661,12 @@ class _LineWriter:
         if not rows:
             return
         conn = self.conn
-        conn.executemany("INSERT INTO lines(id, offset, length) VALUES (?, ?, ?)", [(r[0], r[2], r[3]) for r in rows])
+        conn.executemany("INSERT INTO lines(id, offset) VALUES (?, ?)", [(r[0], r[2]) for r in rows])
         text = [(r[0], r[1]) for r in rows]
         conn.executemany("INSERT INTO words(rowid, content) VALUES (?, ?)", text)
         conn.executemany("INSERT INTO tokens(rowid, content) VALUES (?, ?)", text)
+        if not self.word_list:
+            return
         conn.executemany("INSERT INTO temp.batch_tokens(rowid, content) VALUES (?, ?)", text)
         last = conn.execute("SELECT max(id) FROM terms").fetchone()[0] or 0
         conn.execute("INSERT OR IGNORE INTO terms(term) SELECT term FROM temp.batch_terms")
@@ -629,15 +674,25 @@ class _LineWriter:
         conn.execute("INSERT INTO temp.batch_tokens(batch_tokens) VALUES ('delete-all')")
 
 
-def _take_file_ids(conn: sqlite3.Connection, count: int) -> int:
-    """The first of `count` file ids never used before (a dead row keeps its id for good)."""
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'files'").fetchone()
-    first = (row[0] if row else 0) + 1
-    if row:
-        conn.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'files'", (first + count - 1,))
+def _in_bulk(conn: sqlite3.Connection) -> bool:
+    """True while a big build is under way (its segments unmerged and its distinct words not listed yet)."""
+    return conn.execute("SELECT EXISTS(SELECT 1 FROM meta WHERE k = 'bulk')").fetchone()[0] == 1
+
+
+def _new_file_ids(conn: sqlite3.Connection, count: int) -> list[int]:
+    """Ids for `count` files, newest first, never used before (a dead row keeps its id for good).
+
+    The first files of an index count up from `FIRST_FILE_ID`, so a first build (newest first) only ever appends
+    to the tables; any file after that is taken as newer than all before it and counts down.
+    """
+    row = conn.execute("SELECT v FROM meta WHERE k = 'lowest'").fetchone()
+    if row is None:
+        ids = [FIRST_FILE_ID + n for n in range(count)]
     else:
-        conn.execute("INSERT INTO sqlite_sequence(name, seq) VALUES ('files', ?)", (first + count - 1,))
-    return first
+        ids = [row[0] - count + n for n in range(count)]
+    if ids:
+        conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('lowest', ?)", (min(ids),))
+    return ids
 
 
 def _forget(conn: sqlite3.Connection, file_id: int, *, drop: bool) -> None:
@@ -646,5 +701,6 @@ def _forget(conn: sqlite3.Connection, file_id: int, *, drop: bool) -> None:
     conn.execute("INSERT OR IGNORE INTO dead(id) SELECT id FROM lines WHERE id BETWEEN ? AND ?", (low, high))
     conn.execute("DELETE FROM lines WHERE id BETWEEN ? AND ?", (low, high))
     conn.execute("DELETE FROM turns WHERE file_id = ?", (file_id,))
+    conn.execute("DELETE FROM spill WHERE key BETWEEN ? AND ?", (file_id << TURN_BITS, ((file_id + 1) << TURN_BITS) - 1))
     if drop:
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))

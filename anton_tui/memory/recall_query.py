@@ -27,14 +27,30 @@ WINDOW = 2000  # each match list is ranked over its newest WINDOW lines
 EXACT_SCORE = -1.0  # what a line containing the query's exact text adds (BM25 scores are negative: lower is better)
 MAX_TERMS = 400  # a word of the query that is part of more distinct words than this does not narrow anything
 CHECK_BUDGET = 20_000  # lines read back at most to confirm the exact text
-SLOT_BITS = 20  # a line's id is (file id << FILE_SHIFT) | (turn's place in its file << SLOT_BITS) | its place in the turn
-TURN_BITS = 21
+# A line's id is (file id << FILE_SHIFT) | (turn part << SLOT_BITS) | slot, counted so that a smaller id is newer:
+# file ids go down as sessions get newer, and within a file turns and lines count down from the top of their range.
+# The id of a turn (its "key") is the line id without the slot. A turn with more lines than slots goes on in more
+# parts, each of which names its turn's first part in the `spill` table.
+SLOT_BITS = 6
+TURN_BITS = 18
 FILE_SHIFT = SLOT_BITS + TURN_BITS
+SLOT_TOP = (1 << SLOT_BITS) - 1
+TURN_TOP = (1 << TURN_BITS) - 1
+READ_AHEAD = 4096  # bytes read at once when reading a line back
 _WORD = re.compile(r"[^\W_]+")
 
 
 def phrase(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
+
+
+def line_id(file_id: int, part: int, slot: int) -> int:
+    """The id of the `slot`-th line of the `part`-th turn part of a file (both counted from 0 in file order)."""
+    return (file_id << FILE_SHIFT) | ((TURN_TOP - part) << SLOT_BITS) | (SLOT_TOP - slot)
+
+
+def turn_key(file_id: int, part: int) -> int:
+    return (file_id << TURN_BITS) | (TURN_TOP - part)
 
 
 def turn_bounds(key: int) -> tuple[int, int]:
@@ -48,18 +64,16 @@ def file_bounds(file_id: int) -> tuple[int, int]:
 class LineReader:
     """Reads indexed lines back from their JSONL files (file handles stay open for one search)."""
 
-    def __init__(self, conn: sqlite3.Connection, episodes_dir: Path) -> None:
-        self.conn = conn
+    def __init__(self, names: dict[int, str], episodes_dir: Path) -> None:
+        self.names = names
         self.episodes_dir = episodes_dir
-        self._names: dict[int, str] | None = None
         self._fds: dict[int, int | None] = {}
 
     def name(self, file_id: int) -> str | None:
-        if self._names is None:
-            self._names = dict(self.conn.execute("SELECT id, name FROM files"))
-        return self._names.get(file_id)
+        return self.names.get(file_id)
 
-    def raw(self, line_id: int, offset: int, length: int) -> bytes | None:
+    def raw(self, line_id: int, offset: int) -> bytes | None:
+        """The line starting at `offset` in its file, without its newline."""
         file_id = line_id >> FILE_SHIFT
         if file_id not in self._fds:
             name = self.name(file_id)
@@ -70,13 +84,21 @@ class LineReader:
         fd = self._fds[file_id]
         if fd is None:
             return None
+        parts = []
         try:
-            return os.pread(fd, length, offset)
+            while True:
+                block = os.pread(fd, READ_AHEAD, offset)
+                end = block.find(b"\n")
+                if end >= 0 or len(block) < READ_AHEAD:
+                    parts.append(block if end < 0 else block[:end])
+                    return b"".join(parts)
+                parts.append(block)
+                offset += len(block)
         except OSError:
             return None
 
-    def episode(self, line_id: int, offset: int, length: int) -> Episode | None:
-        raw = self.raw(line_id, offset, length)
+    def episode(self, line_id: int, offset: int) -> Episode | None:
+        raw = self.raw(line_id, offset)
         return None if raw is None else quick_parse(raw)
 
     def close(self) -> None:
@@ -89,8 +111,13 @@ class LineReader:
 # ---- scores -------------------------------------------------------------------------------------------------------
 
 
-def line_scores(conn: sqlite3.Connection, query: str, reader: LineReader, *, dead: bool) -> dict[int, float]:
-    """Matching line ids with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text."""
+def line_scores(
+    conn: sqlite3.Connection, query: str, reader: LineReader, *, dead: bool, word_list: bool
+) -> dict[int, float]:
+    """Matching line ids with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text.
+
+    `word_list` says the list of distinct words is complete (it is made at the end of a big build).
+    """
     scores: dict[int, float] = {}
 
     def collect(rows: Iterable[tuple[int, float]]) -> None:
@@ -98,11 +125,11 @@ def line_scores(conn: sqlite3.Connection, query: str, reader: LineReader, *, dea
             scores[rowid] = scores.get(rowid, 0.0) + score
 
     not_dead = " AND rowid NOT IN (SELECT id FROM dead)" if dead else ""
-    words_sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{not_dead} ORDER BY rowid DESC LIMIT ?"
+    words_sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{not_dead} ORDER BY rowid LIMIT ?"
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
     if words:
         collect(conn.execute(words_sql, (" ".join(phrase(w) for w in words), WINDOW)))
-    collect((rowid, EXACT_SCORE) for rowid in exact_lines(conn, query, reader, not_dead))
+    collect((rowid, EXACT_SCORE) for rowid in exact_lines(conn, query, reader, not_dead, word_list))
     if not scores and len(words) > 1:  # nothing has every word: rank lines by any of them
         for word in words:
             collect(conn.execute(words_sql, (phrase(word), WINDOW)))
@@ -114,13 +141,20 @@ def best_turns(
 ) -> list[int]:
     """Keys of the best `limit` turns: summed line scores (lower is better), ties newest first.
 
-    A turn's key orders turns as they were recorded: by file (named by the session's start), then by the place of
-    the turn's first line in its file. Turns of `skip_files` (being read some other way) are left out.
+    A turn's key orders turns newest first as they were recorded: by file (named by the session's start), then by
+    the place of the turn's first line in its file. Turns of `skip_files` (being read some other way) are left out.
     """
     totals: dict[int, float] = {}
     for rowid, score in scores.items():
         key = rowid >> SLOT_BITS
         totals[key] = totals.get(key, 0.0) + score
+    if conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0]:
+        spilled = dict(conn.execute("SELECT key, base FROM spill"))
+        merged: dict[int, float] = {}
+        for key, total in totals.items():
+            base = spilled.get(key, key)
+            merged[base] = merged.get(base, 0.0) + total
+        totals = merged
     allowed = None
     if since is not None:
         rows = conn.execute("SELECT id FROM files WHERE started >= ?", (since.strftime(SESSION_FORMAT),))
@@ -131,15 +165,18 @@ def best_turns(
             for key, total in totals.items()
             if (key >> TURN_BITS) not in skip_files and (allowed is None or key >> TURN_BITS in allowed)
         }
-    return sorted(totals, key=lambda key: (round(totals[key], 6), -key))[:limit]
+    return sorted(totals, key=lambda key: (round(totals[key], 6), key))[:limit]
 
 
 def load_turn(conn: sqlite3.Connection, reader: LineReader, key: int) -> list[Episode]:
     """The episodes of one turn in file order, read back from its file."""
-    rows = conn.execute("SELECT id, offset, length FROM lines WHERE id BETWEEN ? AND ? ORDER BY id", turn_bounds(key))
+    keys = [key, *(part for (part,) in conn.execute("SELECT key FROM spill WHERE base = ?", (key,)))]
+    rows = []
+    for part in keys:
+        rows += conn.execute("SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?", turn_bounds(part))
     episodes = []
-    for line_id, offset, length in rows.fetchall():
-        episode = reader.episode(line_id, offset, length)
+    for line_id, offset in sorted(rows, reverse=True):
+        episode = reader.episode(line_id, offset)
         if episode is not None and episode.role not in MEMORY_ROLES:
             episodes.append(episode)
     return episodes
@@ -167,9 +204,11 @@ def word_runs(query: str) -> list[tuple[str, bool, bool]]:
     return runs
 
 
-def _terms_containing(conn: sqlite3.Connection, text: str, *, suffix: bool) -> list[str] | None:
+def _terms_containing(conn: sqlite3.Connection, text: str, *, suffix: bool, word_list: bool) -> list[str] | None:
     """Distinct indexed words holding `text` (ending with it when `suffix`); None when there are too many."""
-    if len(text) >= 3:
+    if not word_list:  # slower: every distinct word of the index is looked at
+        rows = conn.execute("SELECT term FROM tokens_vocab WHERE instr(term, ?) > 0", (text,))
+    elif len(text) >= 3:
         rows = conn.execute(
             "SELECT t.term FROM term_grams g JOIN terms t ON t.id = g.rowid WHERE term_grams MATCH ?", (phrase(text),)
         )
@@ -184,7 +223,7 @@ def _terms_containing(conn: sqlite3.Connection, text: str, *, suffix: bool) -> l
     return found
 
 
-def _narrowing(conn: sqlite3.Connection, query: str) -> tuple[str | None, bool] | None:
+def _narrowing(conn: sqlite3.Connection, query: str, word_list: bool) -> tuple[str | None, bool] | None:
     """An FTS query over the unstemmed words that every line holding `query` matches, and whether matching it
     proves the line holds the text; ``(None, False)`` when nothing can hold it, None when words cannot narrow it."""
     runs = word_runs(query)
@@ -195,7 +234,7 @@ def _narrowing(conn: sqlite3.Connection, query: str) -> tuple[str | None, bool] 
         elif not open_left:
             groups.append(phrase(text) + "*")
         else:
-            terms = _terms_containing(conn, text, suffix=not open_right)
+            terms = _terms_containing(conn, text, suffix=not open_right, word_list=word_list)
             if terms is None:
                 continue
             if not terms:
@@ -207,26 +246,26 @@ def _narrowing(conn: sqlite3.Connection, query: str) -> tuple[str | None, bool] 
     return " AND ".join(groups), proven
 
 
-def exact_lines(conn: sqlite3.Connection, query: str, reader: LineReader, not_dead: str) -> list[int]:
+def exact_lines(conn: sqlite3.Connection, query: str, reader: LineReader, not_dead: str, word_list: bool) -> list[int]:
     """Ids of the newest `WINDOW` lines whose content contains `query` in any case."""
-    narrowing = _narrowing(conn, query)
+    narrowing = _narrowing(conn, query, word_list)
     if narrowing is None:
         return _scan_for_lines(conn, query, reader)
     match, proven = narrowing
     if match is None:
         return []
     if proven:
-        sql = f"SELECT rowid FROM tokens WHERE tokens MATCH ?{not_dead} ORDER BY rowid DESC LIMIT ?"
+        sql = f"SELECT rowid FROM tokens WHERE tokens MATCH ?{not_dead} ORDER BY rowid LIMIT ?"
         return [rowid for (rowid,) in conn.execute(sql, (match, WINDOW))]
     pattern, prefilter = text_pattern(query), bytes_prefilter(query)
     found: list[int] = []
     rows = conn.execute(
-        "SELECT l.id, l.offset, l.length FROM tokens t JOIN lines l ON l.id = t.rowid"
-        " WHERE tokens MATCH ? ORDER BY t.rowid DESC LIMIT ?",
+        "SELECT l.id, l.offset FROM tokens t JOIN lines l ON l.id = t.rowid"
+        " WHERE tokens MATCH ? ORDER BY t.rowid LIMIT ?",
         (match, CHECK_BUDGET),
     )
-    for line_id, offset, length in rows:
-        raw = reader.raw(line_id, offset, length)
+    for line_id, offset in rows:
+        raw = reader.raw(line_id, offset)
         if raw is None or (prefilter is not None and prefilter.search(raw) is None):
             continue
         episode = quick_parse(raw)
@@ -241,7 +280,7 @@ def _scan_for_lines(conn: sqlite3.Connection, query: str, reader: LineReader) ->
     """Exact-text lines found by reading the indexed files newest first, until `WINDOW` are found."""
     pattern, prefilter = text_pattern(query), bytes_prefilter(query)
     found: list[int] = []
-    for file_id, name in conn.execute("SELECT id, name FROM files WHERE indexed_bytes > 0 ORDER BY id DESC").fetchall():
+    for file_id, name in conn.execute("SELECT id, name FROM files WHERE indexed_bytes > 0 ORDER BY id").fetchall():
         data = read_bytes(reader.episodes_dir / f"{name}{SUFFIX}")
         if not data:
             continue
@@ -249,7 +288,7 @@ def _scan_for_lines(conn: sqlite3.Connection, query: str, reader: LineReader) ->
         if not offsets:
             continue
         ids = conn.execute("SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?", file_bounds(file_id))
-        found.extend(sorted((line_id for line_id, offset in ids if offset in offsets), reverse=True))
+        found.extend(sorted(line_id for line_id, offset in ids if offset in offsets))
         if len(found) >= WINDOW:
             break
     return found[:WINDOW]
