@@ -202,8 +202,8 @@ class _Database:
                     "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;"
                     " PRAGMA temp_store=MEMORY;" + _BATCH_TABLES
                 )
-            else:
-                conn.execute("PRAGMA cache_size=-8192")
+            else:  # pages are read through a memory map: no copy of them in the heap
+                conn.executescript("PRAGMA cache_size=-2048; PRAGMA mmap_size=1073741824;")
             self.inode = os.stat(self.path).st_ino
         except (sqlite3.OperationalError, FileNotFoundError) as exc:
             raise IndexUnavailable(f"cannot open {self.path}: {exc}") from exc
@@ -286,6 +286,7 @@ class RecallIndex:
         self._stop = threading.Event()
         self._folder = FolderView(self.episodes_dir)
         self._view: _View | None = None
+        self._lines = LineReader(self.episodes_dir)
 
     # ---- public ------------------------------------------------------------------------------------------
 
@@ -345,6 +346,7 @@ class RecallIndex:
             self._builder.join(timeout=5)
         with self._read_guard:
             self._reader.close()
+            self._lines.close()
         if self._write_guard.acquire(timeout=5):
             try:
                 self._writer.close()
@@ -384,6 +386,7 @@ class RecallIndex:
         """Delete the database and its journal (only ever under the exclusive lock, so no reader is inside)."""
         with self._read_guard:
             self._reader.close()
+            self._lines.close()
         self._writer.close()
         for suffix in ("", "-journal", "-wal", "-shm"):
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
@@ -417,7 +420,8 @@ class RecallIndex:
         self, query: str, max_results: int, since: datetime | None, skip: set[int], names: dict[int, str]
     ) -> list[list[Episode]]:
         conn = self._reader.connect()
-        reader = LineReader(names, self.episodes_dir)
+        reader = self._lines
+        reader.use(names)
         conn.execute("BEGIN")
         try:
             dead = conn.execute("SELECT EXISTS(SELECT 1 FROM dead)").fetchone()[0] == 1
@@ -426,7 +430,6 @@ class RecallIndex:
             turns = [load_turn(conn, reader, key) for key in keys]
             return [turn for turn in turns if turn]
         finally:
-            reader.close()
             if conn.in_transaction:
                 conn.execute("COMMIT")
 
@@ -544,7 +547,7 @@ class RecallIndex:
             conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('crisismerge', 16)")
         conn.execute("DELETE FROM meta WHERE k = 'bulk'")
         conn.execute("COMMIT")
-        conn.execute("PRAGMA incremental_vacuum")
+        conn.execute("PRAGMA incremental_vacuum").fetchall()
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     @staticmethod

@@ -12,10 +12,12 @@ from its JSONL file and checked. A query made only of punctuation is looked for 
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 import sqlite3
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -62,26 +64,41 @@ def file_bounds(file_id: int) -> tuple[int, int]:
 
 
 class LineReader:
-    """Reads indexed lines back from their JSONL files (file handles stay open for one search)."""
+    """Reads indexed lines back from their JSONL files; the last `KEEP_OPEN` files used stay open between searches."""
 
-    def __init__(self, names: dict[int, str], episodes_dir: Path) -> None:
-        self.names = names
-        self.episodes_dir = episodes_dir
-        self._fds: dict[int, int | None] = {}
+    KEEP_OPEN = 64
 
-    def name(self, file_id: int) -> str | None:
-        return self.names.get(file_id)
+    def __init__(self, episodes_dir: Path) -> None:
+        self.folder = str(episodes_dir)
+        self.names: dict[int, str] = {}
+        self._fds: OrderedDict[int, int | None] = OrderedDict()
+
+    def use(self, names: dict[int, str]) -> None:
+        """Read from the files as the index now names them (file id to session name)."""
+        if names is not self.names:
+            self.close()
+            self.names = names
+
+    def _fd(self, file_id: int) -> int | None:
+        fds = self._fds
+        if file_id in fds:
+            fds.move_to_end(file_id)
+            return fds[file_id]
+        name = self.names.get(file_id)
+        try:
+            fd = None if name is None else os.open(f"{self.folder}/{name}{SUFFIX}", os.O_RDONLY)
+        except OSError:
+            fd = None
+        fds[file_id] = fd
+        if len(fds) > self.KEEP_OPEN:
+            _, old = fds.popitem(last=False)
+            if old is not None:
+                os.close(old)
+        return fd
 
     def raw(self, line_id: int, offset: int) -> bytes | None:
         """The line starting at `offset` in its file, without its newline."""
-        file_id = line_id >> FILE_SHIFT
-        if file_id not in self._fds:
-            name = self.name(file_id)
-            try:
-                self._fds[file_id] = None if name is None else os.open(self.episodes_dir / f"{name}{SUFFIX}", os.O_RDONLY)
-            except OSError:
-                self._fds[file_id] = None
-        fd = self._fds[file_id]
+        fd = self._fd(line_id >> FILE_SHIFT)
         if fd is None:
             return None
         parts = []
@@ -145,9 +162,10 @@ def best_turns(
     the place of the turn's first line in its file. Turns of `skip_files` (being read some other way) are left out.
     """
     totals: dict[int, float] = {}
+    get = totals.get
     for rowid, score in scores.items():
         key = rowid >> SLOT_BITS
-        totals[key] = totals.get(key, 0.0) + score
+        totals[key] = get(key, 0.0) + score
     if conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0]:
         spilled = dict(conn.execute("SELECT key, base FROM spill"))
         merged: dict[int, float] = {}
@@ -159,13 +177,12 @@ def best_turns(
     if since is not None:
         rows = conn.execute("SELECT id FROM files WHERE started >= ?", (since.strftime(SESSION_FORMAT),))
         allowed = {file_id for (file_id,) in rows}
-    if skip_files or allowed is not None:
-        totals = {
-            key: total
-            for key, total in totals.items()
-            if (key >> TURN_BITS) not in skip_files and (allowed is None or key >> TURN_BITS in allowed)
-        }
-    return sorted(totals, key=lambda key: (round(totals[key], 6), key))[:limit]
+    pairs = (
+        (round(total, 6), key)
+        for key, total in totals.items()
+        if key >> TURN_BITS not in skip_files and (allowed is None or key >> TURN_BITS in allowed)
+    )
+    return [key for _total, key in heapq.nsmallest(limit, pairs)]
 
 
 def load_turn(conn: sqlite3.Connection, reader: LineReader, key: int) -> list[Episode]:
@@ -281,7 +298,7 @@ def _scan_for_lines(conn: sqlite3.Connection, query: str, reader: LineReader) ->
     pattern, prefilter = text_pattern(query), bytes_prefilter(query)
     found: list[int] = []
     for file_id, name in conn.execute("SELECT id, name FROM files WHERE indexed_bytes > 0 ORDER BY id").fetchall():
-        data = read_bytes(reader.episodes_dir / f"{name}{SUFFIX}")
+        data = read_bytes(Path(reader.folder) / f"{name}{SUFFIX}")
         if not data:
             continue
         offsets = set(matching_offsets(data, pattern, prefilter))
