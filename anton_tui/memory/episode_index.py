@@ -42,11 +42,12 @@ from anton_tui.memory.recall_query import (
     TURN_BITS,
     TURN_TOP,
     LineReader,
-    best_turns,
+    TextCheck,
     file_bounds,
     line_id,
     line_scores,
     load_turn,
+    rank_turns,
     turn_key,
 )
 
@@ -63,7 +64,7 @@ STEP_SECONDS = 0.3  # one build step (one transaction) lasts about this long; re
 BATCH = 5000  # lines handed to SQLite at once
 CHUNK = 1 << 20  # bytes of a file read at once while indexing it
 SMALL_WORK = 4 << 20  # less unindexed data than this is indexed before answering; more is built in the background
-BULK_WORK = 64 << 20  # more unindexed data than this is built as one big build (segments merged at its end)
+BULK_WORK = 8 << 20  # more unindexed data than this is built as one big build (segments merged at its end)
 DEAD_LIMIT = 10_000  # dead rows tolerated before a rebuild (or an eighth of the live rows, if more)
 
 _SCHEMA = """
@@ -412,8 +413,9 @@ class RecallIndex:
         if stale:
             if view.pending > SMALL_WORK or self.building:
                 self.build_in_background()
-            paths = [self.episodes_dir / f"{name}{SUFFIX}" for name in sorted(stale, reverse=True)]
-            turns += scan_turns(paths, query, max_results=max_results - len(turns), since=since)
+            if len(turns) < max_results:
+                paths = [self.episodes_dir / f"{name}{SUFFIX}" for name in sorted(stale, reverse=True)]
+                turns += scan_turns(paths, query, max_results=max_results - len(turns), since=since)
         return turns
 
     def _indexed_turns(
@@ -425,8 +427,9 @@ class RecallIndex:
         conn.execute("BEGIN")
         try:
             dead = conn.execute("SELECT EXISTS(SELECT 1 FROM dead)").fetchone()[0] == 1
-            scores = line_scores(conn, query, reader, dead=dead, word_list=not _in_bulk(conn))
-            keys = best_turns(conn, scores, max_results, since, skip)
+            check = TextCheck(query, reader)
+            scores = line_scores(conn, query, check, dead=dead, word_list=not _in_bulk(conn))
+            keys = rank_turns(conn, scores, check, max_results, since, skip)
             turns = [load_turn(conn, reader, key) for key in keys]
             return [turn for turn in turns if turn]
         finally:

@@ -4,7 +4,8 @@ Recall uses it when the index cannot answer (another process holds it, or it can
 the index has not reached yet while it is being built. It finds the same lines as Anton's own scan, only quicker:
 a whole file is first searched as bytes, and only a file with a possible hit has its lines decoded.
 
-Turns rank by their number of matching lines, then newest first; each comes back whole.
+Files are read newest first, and only until enough turns have matched (as Anton does); the turns found rank by
+their number of matching lines, then newest first, and each comes back whole.
 """
 
 from __future__ import annotations
@@ -70,7 +71,13 @@ def read_bytes(path: Path) -> bytes | None:
 
 
 def scan_turns(paths: Iterable[Path], query: str, *, max_results: int, since: datetime | None) -> list[list[Episode]]:
-    """The best `max_results` turns of these files whose lines contain `query`: most matching lines first, then newest."""
+    """Turns of these files (given newest first) whose lines contain `query`, at most `max_results`.
+
+    Like Anton, files are read newest first until `max_results` turns have matched; those found rank by their
+    number of matching lines, then newest first.
+    """
+    if max_results <= 0:
+        return []
     pattern = text_pattern(query)
     prefilter = bytes_prefilter(query)
     found: dict[TurnKey, list[Episode]] = {}
@@ -94,6 +101,8 @@ def scan_turns(paths: Iterable[Path], query: str, *, max_results: int, since: da
         for turn, count in matched.items():
             found[(path.stem, turn)] = turns[turn]
             hits[(path.stem, turn)] = count
+        if len(found) >= max_results:
+            break
     best = sorted(hits, key=lambda key: (hits[key], key), reverse=True)[:max_results]
     return [found[key] for key in best]
 

@@ -19,6 +19,7 @@ import sqlite3
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -128,55 +129,132 @@ class LineReader:
 # ---- scores -------------------------------------------------------------------------------------------------------
 
 
-def line_scores(
-    conn: sqlite3.Connection, query: str, reader: LineReader, *, dead: bool, word_list: bool
-) -> dict[int, float]:
-    """Matching line ids with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text.
+class TextCheck:
+    """Confirms that a line holds the query's exact text (any case) by reading it back from its file."""
 
-    `word_list` says the list of distinct words is complete (it is made at the end of a big build).
-    """
-    scores: dict[int, float] = {}
+    def __init__(self, query: str, reader: LineReader) -> None:
+        self.pattern = text_pattern(query)
+        self.prefilter = bytes_prefilter(query)
+        self.reader = reader
 
-    def collect(rows: Iterable[tuple[int, float]]) -> None:
+    def holds(self, line_id: int, offset: int) -> bool:
+        raw = self.reader.raw(line_id, offset)
+        if raw is None or (self.prefilter is not None and self.prefilter.search(raw) is None):
+            return False
+        episode = quick_parse(raw)
+        return episode is not None and self.pattern.search(episode.content) is not None
+
+
+@dataclass
+class Scores:
+    """Line scores, and the lines whose exact-text bonus is not confirmed yet (line id to byte offset)."""
+
+    lines: dict[int, float] = field(default_factory=dict)
+    worded: set[int] = field(default_factory=set)
+    unconfirmed: dict[int, int] = field(default_factory=dict)
+
+    def add(self, rows: Iterable[tuple[int, float]], *, words: bool) -> None:
+        lines = self.lines
         for rowid, score in rows:
-            scores[rowid] = scores.get(rowid, 0.0) + score
+            lines[rowid] = lines.get(rowid, 0.0) + score
+            if words:
+                self.worded.add(rowid)
 
+    def confirm(self, check: TextCheck, line_id: int) -> None:
+        offset = self.unconfirmed.pop(line_id)
+        if check.holds(line_id, offset):
+            return
+        if line_id in self.worded:
+            self.lines[line_id] -= EXACT_SCORE
+        else:
+            del self.lines[line_id]
+
+
+def line_scores(
+    conn: sqlite3.Connection, query: str, check: TextCheck, *, dead: bool, word_list: bool
+) -> Scores:
+    """Matching lines with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text.
+
+    `word_list` says the list of distinct words is complete (it is made at the end of a big build). Exact-text
+    bonuses the index alone cannot prove are given provisionally; `rank_turns` confirms those that matter.
+    """
+    scores = Scores()
     not_dead = " AND rowid NOT IN (SELECT id FROM dead)" if dead else ""
     words_sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{not_dead} ORDER BY rowid LIMIT ?"
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
     if words:
-        collect(conn.execute(words_sql, (" ".join(phrase(w) for w in words), WINDOW)))
-    collect((rowid, EXACT_SCORE) for rowid in exact_lines(conn, query, reader, not_dead, word_list))
-    if not scores and len(words) > 1:  # nothing has every word: rank lines by any of them
+        scores.add(conn.execute(words_sql, (" ".join(phrase(w) for w in words), WINDOW)), words=True)
+    exact, scores.unconfirmed = exact_lines(conn, query, check, not_dead, word_list)
+    scores.add(((rowid, EXACT_SCORE) for rowid in exact), words=False)
+    if not scores.worded and scores.unconfirmed and len(words) > 1:
+        for line_id in list(scores.unconfirmed):  # whether any line holds the text decides what comes next
+            scores.confirm(check, line_id)
+    if not scores.lines and len(words) > 1:  # nothing has every word: rank lines by any of them
         for word in words:
-            collect(conn.execute(words_sql, (phrase(word), WINDOW)))
+            scores.add(conn.execute(words_sql, (phrase(word), WINDOW)), words=True)
     return scores
 
 
+def rank_turns(
+    conn: sqlite3.Connection,
+    scores: Scores,
+    check: TextCheck,
+    limit: int,
+    since: datetime | None,
+    skip_files: set[int],
+) -> list[int]:
+    """Keys of the best `limit` turns, confirming the provisional exact-text bonuses of the turns that win.
+
+    A bonus that turns out wrong only makes its turn's score worse, so once every line of the winning turns is
+    confirmed, no other turn could have beaten them.
+    """
+    spilled = None
+    if conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0]:
+        spilled = dict(conn.execute("SELECT key, base FROM spill"))
+    allowed = None
+    if since is not None:
+        rows = conn.execute("SELECT id FROM files WHERE started >= ?", (since.strftime(SESSION_FORMAT),))
+        allowed = {file_id for (file_id,) in rows}
+    while True:
+        keys = best_turns(scores.lines, limit, allowed, skip_files, spilled)
+        if not scores.unconfirmed:
+            return keys
+        winners = set(keys)
+        due = [
+            line_id
+            for line_id in scores.unconfirmed
+            if (spilled.get(line_id >> SLOT_BITS, line_id >> SLOT_BITS) if spilled else line_id >> SLOT_BITS) in winners
+        ]
+        if not due:
+            return keys
+        for line_id in due:
+            scores.confirm(check, line_id)
+
+
 def best_turns(
-    conn: sqlite3.Connection, scores: dict[int, float], limit: int, since: datetime | None, skip_files: set[int]
+    lines: dict[int, float],
+    limit: int,
+    allowed: set[int] | None,
+    skip_files: set[int],
+    spilled: dict[int, int] | None,
 ) -> list[int]:
     """Keys of the best `limit` turns: summed line scores (lower is better), ties newest first.
 
     A turn's key orders turns newest first as they were recorded: by file (named by the session's start), then by
-    the place of the turn's first line in its file. Turns of `skip_files` (being read some other way) are left out.
+    the place of the turn's first line in its file. Only turns of `allowed` files (all when None) count, and none
+    of `skip_files` (being read some other way).
     """
     totals: dict[int, float] = {}
     get = totals.get
-    for rowid, score in scores.items():
+    for rowid, score in lines.items():
         key = rowid >> SLOT_BITS
         totals[key] = get(key, 0.0) + score
-    if conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0]:
-        spilled = dict(conn.execute("SELECT key, base FROM spill"))
+    if spilled:
         merged: dict[int, float] = {}
         for key, total in totals.items():
             base = spilled.get(key, key)
             merged[base] = merged.get(base, 0.0) + total
         totals = merged
-    allowed = None
-    if since is not None:
-        rows = conn.execute("SELECT id FROM files WHERE started >= ?", (since.strftime(SESSION_FORMAT),))
-        allowed = {file_id for (file_id,) in rows}
     pairs = (
         (round(total, 6), key)
         for key, total in totals.items()
@@ -263,45 +341,41 @@ def _narrowing(conn: sqlite3.Connection, query: str, word_list: bool) -> tuple[s
     return " AND ".join(groups), proven
 
 
-def exact_lines(conn: sqlite3.Connection, query: str, reader: LineReader, not_dead: str, word_list: bool) -> list[int]:
-    """Ids of the newest `WINDOW` lines whose content contains `query` in any case."""
+def exact_lines(
+    conn: sqlite3.Connection, query: str, check: TextCheck, not_dead: str, word_list: bool
+) -> tuple[list[int], dict[int, int]]:
+    """Ids of the newest `WINDOW` lines whose content contains `query` in any case, and of those the ones that may
+    not (to be confirmed), with their byte offsets."""
     narrowing = _narrowing(conn, query, word_list)
     if narrowing is None:
-        return _scan_for_lines(conn, query, reader)
+        return _scan_for_lines(conn, check), {}
     match, proven = narrowing
     if match is None:
-        return []
+        return [], {}
     if proven:
         sql = f"SELECT rowid FROM tokens WHERE tokens MATCH ?{not_dead} ORDER BY rowid LIMIT ?"
-        return [rowid for (rowid,) in conn.execute(sql, (match, WINDOW))]
-    pattern, prefilter = text_pattern(query), bytes_prefilter(query)
+        return [rowid for (rowid,) in conn.execute(sql, (match, WINDOW))], {}
+    candidates = "SELECT l.id, l.offset FROM tokens t JOIN lines l ON l.id = t.rowid WHERE tokens MATCH ? ORDER BY t.rowid"
+    rows = conn.execute(candidates + " LIMIT ?", (match, WINDOW + 1)).fetchall()
+    if len(rows) <= WINDOW:  # all of them are in the window if they hold the text: confirm only those that matter
+        return [line_id for line_id, _offset in rows], dict(rows)
     found: list[int] = []
-    rows = conn.execute(
-        "SELECT l.id, l.offset FROM tokens t JOIN lines l ON l.id = t.rowid"
-        " WHERE tokens MATCH ? ORDER BY t.rowid LIMIT ?",
-        (match, CHECK_BUDGET),
-    )
-    for line_id, offset in rows:
-        raw = reader.raw(line_id, offset)
-        if raw is None or (prefilter is not None and prefilter.search(raw) is None):
-            continue
-        episode = quick_parse(raw)
-        if episode is not None and pattern.search(episode.content):
+    for line_id, offset in conn.execute(candidates + " LIMIT ?", (match, CHECK_BUDGET)):
+        if check.holds(line_id, offset):
             found.append(line_id)
             if len(found) >= WINDOW:
                 break
-    return found
+    return found, {}
 
 
-def _scan_for_lines(conn: sqlite3.Connection, query: str, reader: LineReader) -> list[int]:
+def _scan_for_lines(conn: sqlite3.Connection, check: TextCheck) -> list[int]:
     """Exact-text lines found by reading the indexed files newest first, until `WINDOW` are found."""
-    pattern, prefilter = text_pattern(query), bytes_prefilter(query)
     found: list[int] = []
     for file_id, name in conn.execute("SELECT id, name FROM files WHERE indexed_bytes > 0 ORDER BY id").fetchall():
-        data = read_bytes(Path(reader.folder) / f"{name}{SUFFIX}")
+        data = read_bytes(Path(check.reader.folder) / f"{name}{SUFFIX}")
         if not data:
             continue
-        offsets = set(matching_offsets(data, pattern, prefilter))
+        offsets = set(matching_offsets(data, check.pattern, check.prefilter))
         if not offsets:
             continue
         ids = conn.execute("SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?", file_bounds(file_id))
@@ -309,4 +383,3 @@ def _scan_for_lines(conn: sqlite3.Connection, query: str, reader: LineReader) ->
         if len(found) >= WINDOW:
             break
     return found[:WINDOW]
-
