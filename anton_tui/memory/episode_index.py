@@ -65,7 +65,8 @@ BATCH = 5000  # lines handed to SQLite at once
 CHUNK = 1 << 20  # bytes of a file read at once while indexing it
 SMALL_WORK = 4 << 20  # less unindexed data than this is indexed before answering; more is built in the background
 BULK_WORK = 8 << 20  # more unindexed data than this is built as one big build (segments merged at its end)
-DEAD_LIMIT = 10_000  # dead rows tolerated before a rebuild (or an eighth of the live rows, if more)
+DEAD_LIMIT = 10_000  # dead rows tolerated before a rebuild, or this share of the live rows if that is more:
+DEAD_SHARE = 0.125  # until then BM25's statistics still count them, a little off
 
 _SCHEMA = """
 CREATE TABLE files(
@@ -257,6 +258,7 @@ class _View:
     known: dict[str, _Known] | None
     version: int
     stale: list[str]
+    removed: bool
     pending: int
     skip: set[int]
     names: dict[int, str]
@@ -266,9 +268,9 @@ class _View:
         stale, pending = _pending_bytes(disk, known)
         held = known or {}
         skip = {held[name].id for name in stale if name in held}
-        skip |= {entry.id for name, entry in held.items() if name not in disk}
+        gone = {entry.id for name, entry in held.items() if name not in disk}
         names = {entry.id: name for name, entry in held.items()}
-        return cls(known, version, stale, pending, skip, names)
+        return cls(known, version, stale, bool(gone), pending, skip | gone, names)
 
 
 class RecallIndex:
@@ -308,13 +310,14 @@ class RecallIndex:
         assert answer is not None
         return answer
 
-    def refresh(self, *, wait: float | None = None) -> RefreshStats:
-        """Bring the index up to date with the files now (in steps; readers get in between them).
+    def refresh(self, *, wait: float | None = None, max_steps: int | None = None) -> RefreshStats:
+        """Bring the index up to date with the files now, in steps (readers get in between them); `max_steps`
+        stops after that many, newest files first.
 
         `IndexUnavailable` if another process holds the lock for longer than `wait` seconds.
         """
         with self._write_guard:
-            return self._refresh(self.lock_wait if wait is None else wait)
+            return self._refresh(self.lock_wait if wait is None else wait, max_steps=max_steps)
 
     def build_in_background(self) -> bool:
         """Start bringing the index up to date in a thread of its own; False when a build is already running."""
@@ -405,31 +408,34 @@ class RecallIndex:
             if view is None or view.known is not known or view.version != self._folder.version:
                 view = self._view = _View.of(known, disk, self._folder.version)
             stale = view.stale
-            if stale and may_refresh and view.pending <= SMALL_WORK and not self.building:
+            behind = stale or view.removed
+            if behind and may_refresh and view.pending <= SMALL_WORK and not self.building:
                 return None
+            scanned: list[list[Episode]] = []
+            if stale:  # the files not indexed yet are read the way Anton reads them, newest first
+                paths = [self.episodes_dir / f"{name}{SUFFIX}" for name in sorted(stale, reverse=True)]
+                scanned = scan_turns(paths, query, max_results=max_results, since=since)
             turns: list[list[Episode]] = []
             if known:
-                turns = self._indexed_turns(query, max_results, since, view.skip, view.names)
-        if stale:
-            if view.pending > SMALL_WORK or self.building:
-                self.build_in_background()
-            if len(turns) < max_results:
-                paths = [self.episodes_dir / f"{name}{SUFFIX}" for name in sorted(stale, reverse=True)]
-                turns += scan_turns(paths, query, max_results=max_results - len(turns), since=since)
-        return turns
+                turns = self._indexed_turns(query, max_results, since, view, any_word=not scanned)
+        if stale and (view.pending > SMALL_WORK or self.building):
+            self.build_in_background()
+        return (turns + scanned)[:max_results]
 
     def _indexed_turns(
-        self, query: str, max_results: int, since: datetime | None, skip: set[int], names: dict[int, str]
+        self, query: str, max_results: int, since: datetime | None, view: _View, *, any_word: bool
     ) -> list[list[Episode]]:
+        """The best turns of the indexed files; `any_word` allows ranking by any of the query's words when no
+        line has them all (not when the files not indexed yet already hold the exact text)."""
         conn = self._reader.connect()
         reader = self._lines
-        reader.use(names)
+        reader.use(view.names)
         conn.execute("BEGIN")
         try:
             dead = conn.execute("SELECT EXISTS(SELECT 1 FROM dead)").fetchone()[0] == 1
             check = TextCheck(query, reader)
-            scores = line_scores(conn, query, check, dead=dead, word_list=not _in_bulk(conn))
-            keys = rank_turns(conn, scores, check, max_results, since, skip)
+            scores = line_scores(conn, query, check, dead=dead, word_list=not _in_bulk(conn), any_word=any_word)
+            keys = rank_turns(conn, scores, check, max_results, since, view.skip)
             turns = [load_turn(conn, reader, key) for key in keys]
             return [turn for turn in turns if turn]
         finally:
@@ -438,7 +444,7 @@ class RecallIndex:
 
     # ---- keeping up with the files ---------------------------------------------------------------------
 
-    def _refresh(self, wait: float, *, patient: bool = False) -> RefreshStats:
+    def _refresh(self, wait: float, *, patient: bool = False, max_steps: int | None = None) -> RefreshStats:
         """Index what changed in the files, step by step (the caller holds `_write_guard`)."""
         stats = RefreshStats()
         repaired = False
@@ -461,7 +467,7 @@ class RecallIndex:
                     self._remove_database()
                     repaired, done = True, False
             stats.steps += 1
-            if done:
+            if done or (max_steps is not None and stats.steps >= max_steps):
                 break
             time.sleep(0.01)  # let readers in
         self.last_refresh = stats
@@ -558,7 +564,7 @@ class RecallIndex:
         dead = conn.execute("SELECT count(*) FROM dead").fetchone()[0]
         if dead <= DEAD_LIMIT:
             return False
-        return dead > conn.execute("SELECT count(*) FROM lines").fetchone()[0] // 8
+        return dead > conn.execute("SELECT count(*) FROM lines").fetchone()[0] * DEAD_SHARE
 
     def _index_file(
         self, conn: sqlite3.Connection, writer: _LineWriter, name: str, old: _Known, stats: RefreshStats

@@ -171,7 +171,7 @@ class Scores:
 
 
 def line_scores(
-    conn: sqlite3.Connection, query: str, check: TextCheck, *, dead: bool, word_list: bool
+    conn: sqlite3.Connection, query: str, check: TextCheck, *, dead: bool, word_list: bool, any_word: bool = True
 ) -> Scores:
     """Matching lines with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text.
 
@@ -189,7 +189,7 @@ def line_scores(
     if not scores.worded and scores.unconfirmed and len(words) > 1:
         for line_id in list(scores.unconfirmed):  # whether any line holds the text decides what comes next
             scores.confirm(check, line_id)
-    if not scores.lines and len(words) > 1:  # nothing has every word: rank lines by any of them
+    if not scores.lines and len(words) > 1 and any_word:  # nothing has every word: rank lines by any of them
         for word in words:
             scores.add(conn.execute(words_sql, (phrase(word), WINDOW)), words=True)
     return scores
