@@ -55,15 +55,15 @@ def verdict(passed: bool) -> str:
 
 def seed_home(home: Path, project: Path) -> None:
     """1,000 skills in ~/.anton/skills and 5,000 lessons split between the global and the project memory."""
-    from benchmarks.bench_memory import _Prose, _seed_lessons, _seed_skills
+    from benchmarks.memory_seed import Prose, seed_lessons, seed_skills
 
-    prose = _Prose(random.Random(11))
+    prose = Prose(random.Random(11))
     global_memory, project_memory = home / "memory", project / ".anton" / "memory"
     global_memory.mkdir(parents=True)
     project_memory.mkdir(parents=True)
-    _seed_lessons(global_memory / "lessons.md", LESSONS // 2, prose)
-    _seed_lessons(project_memory / "lessons.md", LESSONS - LESSONS // 2, prose)
-    _seed_skills(home / "skills", SKILLS)
+    seed_lessons(global_memory / "lessons.md", LESSONS // 2, prose)
+    seed_lessons(project_memory / "lessons.md", LESSONS - LESSONS // 2, prose)
+    seed_skills(home / "skills", SKILLS)
 
 
 def probe_env(home: Path, project: Path, pycache: Path) -> dict[str, str]:

@@ -7,7 +7,8 @@
 
 It prints `painted` when the first frame of the main screen has been rendered and exits right after. With
 `--until-loaded LESSONS SKILLS` (anton only) it first waits for the frame that shows the inspector's Lessons and
-Skills tables filled with that many rows, and prints `loaded` then.
+Skills tables filled with that many rows, and prints `loaded` then. With `--hold SECONDS` (anton only) it keeps
+running until that many seconds after the process started, then prints `rss MB` (its resident memory) and exits.
 
 A frame counts as painted when Textual hands the compositor's update to `App._display`, the point where a real
 terminal would be written to. Headless, Textual skips turning that update into escape codes; the probe does that
@@ -17,7 +18,10 @@ work itself, so a frame costs what it would on a terminal (only the write to the
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
+
+STARTED = time.time()
 
 SIZE = (120, 40)
 
@@ -92,7 +96,15 @@ def run_bare() -> None:
     Probe().run(headless=True, size=SIZE)
 
 
-def run_anton(until_loaded: tuple[int, int] | None) -> None:
+def resident_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None) -> None:
     from anton_tui import gc_policy
 
     gc_policy.hold()  # as `anton_tui.cli.main` does before anything else
@@ -112,6 +124,10 @@ def run_anton(until_loaded: tuple[int, int] | None) -> None:
             if not self.said:
                 self.said = True
                 say("painted")
+                if hold is not None:
+                    self.done = True
+                    self.set_timer(max(hold - (time.time() - STARTED), 0.0), self.report_rss)
+                    return
             if until_loaded is not None:
                 tab = screen.inspector.tab
                 lessons, skills = until_loaded
@@ -119,6 +135,10 @@ def run_anton(until_loaded: tuple[int, int] | None) -> None:
                     return
                 say("loaded")
             self.done = True
+            self.exit()
+
+        def report_rss(self) -> None:
+            say(f"rss {resident_mb():.1f}")
             self.exit()
 
     make_app(layers, app_class=Probe).run(headless=True, size=SIZE)  # what `run_app` runs, as the probe
@@ -129,9 +149,12 @@ def main(argv: list[str]) -> None:
         run_bare()
     elif argv[:1] == ["anton"]:
         until = (int(argv[2]), int(argv[3])) if argv[1:2] == ["--until-loaded"] else None
-        run_anton(until)
+        hold = float(argv[2]) if argv[1:2] == ["--hold"] else None
+        run_anton(until, hold)
     else:
-        raise SystemExit("usage: python -m benchmarks.tui_startup_probe anton [--until-loaded LESSONS SKILLS] | bare")
+        raise SystemExit(
+            "usage: python -m benchmarks.tui_startup_probe anton [--until-loaded LESSONS SKILLS | --hold SECONDS] | bare"
+        )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,139 @@
+"""Searching episode files directly, without the index: Anton's case-insensitive substring match over every line.
+
+Recall uses it when the index cannot answer (another process holds it, or it cannot be written), and for the files
+the index has not reached yet while it is being built. It finds the same lines as Anton's own scan, only quicker:
+a whole file is first searched as bytes, and only a file with a possible hit has its lines decoded.
+
+Files are read newest first, and only until enough turns have matched (as Anton does); the turns found rank by
+their number of matching lines, then newest first, and each comes back whole.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+from anton_tui.memory.episode_record import (
+    MEMORY_ROLES,
+    Episode,
+    decode_line,
+    quick_parse,
+    reading,
+    session_start,
+    split_lines,
+)
+
+logger = logging.getLogger(__name__)
+
+TurnKey = tuple[str, int]
+
+# Characters other than ASCII letters that Python's case-insensitive matching takes for an ASCII letter.
+_ASCII_FOLDS = {"k": "\u212a", "s": "\u017f"}
+
+
+def text_pattern(query: str) -> re.Pattern[str]:
+    """What a line's content must contain: the query's exact text, in any case (Anton's rule)."""
+    return re.compile(re.escape(query), re.IGNORECASE)
+
+
+def bytes_prefilter(query: str) -> re.Pattern[bytes] | None:
+    """A pattern that finds, in a file's raw bytes, every line whose content may contain `query`.
+
+    JSON writes most text as it is; where it may not (a quote, a backslash or a control character in the query, or
+    a ``\\u`` escape in the line) the pattern still stops on the line, so it is decoded and checked. None for a
+    query with non-ASCII letters: then every line is decoded.
+    """
+    if not query or not query.isascii() or any(ch in '"\\' or ord(ch) < 0x20 for ch in query):
+        return None
+    parts = []
+    for ch in query:
+        folded = _ASCII_FOLDS.get(ch.lower())
+        if folded is not None:
+            parts.append(f"(?:{re.escape(ch)}|{re.escape(folded.encode().decode('latin-1'))})")
+        else:
+            parts.append(re.escape(ch))
+    return re.compile(("|".join(["".join(parts), r"\\u"])).encode("latin-1"), re.IGNORECASE)
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes read under its shared lock, or None when it is gone or unreadable (a warning is logged)."""
+    try:
+        with open(path, "rb") as handle, reading(handle.fileno()):
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        logger.warning("Cannot read episode file %s: %s", path, exc)
+        return None
+
+
+def scan_turns(paths: Iterable[Path], query: str, *, max_results: int, since: datetime | None) -> list[list[Episode]]:
+    """Turns of these files (given newest first) whose lines contain `query`, at most `max_results`.
+
+    Like Anton, files are read newest first until `max_results` turns have matched; those found rank by their
+    number of matching lines, then newest first.
+    """
+    if max_results <= 0:
+        return []
+    pattern = text_pattern(query)
+    prefilter = bytes_prefilter(query)
+    found: dict[TurnKey, list[Episode]] = {}
+    hits: dict[TurnKey, int] = {}
+    for path in paths:
+        started = session_start(path.stem)
+        if since is not None and (started is None or started < since):
+            continue
+        data = read_bytes(path)
+        if not data or (prefilter is not None and prefilter.search(data) is None):
+            continue
+        turns: dict[int, list[Episode]] = {}
+        matched: dict[int, int] = {}
+        for line_no, (offset, raw, complete) in enumerate(split_lines(data), start=1):
+            episode = decode_line(path, line_no, offset, raw, complete)
+            if episode is None or episode.role in MEMORY_ROLES:
+                continue
+            turns.setdefault(episode.turn, []).append(episode)
+            if pattern.search(episode.content):
+                matched[episode.turn] = matched.get(episode.turn, 0) + 1
+        for turn, count in matched.items():
+            found[(path.stem, turn)] = turns[turn]
+            hits[(path.stem, turn)] = count
+        if len(found) >= max_results:
+            break
+    best = sorted(hits, key=lambda key: (hits[key], key), reverse=True)[:max_results]
+    return [found[key] for key in best]
+
+
+def matching_offsets(data: bytes, pattern: re.Pattern[str], prefilter: re.Pattern[bytes] | None) -> list[int]:
+    """Byte offsets of the lines in `data` whose content contains the pattern (memory lines and bad lines left out)."""
+    offsets = []
+    if prefilter is None:
+        candidates = (offset for offset, _raw, _complete in split_lines(data))
+    else:
+        candidates = _line_starts(data, prefilter)
+    for offset in candidates:
+        end = data.find(b"\n", offset)
+        episode = quick_parse(data[offset : len(data) if end < 0 else end])
+        if episode is not None and episode.role not in MEMORY_ROLES and pattern.search(episode.content):
+            offsets.append(offset)
+    return offsets
+
+
+def _line_starts(data: bytes, prefilter: re.Pattern[bytes]) -> list[int]:
+    """Start offsets of the lines holding a prefilter match, each once, in file order."""
+    starts: list[int] = []
+    position = 0
+    while True:
+        match = prefilter.search(data, position)
+        if match is None:
+            return starts
+        start = data.rfind(b"\n", 0, match.start()) + 1
+        starts.append(start)
+        end = data.find(b"\n", match.end())
+        if end < 0:
+            return starts
+        position = end + 1
+

@@ -1,0 +1,196 @@
+"""The recall index is small, derived and disposable: built newest first in steps, searchable while it is built,
+rebuilt when damaged or half written, and never a copy of the episode text."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from anton_tui.memory import episode_index
+from anton_tui.memory.episode_index import INDEX_NAME, RecallIndex
+from anton_tui.memory.episodes import EpisodicMemory
+from tests.recall_corpus import QUERIES, SESSIONS, ranking, write_corpus
+from tests.test_episodes import write_session
+
+EXPECTED = json.loads((Path(__file__).parent / "fixtures" / "recall" / "ranking.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "episodes"
+    write_corpus(folder)
+    return folder
+
+
+def matches(memory: EpisodicMemory, query: str, **kwargs: object) -> set[tuple[str, int]]:
+    return {tuple(key) for key in ranking(memory.recall(query, **kwargs))}
+
+
+def test_a_big_build_in_many_steps_ranks_as_before(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(episode_index, "BULK_WORK", 0)  # the corpus counts as a big build: one word list at the end
+    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)  # one file per step
+    memory = EpisodicMemory(corpus)
+    stats = memory.index.refresh()
+    assert stats.rebuilt and stats.steps == len(SESSIONS) + 1
+    for query in QUERIES:
+        assert ranking(memory.recall(query)) == EXPECTED[query]["20"], query
+    memory.close()
+
+
+def test_the_newest_sessions_are_indexed_first(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)
+    index = RecallIndex(corpus)
+    index.refresh(max_steps=2)
+    with sqlite3.connect(corpus / INDEX_NAME) as conn:
+        indexed = [name for (name,) in conn.execute("SELECT name FROM files WHERE indexed_bytes > 0")]
+    assert sorted(indexed) == SESSIONS[-2:]
+    index.close()
+
+
+def exact_turns(folder: Path, query: str) -> set[tuple[str, int]]:
+    """Turns with a line holding `query` in any case, found by reading the files (what Anton's recall finds)."""
+    found = set()
+    for path in folder.glob("*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            episode = json.loads(line)
+            if episode["role"] not in ("memory_read", "memory_write") and query.lower() in episode["content"].lower():
+                found.add((episode["session"], episode["turn"]))
+    return found
+
+
+@pytest.mark.parametrize("query", ["zebra", "rate limit", "gecko", "dashboard export", "%", "über", "the"])
+def test_recall_while_half_built_finds_the_right_lines(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch, query: str
+) -> None:
+    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)
+    monkeypatch.setattr(episode_index, "SMALL_WORK", 0)  # what is left counts as a lot: answer without waiting
+    monkeypatch.setattr(RecallIndex, "build_in_background", lambda self: False)  # and stay half built
+    complete = EpisodicMemory(corpus)
+    complete.index.refresh()
+    everything = matches(complete, query, max_results=1000)
+    complete.close()
+    (corpus / INDEX_NAME).unlink()
+
+    memory = EpisodicMemory(corpus)
+    memory.index.refresh(max_steps=3)
+    found = matches(memory, query, max_results=1000)
+    assert exact_turns(corpus, query) <= found <= everything
+    if " " not in query:  # the files not indexed yet are searched for the exact text, not for scattered words
+        assert found == everything
+    first = ranking(memory.recall(query))
+    assert len(first) == min(20, len(found))
+    assert {tuple(key) for key in first} <= everything
+    memory.close()
+
+
+def test_recall_during_a_background_build_never_waits_for_it(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)
+    monkeypatch.setattr(episode_index, "SMALL_WORK", 0)
+    complete = EpisodicMemory(corpus)
+    complete.index.refresh()
+    expected = matches(complete, "zebra", max_results=1000)
+    complete.close()
+    (corpus / INDEX_NAME).unlink()
+
+    memory = EpisodicMemory(corpus)
+    answers = []
+    assert memory.index.build_in_background()
+    while memory.index.building:
+        answers.append(matches(memory, "zebra", max_results=1000))
+    answers.append(matches(memory, "zebra", max_results=1000))
+    assert all(answer == expected for answer in answers)
+    assert ranking(memory.recall("zebra")) == EXPECTED["zebra"]["20"]
+    memory.close()
+
+
+def test_the_index_holds_no_copy_of_the_text_and_is_smaller_than_the_files(corpus: Path) -> None:
+    write_session(corpus, "20250701_000000", [[("user", "the quartz xylophone sings"), ("assistant", "ok")]] * 50)
+    memory = EpisodicMemory(corpus)
+    assert ranking(memory.recall("quartz xylophone"))
+    memory.close()
+    data = (corpus / INDEX_NAME).read_bytes()
+    assert b"quartz xylophone" not in data and b"xylophone sings" not in data
+    jsonl = sum(path.stat().st_size for path in corpus.glob("*.jsonl"))
+    assert len(data) < jsonl
+
+
+def test_a_half_written_index_is_built_afresh(corpus: Path) -> None:
+    memory = EpisodicMemory(corpus)
+    memory.recall("zebra")
+    memory.close()
+    with sqlite3.connect(corpus / INDEX_NAME) as conn:
+        conn.execute("PRAGMA user_version=0")  # what a step leaves behind when its process dies half way
+
+    memory = EpisodicMemory(corpus)
+    assert ranking(memory.recall("zebra")) == EXPECTED["zebra"]["20"]
+    assert memory.index.last_refresh.rebuilt
+    memory.close()
+
+
+def test_many_removed_lines_make_a_fresh_index_with_fresh_statistics(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(episode_index, "DEAD_LIMIT", 0)
+    monkeypatch.setattr(episode_index, "DEAD_SHARE", 0)
+    memory = EpisodicMemory(corpus)
+    memory.recall("zebra")
+    extra = write_session(corpus, "20250701_000000", [[("user", "zebra zebra"), ("assistant", "ok")]] * 30)
+    memory.recall("zebra")
+    extra.unlink()
+
+    assert ranking(memory.recall("zebra")) == EXPECTED["zebra"]["20"]
+    assert memory.index.last_refresh.rebuilt
+    with sqlite3.connect(corpus / INDEX_NAME) as conn:
+        assert conn.execute("SELECT count(*) FROM dead").fetchone() == (0,)
+    memory.close()
+
+
+def test_a_long_turn_comes_back_whole_and_ranks_by_all_its_lines(tmp_path: Path) -> None:
+    folder, session = tmp_path / "episodes", "20250101_000000"
+    turn = [("user", "start the long job")] + [("tool_result", f"step {n} done") for n in range(150)]
+    write_session(folder, session, [turn, [("user", "start the short job"), ("assistant", "ok")]])
+    memory = EpisodicMemory(folder)
+    assert [e.content for e in memory.recall("step 140 done", max_results=1)] == [text for _role, text in turn]
+    assert ranking(memory.recall("job")) == [[session, 2], [session, 1]]  # one line each: the newer turn first
+
+    more = [("assistant", "the long job is finished"), ("assistant", "job done"), ("assistant", "job report")]
+    write_session(folder, session, [more])  # turn 1 again, appended later
+    assert ranking(memory.recall("job")) == [[session, 1], [session, 2]]
+    whole = [text for _role, text in turn + more]
+    assert [e.content for e in memory.recall("finished", max_results=1)] == whole
+    memory.close()
+
+
+def test_the_record_module_breaks_the_import_circle() -> None:
+    code = (
+        "import sys; import anton_tui.memory.episode_index as i; "
+        "print('anton_tui.memory.episodes' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_closing_stops_a_background_build(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)
+    started = threading.Event()
+    real_step = RecallIndex._step
+
+    def slow_step(self: RecallIndex, stats: object) -> bool:
+        started.set()
+        return real_step(self, stats)
+
+    monkeypatch.setattr(RecallIndex, "_step", slow_step)
+    memory = EpisodicMemory(corpus)
+    memory.index.build_in_background()
+    assert started.wait(5)
+    memory.close()
+    assert not memory.index.building
+    fresh = EpisodicMemory(corpus)
+    assert ranking(fresh.recall("zebra")) == EXPECTED["zebra"]["20"]
+    fresh.close()
