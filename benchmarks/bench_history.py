@@ -111,7 +111,7 @@ async def run(scratch: Path) -> int:
         await session.close()
 
         print(f"planning model {MODEL}: window {session.context.window(session.llm):,} tokens, "
-              f"budget {budget:,} tokens (70%, less the answer's {8192:,})")
+              f"budget {budget:,} tokens (70% of the window)")
         print("turn  request bytes  request tokens  turn ms  fit ms  save ms")
         last_request = {}
         for request in planner:
@@ -125,7 +125,7 @@ async def run(scratch: Path) -> int:
                   f"{fit_time.get(turn, 0) * 1000:>6.1f}  {save_time.get(turn, 0) * 1000:>7.1f}")
         late = [wall[t] * 1000 for t in range(TURNS - 49, TURNS + 1)]
         print(f"turns 251-300: median {statistics.median(late):.1f} ms, slowest {max(late):.1f} ms")
-        print(f"largest request: {worst:,} tokens of {budget:,} ({worst / budget:.0%} of the budget)")
+        print(f"largest request: {worst:,} tokens of {budget:,} ({worst / budget:.1%} of the budget)")
         print(f"summaries at turns {[s[0] for s in summaries]} "
               f"(tokens {', '.join(f'{b:,}->{a:,}' for _, b, a in summaries)}); trims at {trims or 'none'}")
         print(f"history file after {TURNS} turns: {history_bytes:,} bytes")

@@ -200,3 +200,65 @@ def rewind(session: "ChatSession", index: int) -> str:
         session.lost_pads = ()
     save(session, force=True)
     return text
+
+
+class SavedConversation:
+    """The saved-conversation side of `ChatSession` (a base class, so the turn loop's module stays short): the ids,
+    the summary, resume, rewind, the transcript, deleting and starting anew."""
+
+    history: list[dict[str, Any]]
+    history_store: Any
+    episodic: Any
+    turn_count: int
+    lost_pads: tuple[str, ...]
+    unsaved_reason: str | None
+    running: bool
+
+    def new_conversation(self) -> None:
+        """Start a new conversation under a new session id; the last one stays saved and resumable, and memory,
+        skills and episodes stay. Refused while a turn runs."""
+        if self.running:
+            raise RuntimeError("A turn is running; cancel it first.")
+        self.history.clear()
+        self.turn_count = 0
+        self.lost_pads = ()
+        self.unsaved_reason = None
+        if self.episodic is not None and self.episodic.session_id is not None:
+            self.episodic.start_session()
+
+    @property
+    def session_id(self) -> str | None:
+        """The id shared by this conversation's episode log and history file (None when episodic memory is off)."""
+        return self.episodic.session_id if self.episodic is not None else None
+
+    @property
+    def summary(self) -> str | None:
+        """The record that stands for the earlier turns, when the history starts with one."""
+        return current_summary(self.history)
+
+    def save_history(self) -> Path | None:
+        """Save the conversation now (done after every turn). Returns the file, or None when not saved."""
+        return save(self)  # type: ignore[arg-type]
+
+    async def resume(self, session_id: str) -> Resumed:
+        """Continue a saved conversation (this program's or Anton's); see `conversations.resume`."""
+        return await resume(self, session_id)  # type: ignore[arg-type]
+
+    def user_turns(self) -> list[UserTurn]:
+        return user_turns(self)  # type: ignore[arg-type]
+
+    def transcript(self) -> list[TranscriptEntry]:
+        """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls."""
+        return transcript(self.history)
+
+    def rewind(self, index: int) -> str:
+        """Drop the user message at history `index` and all after it; returns its text. See `conversations.rewind`."""
+        return rewind(self, index)  # type: ignore[arg-type]
+
+    def delete_saved(self, session_id: str) -> list[Path]:
+        """Delete a saved conversation (its history file and episode log); not the one in progress."""
+        if self.history_store is None:
+            return []
+        if session_id == self.session_id and self.history:
+            raise ValueError("That is the conversation in progress; start a new one before deleting it.")
+        return self.history_store.delete(session_id)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent import conversations, prompts
 from anton_tui.agent.context_fit import ContextKeeper
+from anton_tui.agent.conversations import SavedConversation
 from anton_tui.agent.events import (
     AccEventObserved,
     AccNudge,
@@ -34,6 +35,7 @@ from anton_tui.agent.events import (
     TurnStarted,
     UsageUpdated,
     memory_events,
+    merge_text_deltas,
 )
 from anton_tui.agent.history import close_interrupted_round, seal_dangling_tool_uses
 from anton_tui.redact import Redactor
@@ -57,7 +59,7 @@ TurnEndHook = Callable[["ChatSession", int], Awaitable[None]]
 DATASOURCE_PATTERN = r"\bDS_([A-Z0-9_]+?)__"
 
 
-class ChatSession:
+class ChatSession(SavedConversation):
     def __init__(
         self,
         *,
@@ -195,59 +197,6 @@ class ChatSession:
 
     async def remove_pad(self, pad: str) -> bool:
         return await self.scratchpads.remove(pad) if self.scratchpads is not None else False
-
-    def new_conversation(self) -> None:
-        """Start a new conversation under a new session id; the last one stays saved and resumable, and memory,
-        skills and episodes stay. Refused while a turn runs."""
-        if self.running:
-            raise RuntimeError("A turn is running; cancel it first.")
-        self.history.clear()
-        self.turn_count = 0
-        self.lost_pads = ()
-        self.unsaved_reason = None
-        if self.episodic is not None and self.episodic.session_id is not None:
-            self.episodic.start_session()
-
-    # -- saved conversations (see agent.conversations and agent.history_store) --
-
-    @property
-    def session_id(self) -> str | None:
-        """The id shared by this conversation's episode log and history file (None when episodic memory is off)."""
-        return self.episodic.session_id if self.episodic is not None else None
-
-    @property
-    def summary(self) -> str | None:
-        """The record that stands for the earlier turns, when the history starts with one."""
-        from anton_tui.agent.summarise import current_summary
-
-        return current_summary(self.history)
-
-    def save_history(self) -> "Path | None":
-        """Save the conversation now (done after every turn). Returns the file, or None when not saved."""
-        return conversations.save(self)
-
-    async def resume(self, session_id: str) -> "conversations.Resumed":
-        """Continue a saved conversation (this program's or Anton's); see `conversations.resume`."""
-        return await conversations.resume(self, session_id)
-
-    def user_turns(self) -> list["conversations.UserTurn"]:
-        return conversations.user_turns(self)
-
-    def transcript(self) -> list["conversations.TranscriptEntry"]:
-        """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls."""
-        return conversations.transcript(self.history)
-
-    def rewind(self, index: int) -> str:
-        """Drop the user message at history `index` and all after it; returns its text. See `conversations.rewind`."""
-        return conversations.rewind(self, index)
-
-    def delete_saved(self, session_id: str) -> list[Path]:
-        """Delete a saved conversation (its history file and episode log); not the one in progress."""
-        if self.history_store is None:
-            return []
-        if session_id == self.session_id and self.history:
-            raise ValueError("That is the conversation in progress; start a new one before deleting it.")
-        return self.history_store.delete(session_id)
 
     async def wait_background(self, timeout: float | None = None) -> None:
         """Wait for the learning work started by past turns (used by tests and on shutdown)."""
@@ -651,14 +600,3 @@ class ChatSession:
             return
         self.episodic.log_turn(self.turn_count, role, self.redact(content), **meta)
 
-
-def merge_text_deltas(events: list[SessionEvent]) -> list[SessionEvent]:
-    """Join text pieces that are waiting side by side into one: a fast stream then costs the viewer one update per
-    batch instead of one per token, and never falls behind."""
-    merged: list[SessionEvent] = []
-    for event in events:
-        if isinstance(event, AssistantTextDelta) and merged and isinstance(merged[-1], AssistantTextDelta):
-            merged[-1] = AssistantTextDelta(merged[-1].text + event.text)
-        else:
-            merged.append(event)
-    return merged
