@@ -185,7 +185,7 @@ async def test_a_cell_whose_secrets_were_hidden_from_the_model_is_marked_raw_and
     hidden = SecretsRemoved(("GitHub Token",), "scratchpad main, cell 1", "scratchpad", pad="main", cell=1)
     saved = SecretsRemoved(("GitHub Token", "GitHub Token"), "project lessons.md", "memorize")
     session = ScriptedSession([*run[:-1], hidden, run[-1], saved, TurnFinished(1, "end_turn", "")])
-    app = AntonApp(make_settings(), session)
+    app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "show the token")
         await app.workers.wait_for_complete()
