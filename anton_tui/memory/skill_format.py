@@ -557,7 +557,10 @@ def _still_valid(cached: _CachedSummary, folder: str) -> bool:
     # A file appearing or disappearing changes the folder's own signature, so absent files need no check.
     if _signature(folder) != cached.folder:
         return False
-    return all(sig is None or _signature(path) == sig for path, sig in cached.files)
+    for path, sig in cached.files:
+        if sig is not None and _signature(path) != sig:
+            return False
+    return True
 
 
 def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:

@@ -12,6 +12,7 @@ procedure is pulled into working memory on demand.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import shutil
@@ -153,6 +154,7 @@ def make_unique_label(base: str, store: SkillStore) -> str:
     return candidate
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _is_valid_label(label: str) -> bool:
     try:
         validate_label(label)
@@ -274,18 +276,19 @@ class SkillStore:
     def list_summaries(self) -> list[SkillSummary]:
         """Label, name, description and when_to_use of every healthy skill, sorted by label; procedures are not read."""
         try:
-            entries = sorted(os.scandir(self.root), key=lambda entry: entry.name)
+            with os.scandir(self.root) as found:
+                entries = sorted(
+                    ((entry.name, entry.path) for entry in found if not entry.name.startswith(".") and entry.is_dir()),
+                )
         except (FileNotFoundError, NotADirectoryError):
             return []
         summaries: list[SkillSummary] = []
-        for entry in entries:
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
-            fields, _ = read_summary(entry.path)
-            if fields is not None and _is_valid_label(entry.name):
+        for name, path in entries:
+            fields, _ = read_summary(path)
+            if fields is not None and _is_valid_label(name):
                 summaries.append(
                     SkillSummary(
-                        label=entry.name,
+                        label=name,
                         name=fields.name,
                         description=fields.description,
                         when_to_use=fields.when_to_use,
