@@ -13,6 +13,8 @@ from pathlib import Path
 from anton_tui import __version__
 from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError, read_env_layers
 
+PICK_CONVERSATION = "?"  # `--resume` without an id: the app opens the list of saved conversations
+
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,6 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo", action="store_true", help="replay a recorded session; needs no API key and changes no memory"
     )
+    resume = parser.add_mutually_exclusive_group()
+    resume.add_argument(
+        "--resume", nargs="?", const=PICK_CONVERSATION, metavar="ID",
+        help="continue a saved conversation of the project; without an ID, choose it from a list",
+    )  # fmt: skip
+    resume.add_argument("--continue", dest="resume", action="store_const", const="",
+                        help="continue the project's newest saved conversation")  # fmt: skip
     return parser
 
 
@@ -49,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             settings_from_layers(layers)  # no terminal to show a bad setting's screen on: say it here
         from anton_tui.tui.launch import run_app
 
-        return run_app(layers, theme=args.theme, demo=args.demo) or 0
+        return run_app(layers, theme=args.theme, demo=args.demo, resume=args.resume) or 0
     except SettingsError as exc:
         print(f"anton-tui: {exc}", file=sys.stderr)
         return SETTINGS_ERROR_EXIT

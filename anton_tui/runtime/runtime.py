@@ -22,6 +22,8 @@ from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
 from anton_tui.settings_sources import FirstFrame
 
 if TYPE_CHECKING:
+    from anton_tui.agent.conversations import Resumed, TranscriptEntry, UserTurn
+    from anton_tui.agent.history_store import SavedSession
     from anton_tui.memory.engram import Engram
     from anton_tui.memory.episodes import Episode
     from anton_tui.memory.skills import BrokenSkill, Skill
@@ -300,6 +302,44 @@ class Runtime:
         from anton_tui.agent.skill_draft import draft_skill
 
         return await draft_skill(self.session, hint)  # type: ignore[arg-type]
+
+    # ----------------------------------------------------------------- saved conversations
+
+    @property
+    def can_save_conversations(self) -> bool:
+        """Whether conversations are saved and can be resumed (they need episodic memory)."""
+        return getattr(self.session, "history_store", None) is not None
+
+    async def list_conversations(self) -> list[SavedSession]:
+        """The project's saved conversations (this program's and Anton's), newest first."""
+        store = getattr(self.session, "history_store", None)
+        return await off_loop(store.list_sessions) if store is not None else []
+
+    async def newest_conversation(self) -> str | None:
+        store = getattr(self.session, "history_store", None)
+        return await off_loop(store.newest) if store is not None else None
+
+    async def resume(self, session_id: str) -> Resumed:
+        """Continue a saved conversation. Raises LookupError, HistoryBroken (a ValueError) or RuntimeError."""
+        return await self.session.resume(session_id)  # type: ignore[attr-defined]
+
+    def transcript(self) -> list[TranscriptEntry]:
+        """The conversation so far, as the chat shows it (typed messages, answers, tool calls, a summary)."""
+        transcript = getattr(self.session, "transcript", None)
+        return transcript() if transcript is not None else []
+
+    def user_turns(self) -> list[UserTurn]:
+        user_turns = getattr(self.session, "user_turns", None)
+        return user_turns() if user_turns is not None else []
+
+    async def rewind(self, index: int) -> str:
+        """Drop the user message at history `index` and everything after it (the saved file follows); returns the
+        message's text. Memory written by the dropped turns stays."""
+        return await off_loop(self.session.rewind, index)  # type: ignore[attr-defined]
+
+    async def delete_conversation(self, session_id: str) -> list[Path]:
+        """Delete a saved conversation (its history file and episode log); not the one in progress."""
+        return await off_loop(self.session.delete_saved, session_id)  # type: ignore[attr-defined]
 
 
 async def save_settings(project_dir: Path, updates: dict[str, str | None]) -> Any:

@@ -19,12 +19,16 @@ SETUP_ATTEMPTS = 20  # bad values dropped, at most, to open the setup screen
 
 class RuntimeStarter:
     """Builds the `Runtime` for one project's settings' sources; `theme` overrides the theme setting for this run,
-    and `demo` builds the recorded demo in a throw-away folder instead."""
+    and `demo` builds the recorded demo in a throw-away folder instead. `resume` names a saved conversation to
+    continue once the runtime is built ("" for the newest one, "?" to choose from the list); the app does that."""
 
-    def __init__(self, layers: EnvLayers, *, theme: str | None = None, demo: bool = False) -> None:
+    def __init__(
+        self, layers: EnvLayers, *, theme: str | None = None, demo: bool = False, resume: str | None = None
+    ) -> None:
         self.layers = layers
         self.theme = theme
         self.demo = demo
+        self.resume = resume
 
     @property
     def first_frame(self) -> FirstFrame:
@@ -79,7 +83,7 @@ class RuntimeStarter:
     def reread(self) -> RuntimeStarter:
         """A starter for the same project with its sources read again (after the setup screen wrote them)."""
         layers = read_env_layers(self.layers.project_dir, environ=dict(self.layers.layers[-1][1]))
-        return RuntimeStarter(layers, theme=self.theme, demo=self.demo)
+        return RuntimeStarter(layers, theme=self.theme, demo=self.demo, resume=self.resume)
 
 
 def build_demo_runtime(settings: Any) -> Runtime:

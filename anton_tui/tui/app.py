@@ -142,6 +142,10 @@ class AntonApp(AppActions, App[int]):
             self.notify(warning, title="Settings", severity="warning", timeout=15)
         if runtime.needs_setup:
             self.open_setup(first_run=True)
+        elif self.starter is not None and self.starter.resume == "?":
+            self.open_resume()
+        elif self.starter is not None and self.starter.resume is not None:
+            self.resume_at_start(self.starter.resume or None)
 
     def on_anton_app_runtime_failed(self, message: RuntimeFailed) -> None:
         from anton_tui.tui.screens.settings_error import SettingsErrorScreen

@@ -155,6 +155,91 @@ class AppActions:
         if self._main_screen is not None:
             self._main_screen.post_message(ChatCleared())
 
+    # --- saved conversations -------------------------------------------------------------------------------------
+
+    @work(group="conversations", exclusive=True, exit_on_error=False)
+    async def open_resume(self: AntonApp) -> None:
+        """The list of saved conversations; the one chosen continues here (or is deleted after asking)."""
+        from anton_tui.tui.screens.resume import ResumeScreen
+
+        runtime = self.runtime
+        if runtime is None:
+            return
+        while True:
+            sessions = await runtime.list_conversations()
+            if not sessions:
+                self.notify("No saved conversations in this project yet.", title="Resume")
+                return
+            choice = await self.push_screen_wait(ResumeScreen(sessions, current=getattr(runtime.session, "session_id", None)))
+            if choice is None:
+                return
+            if choice.action == "resume":
+                await self.resume_conversation(choice.key)
+                return
+            if await self.confirm(f"Delete the saved conversation {choice.key}? Its history file and episode log go."):
+                try:
+                    await runtime.delete_conversation(choice.key)
+                except (ValueError, OSError) as exc:
+                    self.notify(str(exc), title="Not deleted", severity="error")
+
+    async def resume_conversation(self: AntonApp, session_id: str | None) -> None:
+        """Continue `session_id` (None: the newest) and show it in the chat."""
+        runtime = self.runtime
+        if runtime is None or self._main_screen is None:
+            return
+        if self._main_screen.busy:
+            self.notify("Finish or cancel the running turn first (Escape).", severity="warning")
+            return
+        target = session_id or await runtime.newest_conversation()
+        if target is None:
+            self.notify("No saved conversation to continue in this project.", title="Resume", severity="warning")
+            return
+        try:
+            resumed = await runtime.resume(target)
+        except (LookupError, ValueError, RuntimeError, OSError) as exc:
+            self.notify(str(exc), title="Not resumed", severity="error", timeout=10)
+            return
+        where = "Anton's episode log (rebuilt)" if resumed.source == "episodes" else "its saved file"
+        heading = f"Resumed conversation {resumed.session_id}: {resumed.turns} turns, from {where}."
+        if resumed.lost_pads:
+            heading += f" Its scratchpads ({', '.join(resumed.lost_pads)}) ended with the app that ran them."
+        await self._main_screen.show_conversation(runtime.transcript(), heading)
+
+    @work(group="conversations", exclusive=True, exit_on_error=False)
+    async def resume_at_start(self: AntonApp, session_id: str | None) -> None:
+        await self.resume_conversation(session_id)
+
+    @work(group="conversations", exclusive=True, exit_on_error=False)
+    async def open_rewind(self: AntonApp) -> None:
+        """Go back to before a chosen message: later turns leave the conversation, its text returns to the prompt."""
+        from anton_tui.tui.screens.resume import RewindScreen
+
+        runtime = self.runtime
+        if runtime is None or self._main_screen is None:
+            return
+        if self._main_screen.busy:
+            self.notify("Finish or cancel the running turn first (Escape).", severity="warning")
+            return
+        turns = runtime.user_turns()
+        if not turns:
+            self.notify("Nothing to go back to yet.", title="Rewind")
+            return
+        choice = await self.push_screen_wait(RewindScreen(turns))
+        if choice is None:
+            return
+        dropped = sum(1 for turn in turns if turn.index >= int(choice.key))
+        question = (f"Go back to before this message? {dropped} turn{'s' if dropped > 1 else ''} leave the conversation "
+                    "and its saved file; memory they wrote stays.")  # fmt: skip
+        if not await self.confirm(question):
+            return
+        try:
+            text = await runtime.rewind(int(choice.key))
+        except (ValueError, RuntimeError, OSError) as exc:
+            self.notify(str(exc), title="Not rewound", severity="error")
+            return
+        await self._main_screen.show_conversation(runtime.transcript(), "Went back: your message is in the prompt, to edit and send again.")
+        self._main_screen.fill_prompt(text)
+
     # --- questions -----------------------------------------------------------------------------------------------
 
     async def confirm(self: AntonApp, question: str) -> bool:

@@ -79,6 +79,18 @@ async def _clear(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | No
     return await _open("clear_chat", "Clearing the chat", ctx)
 
 
+async def _resume(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
+    if not ctx.runtime.can_save_conversations:
+        return error("Conversations are saved only with episodic memory on (ANTON_EPISODIC_MEMORY).")
+    return await _open("open_resume", "Resuming a conversation", ctx)
+
+
+async def _rewind(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
+    if not ctx.runtime.user_turns():
+        return info("Nothing to go back to: no message was sent in this conversation yet.")
+    return await _open("open_rewind", "Rewinding", ctx)
+
+
 async def _exit(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
     return await _open("exit_app", "Leaving", ctx)
 
@@ -134,6 +146,8 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("theme", "[name]", "List the themes, or switch to one", _theme, "Workspace", True,
                 lambda ctx: ctx.themes()),
     CommandSpec("clear", "", "Clear the chat view (history and memory stay)", _clear, "Workspace"),
+    CommandSpec("resume", "", "Continue a saved conversation (this program's or Anton's)", _resume, "Workspace"),
+    CommandSpec("rewind", "", "Go back to before one of your messages and edit it", _rewind, "Workspace"),
     CommandSpec("help", "", "This list", _help, "General"),
     CommandSpec("exit", "", "Leave anton-tui", _exit, "General"),
 ]  # fmt: skip

@@ -74,6 +74,7 @@ SIDE_WIDTH_RANGE = (20, 75)
 SIDE_WIDTH_STEP = 5
 
 _TURN = "turn"
+SHOWN_ENTRIES = 80  # of a resumed conversation; the whole of it stays in the session
 
 
 class Conversation(Vertical):
@@ -266,6 +267,36 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         except NoMatches:
             return  # the app is closing: the screen's widgets are already gone
         header.set_model(runtime.provider_label, str(settings.planning_model), str(mode))
+
+    async def show_conversation(self, entries: list, heading: str) -> None:
+        """Show a resumed or rewound conversation: `heading` on top, then its last `SHOWN_ENTRIES` entries (typed
+        messages, answers, tool calls, a summary) drawn as they were when it ran."""
+        chat = self.chat
+        await chat.clear()
+        hidden = max(0, len(entries) - SHOWN_ENTRIES)
+        lines = [heading] + ([f"{hidden} earlier entries are not shown."] if hidden else [])
+        await chat.add_notice(Content("\n".join(lines)), "info")
+        for number, entry in enumerate(entries[hidden:]):
+            if entry.kind == "user":
+                await chat.add_user_message(entry.text)
+            elif entry.kind == "answer":
+                await chat.append_answer(entry.text)
+                await chat.end_answer(entry.text)
+            elif entry.kind == "tool":
+                call_id, data = f"resumed-{number}", entry.input if isinstance(entry.input, dict) else {}
+                await chat.start_tool(ToolCallStarted(call_id, entry.tool or "tool", data))
+                await chat.finish_tool(ToolCallFinished(call_id, entry.tool or "tool", data, entry.text, entry.success, 0.0))
+            elif entry.kind == "summary":
+                summary = Content.from_markup("[b $text-muted]Earlier turns summarised[/]\n$text", text=entry.text)
+                await chat.add_notice(summary, "info")
+        await chat.end_answer()
+
+    def fill_prompt(self, text: str) -> None:
+        """Put `text` in the prompt to edit and send (after a rewind), the cursor at its end."""
+        prompt = self.query_one(Prompt)
+        prompt.load_text(text)
+        prompt.move_cursor(prompt.document.end)
+        prompt.focus()
 
     def _offer_next_prompt(self) -> None:
         prompt = self.query_one(Prompt)
