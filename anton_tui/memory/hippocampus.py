@@ -2,9 +2,9 @@
 
 It reads and writes `rules.md`, `lessons.md` and `profile.md` in the format Anton uses, so both programs can share the
 files. Every change holds a lock for its whole read-modify-write and lands atomically, without losing a lesson that
-Anton appends meanwhile (see `replace`); lines it cannot read are kept exactly where they are and reported by
-`problems()`; a file with undecodable bytes is never written. Parsed files are
-cached on (inode, mtime, size), so reading unchanged memory costs almost nothing.
+Anton appends meanwhile (see `replace`); secrets are taken out of any text before it is written; lines it cannot read
+are kept exactly where they are and reported by `problems()`; a file with undecodable bytes is never written. Parsed
+files are cached on (inode, mtime, size), so reading unchanged memory costs almost nothing.
 
 Brain analogy: the hippocampus encodes and retrieves individual traces; it does not decide what is worth keeping.
 """
@@ -15,8 +15,7 @@ import dataclasses
 import datetime as dt
 import functools
 import os
-from collections.abc import Callable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,8 +24,8 @@ from anton_tui.memory.engram import (
     RULE_KINDS,
     Engram,
     MemoryProblem,
-    entry_text,
     ParsedFile,
+    entry_text,
     extend_lessons,
     format_lesson_line,
     format_profile_line,
