@@ -74,7 +74,7 @@ SIDE_WIDTH_RANGE = (20, 75)
 SIDE_WIDTH_STEP = 5
 
 _TURN = "turn"
-SHOWN_ENTRIES = 80  # of a resumed conversation; the whole of it stays in the session
+SHOWN_ENTRIES = 12  # of a resumed conversation; the whole of it stays in the session
 
 
 class Conversation(Vertical):
@@ -88,6 +88,9 @@ class MainScreen(Screen):
 
     DEFAULT_CSS = stylesheet(__file__, "main.tcss")
     SCOPED_CSS = False  # the rules style the widgets inside it too, as written
+
+    class ConversationShown(Message):
+        """A resumed or rewound conversation is in the chat."""
 
     class TurnEnded(Message):
         """The UI closed a turn (finished, failed or cancelled); the app applies what waited for it."""
@@ -280,8 +283,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
             if entry.kind == "user":
                 await chat.add_user_message(entry.text)
             elif entry.kind == "answer":
-                await chat.append_answer(entry.text)
-                await chat.end_answer(entry.text)
+                await chat.end_answer(entry.text)  # a whole answer at once, not streamed
             elif entry.kind == "tool":
                 call_id, data = f"resumed-{number}", entry.input if isinstance(entry.input, dict) else {}
                 await chat.start_tool(ToolCallStarted(call_id, entry.tool or "tool", data))
@@ -290,6 +292,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
                 summary = Content.from_markup("[b $text-muted]Earlier turns summarised[/]\n$text", text=entry.text)
                 await chat.add_notice(summary, "info")
         await chat.end_answer()
+        self.post_message(self.ConversationShown())
 
     def fill_prompt(self, text: str) -> None:
         """Put `text` in the prompt to edit and send (after a rewind), the cursor at its end."""

@@ -1,0 +1,108 @@
+"""How long `anton-tui --resume ID` takes to show a long saved conversation: a fresh `python` process starts the real
+app on a 300-turn conversation saved in Anton's format, resumes it, and reports the first painted frame whose chat
+shows the conversation (its last answer). Target: under 1 s on this machine.
+
+Run alone with ``python -m benchmarks --only resume``; ``python -m benchmarks.bench_resume probe ID`` is the probe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+TURNS = 300
+RUNS = 5
+TARGET_S = 1.0
+SESSION = "20261125_090000"
+LAST_ANSWER = "That closes turn 300."
+
+
+def conversation() -> list[dict[str, Any]]:
+    """A 300-turn conversation: questions, answers of a few paragraphs, and a scratchpad call every tenth turn."""
+    history: list[dict[str, Any]] = []
+    for turn in range(1, TURNS + 1):
+        history.append({"role": "user", "content": f"Question {turn}: how did region {turn % 7} do in month {turn % 12}?"})
+        answer = f"Region {turn % 7} grew {turn % 9}% in month {turn % 12}.\n\n" + "Some detail about it. " * 20
+        if turn % 10 == 0:
+            call = {"type": "tool_use", "id": f"toolu_{turn}", "name": "scratchpad",
+                    "input": {"action": "exec", "name": "main", "code": f"print({turn} * 2)"}}  # fmt: skip
+            history.append({"role": "assistant", "content": [{"type": "text", "text": "Computing."}, call]})
+            result = {"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": str(turn * 2)}
+            history.append({"role": "user", "content": [result]})
+        history.append({"role": "assistant", "content": LAST_ANSWER if turn == TURNS else answer})
+    return history
+
+
+def probe(session_id: str) -> None:
+    from benchmarks.tui_startup_probe import painting, say
+    from anton_tui import gc_policy
+
+    gc_policy.hold()  # as `anton_tui.cli.main` does
+    from anton_tui.settings_sources import read_env_layers
+    from anton_tui.tui.app import AntonApp
+    from anton_tui.tui.launch import make_app
+    from anton_tui.tui.screens.main import MainScreen
+
+    class Probe(painting(AntonApp)):  # type: ignore[misc]
+        shown = said = False
+
+        def on_main_screen_conversation_shown(self, message: MainScreen.ConversationShown) -> None:
+            self.shown = True
+            self.screen.refresh()
+
+        def frame_painted(self, screen: Any) -> None:
+            if self.shown and not self.said:
+                self.said = True
+                say("shown")
+                self.exit()
+
+    make_app(read_env_layers(), resume=session_id, app_class=Probe).run(headless=True, size=(120, 40))
+
+
+def run_once(env: dict[str, str]) -> float:
+    began = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "benchmarks.bench_resume", "probe", SESSION], cwd=REPO, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.strip() == "shown":
+            elapsed = time.perf_counter() - began
+            process.kill()
+            process.communicate(timeout=30)
+            return elapsed
+    _, errors = process.communicate(timeout=30)
+    raise RuntimeError(f"the resume probe failed (exit {process.returncode}):\n{errors}")
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="anton-bench-resume-") as scratch:
+        home, project = Path(scratch) / "home", Path(scratch) / "project"
+        episodes = project / ".anton" / "episodes"
+        episodes.mkdir(parents=True)
+        home.mkdir()
+        (episodes / f"{SESSION}_history.json").write_text(json.dumps(conversation(), ensure_ascii=False))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTON_", "ANTHROPIC_", "OPENAI_"))}
+        env.update(ANTON_HOME=str(home), ANTON_PROJECT_DIR=str(project), ANTON_ANTHROPIC_API_KEY="bench-not-a-real-key",
+                   PYTHONPYCACHEPREFIX=str(Path(scratch) / "pycache"))  # fmt: skip
+        run_once(env)  # warm-up: byte-code and page cache
+        times = [run_once(env) for _ in range(RUNS)]
+    median = statistics.median(times)
+    verdict = "met" if median <= TARGET_S else "MISSED"
+    print(f"resume of a {TURNS}-turn conversation to the first frame that shows it: {median:.2f} s median of {RUNS} "
+          f"fresh processes (min {min(times):.2f}, max {max(times):.2f}; target < {TARGET_S} s) {verdict}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["probe"]:
+        probe(sys.argv[2])
+    else:
+        sys.exit(main())
