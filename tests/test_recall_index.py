@@ -194,3 +194,26 @@ def test_closing_stops_a_background_build(corpus: Path, monkeypatch: pytest.Monk
     fresh = EpisodicMemory(corpus)
     assert ranking(fresh.recall("zebra")) == EXPECTED["zebra"]["20"]
     fresh.close()
+
+
+def test_closing_stops_a_refresh_running_in_another_thread(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the app's warm-up runs at start; quitting closes the memory and must not wait for the whole build."""
+    monkeypatch.setattr(episode_build, "STEP_SECONDS", 0)
+    steps = []
+    real_step = episode_build.IndexBuilder.step
+
+    def slow_step(self: episode_build.IndexBuilder, stats: object) -> bool:
+        steps.append(1)
+        threading.Event().wait(0.5)
+        return real_step(self, stats)
+
+    monkeypatch.setattr(episode_build.IndexBuilder, "step", slow_step)
+    memory = EpisodicMemory(corpus)
+    worker = threading.Thread(target=memory.index.refresh)
+    worker.start()
+    while not steps:
+        threading.Event().wait(0.01)
+    memory.close()
+    worker.join(timeout=3)
+    assert not worker.is_alive()
+    assert len(steps) < len(SESSIONS)  # it stopped before the end

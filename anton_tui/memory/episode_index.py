@@ -126,6 +126,7 @@ class RecallIndex:
         `IndexUnavailable` if another process holds the lock for longer than `wait` seconds.
         """
         with self._write_guard:
+            self._stop.clear()
             return self._refresh(self.lock_wait if wait is None else wait, max_steps=max_steps)
 
     def build_in_background(self) -> bool:
