@@ -57,6 +57,7 @@ T = TypeVar("T")
 INDEX_NAME = ".recall-index.sqlite3"
 LOCK_NAME = ".recall-index.lock"
 SMALL_WORK = 4 << 20  # less unindexed data than this is indexed before answering; more is built in the background
+BUSY_WAIT = 0.02  # how long a search waits for the lock while this process is building (then it reads the files)
 
 
 @dataclass
@@ -84,7 +85,7 @@ class _View:
 class RecallIndex:
     """The derived search index of one episodes folder."""
 
-    def __init__(self, episodes_dir: Path, *, lock_wait: float = 1.0) -> None:
+    def __init__(self, episodes_dir: Path, *, lock_wait: float = 0.5) -> None:
         self.episodes_dir = Path(episodes_dir)
         self.path = self.episodes_dir / INDEX_NAME
         self.lock_wait = lock_wait
@@ -211,7 +212,9 @@ class RecallIndex:
         self, query: str, max_results: int, since: datetime | None, *, may_refresh: bool
     ) -> list[list[Episode]] | None:
         """The answer, or None when the index is a little behind and should catch up first (`may_refresh`)."""
-        with self._read_guard, self._locked(fcntl.LOCK_SH, self.lock_wait):
+        # While this process builds, a step holds the lock for a moment: rather than wait, read the files.
+        wait = BUSY_WAIT if self.building else self.lock_wait
+        with self._read_guard, self._locked(fcntl.LOCK_SH, wait):
             known = self._reader.known() if self.path.exists() else None
             disk = self._folder.files()
             view = self._view
