@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from anton_tui.memory.episode_files import disk_files
-from anton_tui.memory.episode_record import MEMORY_ROLES, SUFFIX, decode_line, reading, session_start
+from anton_tui.memory.episode_record import MEMORY_ROLES, SUFFIX, decode_line, line_fields, reading, session_start
 from anton_tui.memory.index_store import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -30,7 +30,7 @@ from anton_tui.memory.index_store import (
     pending_bytes,
     tail_hash,
 )
-from anton_tui.memory.recall_query import SLOT_TOP, TURN_BITS, TURN_TOP, file_bounds, line_id, turn_key
+from anton_tui.memory.recall_query import FILE_SHIFT, SLOT_BITS, SLOT_TOP, TURN_BITS, TURN_TOP, file_bounds, turn_key
 
 logger = logging.getLogger(__name__)
 
@@ -188,7 +188,8 @@ class IndexBuilder:
             turns = {turn: [first, part, used] for turn, first, part, used in conn.execute(
                 "SELECT turn, first, part, lines FROM turns WHERE file_id = ?", (file_id,)
             )} if start else {}  # fmt: skip
-            rows: list[tuple[int, str, int, int]] = []
+            rows: list[tuple[int, str, int]] = []
+            fields, first_id = line_fields(), file_id << FILE_SHIFT
             spills: list[tuple[int, int]] = []
             added, indexed_bytes, position, carry = 0, start, start, b""
             while position < st.st_size:
@@ -206,9 +207,12 @@ class IndexBuilder:
                     end = end if complete else cut
                     raw = data[line_start:end]
                     offset = base + line_start
-                    episode = decode_line(path, line_no + 1, offset, raw, complete)
-                    if not complete and episode is None:
-                        break  # a torn last line stays unindexed; it is looked at again when the file changes
+                    try:
+                        episode = fields(raw)
+                    except ValueError:
+                        episode = decode_line(path, line_no + 1, offset, raw, complete)
+                        if not complete and episode is None:
+                            break  # a torn last line stays unindexed; it is looked at again when the file changes
                     line_no += 1
                     indexed_bytes = offset + len(raw) + complete
                     line_start = end + 1
@@ -225,7 +229,7 @@ class IndexBuilder:
                     if part_count > TURN_TOP + 1:
                         logger.warning("%s has too many turns to index; recall skips the rest", path)
                         break
-                    rows.append((line_id(file_id, slot[1], slot[2]), episode.content, offset, len(raw)))
+                    rows.append((first_id | ((TURN_TOP - slot[1]) << SLOT_BITS) | (SLOT_TOP - slot[2]), episode.content, offset))
                     slot[2] += 1
                     added += 1
                 if len(rows) >= 4 * BATCH:
@@ -253,9 +257,9 @@ class _LineWriter:
     def __init__(self, conn: sqlite3.Connection, *, word_list: bool) -> None:
         self.conn = conn
         self.word_list = word_list
-        self.pending: list[tuple[int, str, int, int]] = []
+        self.pending: list[tuple[int, str, int]] = []
 
-    def add(self, rows: list[tuple[int, str, int, int]]) -> None:
+    def add(self, rows: list[tuple[int, str, int]]) -> None:
         rows.reverse()  # a file's lines count down
         self.pending += rows
         if len(self.pending) >= BATCH:
