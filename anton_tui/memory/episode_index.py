@@ -96,6 +96,7 @@ class RecallIndex:
         self._write_guard = threading.Lock()
         self._builder: threading.Thread | None = None
         self._stop = threading.Event()
+        self._refreshing = threading.Event()
         self._folder = FolderView(self.episodes_dir)
         self._view: _View | None = None
         self._lines = LineReader(self.episodes_dir)
@@ -152,7 +153,8 @@ class RecallIndex:
 
     @property
     def building(self) -> bool:
-        return self._builder is not None and self._builder.is_alive()
+        """True while this process is updating the index (in the background or in a `refresh` call)."""
+        return self._refreshing.is_set() or (self._builder is not None and self._builder.is_alive())
 
     def close(self) -> None:
         """Stop a background build at its next step and close the database."""
@@ -259,6 +261,13 @@ class RecallIndex:
 
     def _refresh(self, wait: float, *, patient: bool = False, max_steps: int | None = None) -> RefreshStats:
         """Index what changed in the files, step by step (the caller holds `_write_guard`)."""
+        self._refreshing.set()
+        try:
+            return self._steps(wait, patient=patient, max_steps=max_steps)
+        finally:
+            self._refreshing.clear()
+
+    def _steps(self, wait: float, *, patient: bool, max_steps: int | None) -> RefreshStats:
         stats = RefreshStats()
         repaired = False
         while not self._stop.is_set():
