@@ -110,12 +110,9 @@ def recall_figures(folder: Path, common: str, repeats: int) -> dict[str, float]:
         memory.close()
 
         _remove_index(folder)
-        gc.collect()
-        memory = EpisodicMemory(folder)
-        with PeakRss() as rss:
-            figures["build"].append(_ms(memory.index.refresh) / 1000)
-        figures["build_rss"].append(rss.peak - rss.idle)
-        memory.close()
+        build = build_in_fresh_process(folder)
+        figures["build"].append(build["seconds"])
+        figures["build_rss"].append(build["peak"] - build["idle"])
     memory = EpisodicMemory(folder)
     memory.recall("warm")
     queries = itertools.cycle(TYPICAL_QUERIES)
@@ -127,6 +124,28 @@ def recall_figures(folder: Path, common: str, repeats: int) -> dict[str, float]:
     result["size"] = (folder / INDEX_NAME).stat().st_size / 1e6
     memory.close()
     return result
+
+
+def build_in_fresh_process(folder: Path) -> dict[str, float]:
+    """A full build of the index in a new interpreter, timed, with its resident memory before and at its peak."""
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_memory", "--build-probe", str(folder)],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def build_probe(folder: Path) -> None:
+    from anton_tui.memory.episodes import EpisodicMemory
+
+    memory = EpisodicMemory(folder)
+    memory.recall("warm up the imports", max_results=0)
+    with PeakRss() as rss:
+        began = time.perf_counter()
+        memory.index.refresh()
+        seconds = time.perf_counter() - began
+    memory.close()
+    print(json.dumps({"seconds": seconds, "idle": rss.idle, "peak": rss.peak}))
 
 
 _ANTON_SCRIPT = """
@@ -173,6 +192,9 @@ def app_rss(home: Path, project: Path, hold: float) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--build-probe"]:
+        build_probe(Path(argv[1]))
+        return
     factor = int(argv[argv.index("--scale") + 1]) if "--scale" in argv else int(os.environ.get("ANTON_BENCH_SCALE", 1))
     scale = Scale(factor)
     repeats = int(os.environ.get("ANTON_BENCH_REPEAT", 3))
@@ -207,8 +229,8 @@ def main(argv: list[str] | None = None) -> None:
         runs = f"median of {repeats}"
         report(f"recall, first call while the index is built ({runs})", ours["first"])
         report(f"recall index, ready after the first call started ({runs})", ours["ready"], unit="s")
-        report(f"recall index, full build ({runs})", ours["build"], 10 if factor >= 10 else None, unit="s")
-        report(f"recall index, memory during the build above idle ({runs})", ours["build_rss"], 50, unit="MB")
+        report(f"recall index, full build in a fresh process ({runs})", ours["build"], 10 if factor >= 10 else None, unit="s")
+        report(f"recall index, memory during the build above idle, in a fresh process ({runs})", ours["build_rss"], 50, unit="MB")
         print(
             f"recall index on disk: {ours['size']:,.1f} MB for {jsonl:,.0f} MB of JSONL "
             f"({ours['size'] / jsonl:.2f}x, target <= 0.5x){'' if ours['size'] <= jsonl / 2 else ' MISSED'}",

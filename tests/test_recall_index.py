@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory import episode_index
+from anton_tui.memory import episode_build, episode_index
 from anton_tui.memory.episode_index import INDEX_NAME, RecallIndex
 from anton_tui.memory.episodes import EpisodicMemory
 from tests.recall_corpus import QUERIES, SESSIONS, ranking, write_corpus
@@ -33,8 +33,8 @@ def matches(memory: EpisodicMemory, query: str, **kwargs: object) -> set[tuple[s
 
 
 def test_a_big_build_in_many_steps_ranks_as_before(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(episode_index, "BULK_WORK", 0)  # the corpus counts as a big build: one word list at the end
-    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)  # one file per step
+    monkeypatch.setattr(episode_build, "BULK_WORK", 0)  # the corpus counts as a big build: one word list at the end
+    monkeypatch.setattr(episode_build, "STEP_SECONDS", 0)  # one file per step
     memory = EpisodicMemory(corpus)
     stats = memory.index.refresh()
     assert stats.rebuilt and stats.steps == len(SESSIONS) + 1
@@ -44,7 +44,7 @@ def test_a_big_build_in_many_steps_ranks_as_before(corpus: Path, monkeypatch: py
 
 
 def test_the_newest_sessions_are_indexed_first(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)
+    monkeypatch.setattr(episode_build, "STEP_SECONDS", 0)
     index = RecallIndex(corpus)
     index.refresh(max_steps=2)
     with sqlite3.connect(corpus / INDEX_NAME) as conn:
@@ -68,7 +68,7 @@ def exact_turns(folder: Path, query: str) -> set[tuple[str, int]]:
 def test_recall_while_half_built_finds_the_right_lines(
     corpus: Path, monkeypatch: pytest.MonkeyPatch, query: str
 ) -> None:
-    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)
+    monkeypatch.setattr(episode_build, "STEP_SECONDS", 0)
     monkeypatch.setattr(episode_index, "SMALL_WORK", 0)  # what is left counts as a lot: answer without waiting
     monkeypatch.setattr(RecallIndex, "build_in_background", lambda self: False)  # and stay half built
     complete = EpisodicMemory(corpus)
@@ -90,7 +90,7 @@ def test_recall_while_half_built_finds_the_right_lines(
 
 
 def test_recall_during_a_background_build_never_waits_for_it(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)
+    monkeypatch.setattr(episode_build, "STEP_SECONDS", 0)
     monkeypatch.setattr(episode_index, "SMALL_WORK", 0)
     complete = EpisodicMemory(corpus)
     complete.index.refresh()
@@ -136,8 +136,8 @@ def test_a_half_written_index_is_built_afresh(corpus: Path) -> None:
 def test_many_removed_lines_make_a_fresh_index_with_fresh_statistics(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(episode_index, "DEAD_LIMIT", 0)
-    monkeypatch.setattr(episode_index, "DEAD_SHARE", 0)
+    monkeypatch.setattr(episode_build, "DEAD_LIMIT", 0)
+    monkeypatch.setattr(episode_build, "DEAD_SHARE", 0)
     memory = EpisodicMemory(corpus)
     memory.recall("zebra")
     extra = write_session(corpus, "20250701_000000", [[("user", "zebra zebra"), ("assistant", "ok")]] * 30)
@@ -177,15 +177,15 @@ def test_the_record_module_breaks_the_import_circle() -> None:
 
 
 def test_closing_stops_a_background_build(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(episode_index, "STEP_SECONDS", 0)
+    monkeypatch.setattr(episode_build, "STEP_SECONDS", 0)
     started = threading.Event()
-    real_step = RecallIndex._step
+    real_step = episode_build.IndexBuilder.step
 
-    def slow_step(self: RecallIndex, stats: object) -> bool:
+    def noted_step(self: episode_build.IndexBuilder, stats: object) -> bool:
         started.set()
         return real_step(self, stats)
 
-    monkeypatch.setattr(RecallIndex, "_step", slow_step)
+    monkeypatch.setattr(episode_build.IndexBuilder, "step", noted_step)
     memory = EpisodicMemory(corpus)
     memory.index.build_in_background()
     assert started.wait(5)
@@ -194,3 +194,26 @@ def test_closing_stops_a_background_build(corpus: Path, monkeypatch: pytest.Monk
     fresh = EpisodicMemory(corpus)
     assert ranking(fresh.recall("zebra")) == EXPECTED["zebra"]["20"]
     fresh.close()
+
+
+def test_closing_stops_a_refresh_running_in_another_thread(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the app's warm-up runs at start; quitting closes the memory and must not wait for the whole build."""
+    monkeypatch.setattr(episode_build, "STEP_SECONDS", 0)
+    steps = []
+    real_step = episode_build.IndexBuilder.step
+
+    def slow_step(self: episode_build.IndexBuilder, stats: object) -> bool:
+        steps.append(1)
+        threading.Event().wait(0.5)
+        return real_step(self, stats)
+
+    monkeypatch.setattr(episode_build.IndexBuilder, "step", slow_step)
+    memory = EpisodicMemory(corpus)
+    worker = threading.Thread(target=memory.index.refresh)
+    worker.start()
+    while not steps:
+        threading.Event().wait(0.01)
+    memory.close()
+    worker.join(timeout=3)
+    assert not worker.is_alive()
+    assert len(steps) < len(SESSIONS)  # it stopped before the end

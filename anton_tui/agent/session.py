@@ -219,6 +219,8 @@ class ChatSession(SavedConversation):
         close_llm = getattr(self.llm, "aclose", None)
         if close_llm is not None:
             await close_llm()
+        if self.episodic is not None:  # stops an index build at its next step, so quitting does not wait for it
+            await asyncio.to_thread(self.episodic.close)
 
     def system_prompt(self) -> str:
         memory = self.cortex.build_memory_context() if self.cortex is not None else ""

@@ -47,11 +47,6 @@ def phrase(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def line_id(file_id: int, part: int, slot: int) -> int:
-    """The id of the `slot`-th line of the `part`-th turn part of a file (both counted from 0 in file order)."""
-    return (file_id << FILE_SHIFT) | ((TURN_TOP - part) << SLOT_BITS) | (SLOT_TOP - slot)
-
-
 def turn_key(file_id: int, part: int) -> int:
     return (file_id << TURN_BITS) | (TURN_TOP - part)
 
