@@ -143,7 +143,9 @@ class Camera:
 
 
 def screen_text(app: Any) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    from tests.tui.screen_reader import screen_text as read
+
+    return read(app)
 
 
 # ---- the demo --------------------------------------------------------------------------------------------------

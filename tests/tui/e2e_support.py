@@ -28,6 +28,8 @@ from anton_tui.tui.widgets.chat import CommandReply, Notice, UserMessage
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.prompt import Prompt
 
+from .screen_reader import screen_text
+
 SIZE = (120, 40)
 PLANNER, CODER = "planner", "coder"
 
@@ -63,10 +65,6 @@ def build_app(
 def main_screen(app: AntonApp) -> MainScreen:
     return next(screen for screen in app.screen_stack if isinstance(screen, MainScreen))
 
-
-def screen_text(app: AntonApp) -> str:
-    """The characters currently on the terminal, one line per row."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 def static_text(widget: Static) -> str:
