@@ -167,7 +167,6 @@ class KeyTimer:
         from textual import events
 
         rng = random.Random(5)
-        driver = self.app._driver
         start = len(self.prompt.text)
         for n, char in enumerate(text, 1):
             time.sleep(rng.uniform(*KEY_GAP_S))
@@ -176,7 +175,7 @@ class KeyTimer:
             self.echoed.clear()
             self.expected_length = start + n
             pressed = time.perf_counter()
-            driver.send_message(key)  # what the terminal driver's input thread does with a key it read
+            self.app.post_message(key)  # from this thread, as the terminal driver's input thread does with a key
             if not self.echoed.wait(ECHO_TIMEOUT_S):
                 raise RuntimeError(f"key {n} ({char!r}) was not shown within {ECHO_TIMEOUT_S} s")
             self.pressed_at.append(pressed)
@@ -242,16 +241,16 @@ async def measure_typing(
     app = TypingApp(settings, session, inspector=lambda: InspectorPane(stores), stores=stores, watch_files=True)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
-        chat = app.screen.chat
-        real_flush = chat.flush_answer
+        stream = app.screen.chat.stream
+        real_hand_off = stream.hand_off
 
-        async def counted_flush() -> None:
-            pending = len(chat._pending)
-            await real_flush()
+        async def counted_hand_off() -> None:
+            pending = len(stream.pending)
+            await real_hand_off()
             if pending:
-                shown.append((time.perf_counter(), pending - len(chat._pending)))
+                shown.append((time.perf_counter(), pending - len(stream.pending)))
 
-        chat.flush_answer = counted_flush  # type: ignore[method-assign]
+        stream.hand_off = counted_hand_off  # type: ignore[method-assign]
         prompt.load_text("Write the long report, please.")
         await pilot.press("enter")
         deadline = time.monotonic() + 20
