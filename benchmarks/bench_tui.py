@@ -6,7 +6,7 @@ painted frame (see `tui_startup_probe`). The same is timed for a bare Textual ap
 engine. The app paints from the raw settings and builds its runtime (validated settings, session) right after.
 
 Typing: the real app, driven headless, runs a real turn whose answer a fake Anthropic server (its own process)
-streams in small pieces about 1,000 times a second. Keys are injected through the Textual driver, as a terminal's
+streams in small pieces about 1,000 times a second (and again at 100 a second, a fast real model). Keys are injected through the Textual driver, as a terminal's
 input thread would, at typing speed; each key's latency runs from the injection until the first painted frame
 whose prompt already holds the character. Run alone with ``python -m benchmarks.bench_tui``; ``--only startup`` or
 ``--only typing`` runs one part.
@@ -41,7 +41,7 @@ KEY_GAP_S = (0.02, 0.05)  # between one key's echo and the next press: quick typ
 ECHO_TIMEOUT_S = 2.0
 ECHO_TARGET_MS = 50.0
 CHUNK_CHARS = 3
-CHUNK_DELAY_S = 0.0009  # the server's sleep between chunks; with the write it comes to about 1 ms
+CHUNK_DELAYS_S = {1000: 0.0009, 100: 0.0099}  # chunks a second -> the server's sleep between chunks (plus the write)
 ANSWER_CHARS = 150_000  # at 1,000 chunks a second it streams for longer than the typing takes
 TYPED = "please add a chart of the monthly totals per region and a short note on the trend since january too "
 
@@ -127,9 +127,9 @@ def startup_figures() -> list[str]:
 # ---- typing while an answer streams ---------------------------------------------------------------------------
 
 
-def start_fake_llm() -> tuple[subprocess.Popen[str], str]:
+def start_fake_llm(chunk_delay: float) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.fake_llm_stream", str(ANSWER_CHARS), str(CHUNK_CHARS), str(CHUNK_DELAY_S)],
+        [sys.executable, "-m", "benchmarks.fake_llm_stream", str(ANSWER_CHARS), str(CHUNK_CHARS), str(chunk_delay)],
         cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert process.stdout is not None
@@ -158,7 +158,6 @@ class KeyTimer:
         from textual import events
 
         rng = random.Random(5)
-        driver = self.app._driver
         start = len(self.prompt.text)
         for n, char in enumerate(text, 1):
             time.sleep(rng.uniform(*KEY_GAP_S))
@@ -167,7 +166,7 @@ class KeyTimer:
             self.echoed.clear()
             self.expected_length = start + n
             pressed = time.perf_counter()
-            driver.send_message(key)  # what the terminal driver's input thread does with a key it read
+            self.app.post_message(key)  # from this thread, as the terminal driver's input thread does with a key
             if not self.echoed.wait(ECHO_TIMEOUT_S):
                 raise RuntimeError(f"key {n} ({char!r}) was not shown within {ECHO_TIMEOUT_S} s")
             self.pressed_at.append(pressed)
@@ -234,16 +233,16 @@ async def measure_typing(
     app = TypingApp(Runtime(settings, session, stores=stores), watch_files=True)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
-        chat = app.screen.chat
-        real_flush = chat.flush_answer
+        stream = app.screen.chat.stream
+        real_hand_off = stream.hand_off
 
-        async def counted_flush() -> None:
-            pending = len(chat._pending)
-            await real_flush()
+        async def counted_hand_off() -> None:
+            pending = len(stream.pending)
+            await real_hand_off()
             if pending:
-                shown.append((time.perf_counter(), pending - len(chat._pending)))
+                shown.append((time.perf_counter(), pending - len(stream.pending)))
 
-        chat.flush_answer = counted_flush  # type: ignore[method-assign]
+        stream.hand_off = counted_hand_off  # type: ignore[method-assign]
         prompt.load_text("Write the long report, please.")
         await pilot.press("enter")
         deadline = time.monotonic() + 20
@@ -266,7 +265,14 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def typing_figures() -> list[str]:
-    server, base_url = start_fake_llm()
+    lines: list[str] = []
+    for rate, delay in CHUNK_DELAYS_S.items():
+        lines += [f"-- an answer streamed at about {rate:,} chunks/s"] + typing_figures_at(delay)
+    return lines
+
+
+def typing_figures_at(chunk_delay: float) -> list[str]:
+    server, base_url = start_fake_llm(chunk_delay)
     try:
         with tempfile.TemporaryDirectory(prefix="anton-bench-typing-") as scratch:
             timer, received, deltas, shown = asyncio.run(measure_typing(Path(scratch), base_url))

@@ -10,8 +10,8 @@ It prints `painted` when the first frame of the main screen has been rendered an
 Skills tables filled with that many rows, and prints `loaded` then. With `--hold SECONDS` (anton only) it keeps
 running until that many seconds after the process started, then prints `rss MB` (its resident memory) and exits.
 
-A frame counts as painted when Textual hands the compositor's update to `App._display`, the point where a real
-terminal would be written to. Headless, Textual skips turning that update into escape codes; the probe does that
+A frame counts as painted when Textual hands the compositor's update to the terminal driver (`FrameHook`), the
+point where a real terminal would be written to. Headless, Textual skips turning that update into escape codes; the probe does that
 work itself, so a frame costs what it would on a terminal (only the write to the terminal is left out).
 """
 
@@ -28,12 +28,10 @@ SIZE = (120, 40)
 
 def painting(app_class: type) -> type:
     """A subclass of `app_class` that renders every frame to terminal codes and calls `self.frame_painted()`."""
+    from anton_tui.tui.textual_internals import FrameHook
 
-    class Painting(app_class):  # type: ignore[misc, valid-type]
-        def _display(self, screen: Any, renderable: Any) -> None:
-            super()._display(screen, renderable)
-            if renderable is None or self._batch_count or not self._running:
-                return
+    class Painting(FrameHook, app_class):  # type: ignore[misc, valid-type]
+        def frame_written(self, screen: Any, renderable: Any) -> None:
             renderable.render_segments(self.console)
             self.frame_painted(screen)
 

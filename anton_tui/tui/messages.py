@@ -10,32 +10,16 @@ from typing import Any
 
 from textual.message import Message
 
-from anton_tui.agent.events import AssistantTextDelta, SessionEvent
+from anton_tui.agent.events import SessionEvent
 
 
 class SessionEventMessage(Message, bubble=False):
     """One engine event from the running turn, posted by the turn worker in the order the engine yielded it.
-
-    Streamed text that arrives while the screen has not yet taken the last text message is added to that message
-    (`take_more_text`): a fast model sends hundreds of pieces a second, and one message each would keep the screen's
-    queue from ever running dry, which is when it paints."""
+    Streamed text is gathered for the chat by `ChatStream` (`tui/streaming.py`), not here."""
 
     def __init__(self, event: SessionEvent) -> None:
         super().__init__()
         self.event = event
-        self.taken = False
-
-    def take_more_text(self, text: str) -> bool:
-        """Add streamed `text` to this not-yet-handled text message; False when that is no longer possible."""
-        if self.taken or not isinstance(self.event, AssistantTextDelta):
-            return False
-        self.event = AssistantTextDelta(self.event.text + text)
-        return True
-
-    def take(self) -> SessionEvent:
-        """The event, for the handler: nothing more is added once it is taken."""
-        self.taken = True
-        return self.event
 
 
 class ScratchpadControlDone(Message):

@@ -18,6 +18,8 @@ from textual.pilot import Pilot
 
 from anton_tui.agent.events import MemoryConfirmationNeeded, SessionEvent
 
+from .screen_reader import screen_text
+
 
 @dataclass
 class Pause:
@@ -113,10 +115,6 @@ def make_settings(**overrides: Any) -> AppSettings:
     values.update(overrides)
     return AppSettings(**values)
 
-
-def screen_text(app: App) -> str:
-    """The characters currently on the terminal, one line per row."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 async def wait_until(pilot: Pilot, condition: Callable[[], bool], timeout: float = 5.0) -> None:

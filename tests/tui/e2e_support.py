@@ -29,6 +29,8 @@ from anton_tui.tui.widgets.chat import CommandReply, Notice, UserMessage
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.prompt import Prompt
 
+from .screen_reader import screen_text
+
 SIZE = (120, 40)
 PLANNER, CODER = "planner", "coder"
 
@@ -73,10 +75,6 @@ async def started(pilot: Pilot, timeout: float = 10.0) -> None:
 def main_screen(app: AntonApp) -> MainScreen:
     return next(screen for screen in app.screen_stack if isinstance(screen, MainScreen))
 
-
-def screen_text(app: AntonApp) -> str:
-    """The characters currently on the terminal, one line per row."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 def static_text(widget: Static) -> str:

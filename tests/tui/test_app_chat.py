@@ -321,7 +321,7 @@ async def test_view_follows_new_text_only_while_at_the_bottom(scrolled_up: bool)
 
 
 async def test_a_long_answer_continues_in_new_blocks_at_paragraph_breaks_never_inside_code() -> None:
-    from anton_tui.tui.widgets.chat import SPLIT_ANSWER_AT
+    from anton_tui.tui.streaming import SPLIT_ANSWER_AT
 
     paragraphs = [f"Paragraph {i}: " + "words " * 60 for i in range(12)]
     code = "```python\n" + "\n\n".join(f"x{i} = {i}" for i in range(200)) + "\n```"
@@ -345,7 +345,7 @@ async def test_a_long_answer_continues_in_new_blocks_at_paragraph_breaks_never_i
 
 
 async def test_a_very_long_transcript_is_pruned_by_lines_not_only_by_blocks() -> None:
-    from anton_tui.tui.widgets.chat import LINES_HIGH
+    from anton_tui.tui.streaming import LINES_HIGH
 
     paragraphs = "\n\n".join(f"Paragraph {i}: " + "words " * 40 for i in range(400))
     chunks = [paragraphs[i : i + 400] for i in range(0, len(paragraphs), 400)]

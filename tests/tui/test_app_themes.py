@@ -12,7 +12,8 @@ from anton_tui.scratchpad.events import CellStarted
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.themes import ThemeFileError, bundled_themes_dir, load_theme_file, load_theme_folder
 
-from .app_support import ScriptedSession, scripted_app, make_settings, notifications, wait_until
+from .app_support import ScriptedSession, make_settings, notifications, scripted_app, wait_until
+from .screen_reader import screen_runs
 
 SIZE = (100, 30)
 GOOD_THEME = """\
@@ -144,11 +145,10 @@ async def test_a_user_theme_can_replace_a_shipped_one_until_it_is_removed() -> N
         assert app.get_theme("anton-dark") is not None
 
 
-def _colour_of(app: AntonApp, word: str):
-    for strip in app.screen._compositor.render_strips():
-        for segment in strip:
-            if segment.text.strip() == word and segment.style is not None:
-                return segment.style.color
+def _colour_of(app: AntonApp, word: str) -> str | None:
+    for run in screen_runs(app):
+        if run.text.strip() == word:
+            return run.colour
     raise AssertionError(f"{word!r} is not on screen")
 
 

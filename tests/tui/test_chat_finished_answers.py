@@ -8,7 +8,7 @@ from textual.selection import Selection
 
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished, TurnStarted
 from anton_tui.tui.app import AntonApp
-from anton_tui.tui.widgets.answer import AssistantMessage, layout_settled
+from anton_tui.tui.widgets.answer import AssistantMessage
 from anton_tui.tui.widgets.chat import ChatView
 
 from .app_support import ScriptedSession, scripted_app, make_settings, screen_text, send, wait_until
@@ -66,12 +66,13 @@ async def test_a_finished_part_looks_exactly_as_its_live_markdown_did() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         chat = app.screen.query_one(ChatView)
         part = AssistantMessage(text)
-        await chat.mount(part)
+        await chat.add_block(part)
         await wait_until(pilot, lambda: "End." in screen_text(app))
         part._trim_last_margin()  # what finishing does first: no blank line under the last block
         await pilot.pause()
         live = screen_text(app)
         part.finish()
+        chat.stream.keep_lines(part)
         await wait_until(pilot, lambda: part.frozen)
         await pilot.pause()
         assert screen_text(app) == live
@@ -126,12 +127,12 @@ async def test_an_answer_ending_exactly_where_a_part_was_cut_has_no_blank_line_u
 async def test_an_answer_opening_with_a_heading_starts_under_the_message_and_reads_the_same_split_in_parts(
     monkeypatch,
 ) -> None:
-    import anton_tui.tui.widgets.chat as chat_module
+    from anton_tui.tui import streaming
 
     text = "## Title\n\nFirst paragraph.\n\n## Second heading\n\nMore text.\n\n```python\nx = 1\n```\n\n> quoted\n\nEnd."
 
     async def rendered(split_at: int) -> tuple[list[str], int]:
-        monkeypatch.setattr(chat_module, "SPLIT_ANSWER_AT", split_at)
+        monkeypatch.setattr(streaming, "SPLIT_ANSWER_AT", split_at)
         app = scripted_app(make_settings(), ScriptedSession(streamed(text, 7)), cursor_blink=False)
         async with app.run_test(size=(80, 34)) as pilot:
             await send(pilot, "q")
@@ -146,27 +147,6 @@ async def test_an_answer_opening_with_a_heading_starts_under_the_message_and_rea
     assert split == whole, "an answer split into parts must read exactly as one"
     question = next(n for n, line in enumerate(whole) if line.startswith(" ▌ q "))
     assert "Title" in whole[question + 2], "one blank line between the message and the answer's heading"
-
-
-async def test_a_part_is_not_kept_while_its_last_layout_predates_its_text_even_at_the_same_height() -> None:
-    # The last words wrap onto a second line just as the blank line under the last block goes: the part's height
-    # stays the same, yet the paragraph inside has grown. Lines kept now would lose those words.
-    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
-    async with app.run_test(size=(100, 30)) as pilot:
-        chat = app.screen.query_one(ChatView)
-        await chat.append_answer("I have a saved skill for CSV files, so I'll load it")
-        await wait_until(pilot, lambda: "so I'll load it" in screen_text(app))
-        markdown = parts(app)[0].markdown
-        paragraph = markdown.children[-1]
-        assert layout_settled(markdown) and paragraph.region.height == 1
-        with app.batch_update():  # the change is made and noticed, but the screen has not laid it out yet
-            paragraph.update("I have a saved skill for CSV files, so I'll load it first, then follow its steps.")
-            paragraph.styles.margin = (0, 0, 0, 0)
-            await pilot.pause()
-            assert markdown.region.height == 2 == markdown.arrange(markdown.content_region.size).total_region.height
-            assert not layout_settled(markdown)
-        await pilot.pause()
-        assert layout_settled(markdown) and paragraph.region.height == 2
 
 
 async def test_a_part_that_finishes_out_of_view_is_kept_only_once_drawn_with_all_its_text() -> None:

@@ -24,6 +24,7 @@ from anton_tui.runtime import RuntimeStarter
 from anton_tui.settings_sources import read_env_layers
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.watchers import FilesChanged
+from anton_tui.tui.textual_internals import FrameHook
 from anton_tui.tui.widgets.inspector.base import Cell, FixedColumnsTable
 from anton_tui.tui.widgets.inspector.entries import EntryTab
 from anton_tui.tui.widgets.inspector.pane import InspectorPane
@@ -38,14 +39,13 @@ THEME = 'name = "mine"\ndark = true\nprimary = "#5FA8D3"\n'
 FILE_TABS = ("rules", "lessons", "profile", "skills")
 
 
-class FirstFrameHost(InspectorHost):
+class FirstFrameHost(FrameHook, InspectorHost):
     """Notes which tabs had started reading when the first frame was painted (where a terminal is written to)."""
 
     read_at_first_frame: list[str] | None = None
 
-    def _display(self, screen, renderable) -> None:
-        super()._display(screen, renderable)
-        if renderable is not None and self.read_at_first_frame is None and not self._batch_count and self._running:
+    def frame_written(self, screen, renderable) -> None:
+        if self.read_at_first_frame is None:
             pane = self.query_one(InspectorPane)
             self.read_at_first_frame = [tab_id for tab_id in FILE_TABS if pane.tab(tab_id).load_started]
 

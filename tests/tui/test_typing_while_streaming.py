@@ -1,89 +1,96 @@
-"""Typing stays responsive while an answer streams: streamed pieces are merged into the message the screen has not
-taken yet, a keystroke is painted before a pending layout of the chat, the chat's costly updates wait for gaps in
-the typing, and the view holds still under the user's typing until it pauses."""
+"""Typing stays responsive while an answer streams: streamed pieces are gathered and handed to the answer in few
+updates, costly chat updates wait for the gaps between keystrokes, and the view holds still under the user's typing
+until it pauses. (That the prompt is painted ahead of a pending layout is tested in test_textual_internals.py.)"""
 
 from __future__ import annotations
 
 import pytest
-from textual.app import App, ComposeResult
-from textual.widgets import Static
 
-from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, ToolCallStarted
+from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta
+from anton_tui.tui import streaming
 from anton_tui.tui.app import AntonApp
-from anton_tui.tui.messages import SessionEventMessage
+from anton_tui.tui.streaming import FLUSH_EVERY, QUIET, excess_blocks, paragraph_break
+from anton_tui.tui.widgets.answer import AssistantMessage
 from anton_tui.tui.widgets.prompt import Prompt
-from anton_tui.tui.widgets import chat as chat_module
-from anton_tui.tui.widgets import typing_gaps
-from anton_tui.tui.widgets.typing_gaps import QUIET, TypingGaps
 
 from .app_support import Pause, ScriptedSession, scripted_app, make_settings, screen_text, send, wait_until
 
 
-def test_streamed_text_joins_the_message_not_yet_taken_and_never_one_already_taken() -> None:
-    message = SessionEventMessage(AssistantTextDelta("The capital "))
-    assert message.take_more_text("of France ")
-    assert message.take() == AssistantTextDelta("The capital of France ")
-    assert not message.take_more_text("is Paris."), "text added after the handler took the event would be lost"
-    tool = SessionEventMessage(ToolCallStarted("t1", "recall", {"query": "x"}))
-    assert not tool.take_more_text("more"), "text after a tool call must come after it, in a message of its own"
+def answer_text(app: AntonApp) -> str:
+    return "".join(part.source for part in app.screen.query(AssistantMessage))
 
 
-async def test_a_keystroke_is_painted_before_a_pending_layout_of_the_chat() -> None:
+async def test_a_fast_stream_reaches_the_answer_whole_and_in_order_in_a_few_updates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pieces = [f"word{n} " for n in range(200)]  # under SPLIT_ANSWER_AT: one part
+    appended: list[str] = []
+    real_append = AssistantMessage.append
+
+    async def counted(part: AssistantMessage, text: str) -> None:
+        appended.append(text)
+        await real_append(part, text)
+
+    monkeypatch.setattr(AssistantMessage, "append", counted)
     app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.screen.chat
+        chat.stream.write(pieces[0])
+        await wait_until(pilot, lambda: "word0" in screen_text(app))  # the first words show at once
+        for piece in pieces[1:]:
+            chat.stream.write(piece)
         await pilot.pause()
-        screen = app.screen
-        prompt = screen.query_one(Prompt)
-        prompt.insert("quick")
-        screen._dirty_widgets.add(prompt)
-        screen._layout_required = True  # as when an answer's new blocks are waiting to be laid out
-        screen._on_timer_update()
-        assert "quick" in screen_text(app)
-        assert screen._layout_required, "the layout is left for the next tick"
-        await pilot.pause()
-        assert not screen._layout_required
+        assert answer_text(app) == pieces[0], "the rest waits for the next hand-off"
+        await pilot.pause(FLUSH_EVERY * 2)
+        assert answer_text(app) == "".join(pieces)
+        assert appended == [pieces[0], "".join(pieces[1:])], "hundreds of pieces, two updates of the Markdown"
+        await chat.end_answer()
+        assert "word199" in screen_text(app)
 
 
-class GapsApp(App[None]):
-    def compose(self) -> ComposeResult:
-        yield Static("owner")
-
-    def on_mount(self) -> None:
-        self.ran: list[str] = []
-        self.pauses = 0
-        self.gaps = TypingGaps(self.query_one(Static), on_pause=self.paused)
-
-    def paused(self) -> None:
-        self.pauses += 1
-
-    def job(self, name: str):
-        def run() -> None:
-            self.ran.append(name)
-
-        return run
+async def test_a_hand_off_due_while_the_user_types_waits_for_a_keystroke_to_be_shown_then_runs_in_its_gap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(streaming, "QUIET", 10.0)  # the typing never pauses during the test
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        stream = app.screen.chat.stream
+        stream.write("First words.")
+        await wait_until(pilot, lambda: answer_text(app) == "First words.")
+        stream.keystroke()
+        stream.write(" More words.")
+        await pilot.pause(FLUSH_EVERY * 2)
+        assert answer_text(app) == "First words.", "due, but the user is typing: it waits for a gap"
+        stream.keystroke()  # a keystroke is on screen: the gap before the next one
+        await wait_until(pilot, lambda: answer_text(app) == "First words. More words.")
 
 
-async def test_chat_updates_wait_while_the_user_types_then_run_one_per_keystroke_and_the_rest_at_a_pause() -> None:
-    app = GapsApp()
-    async with app.run_test() as pilot:
-        gaps = app.gaps
-        gaps.run(app.job("idle"))
-        await pilot.pause()
-        assert app.ran == ["idle"], "nobody types: a job runs at once"
+async def test_when_the_typing_pauses_whatever_waits_is_shown() -> None:
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        stream = app.screen.chat.stream
+        stream.write("First words.")
+        await wait_until(pilot, lambda: answer_text(app) == "First words.")
+        stream.keystroke()
+        stream.write(" More words.")
+        await pilot.pause(FLUSH_EVERY + QUIET * 2)
+        assert answer_text(app) == "First words. More words."
 
-        gaps.keystroke()
-        flush, keep, start = app.job("flush"), app.job("keep lines"), app.job("start part")
-        for job in (flush, keep, flush, start):
-            gaps.run(job)
-        await pilot.pause()
-        assert app.ran == ["idle"], "while the user types, jobs wait"
-        gaps.keystroke()
-        await pilot.pause()
-        assert app.ran == ["idle", "flush"], "one job in the gap after a keystroke"
-        assert app.pauses == 0
-        await pilot.pause(QUIET * 3)
-        assert app.ran == ["idle", "flush", "keep lines", "start part"], "the rest once typing pauses, each once"
-        assert app.pauses == 1
+
+def test_a_long_answer_is_cut_only_at_a_blank_line_outside_code() -> None:
+    assert paragraph_break("", "one\n\ntwo\n\nthree", 4) == len("one\n\ntwo\n\n")
+    assert paragraph_break("", "```\na\n\nb\n```\n\nafter", 0) == len("```\na\n\nb\n```\n\n")
+    assert paragraph_break("```python\n", "x = 1\n\ny = 2", 0) == -1, "inside a fence opened earlier"
+    assert paragraph_break("", "no break here", 0) == -1
+
+
+def test_the_oldest_blocks_go_past_the_line_budget_or_the_block_limit_never_the_newest() -> None:
+    high = streaming.LINES_HIGH
+    assert excess_blocks([10] * 5, max_blocks=200) == 0
+    assert excess_blocks([10] * 5, max_blocks=3) == 2
+    assert excess_blocks([high // 2, high // 2, 10], max_blocks=200) == 1, "past HIGH: down to LOW"
+    assert excess_blocks([300] * 4, max_blocks=200) == 3, "1,200 lines: down to 300, under LOW"
+    assert excess_blocks([high * 2], max_blocks=200) == 0, "the newest block always stays"
 
 
 def streamed_paragraphs(count: int, gate: Pause) -> list:
@@ -95,8 +102,8 @@ async def test_while_the_user_types_the_chat_holds_still_and_catches_up_at_a_pau
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Long enough that a busy test machine between two presses never looks like a pause or a long hold.
-    monkeypatch.setattr(typing_gaps, "QUIET", 1.0)
-    monkeypatch.setattr(chat_module, "VIEW_HOLD", 30.0)
+    monkeypatch.setattr(streaming, "QUIET", 1.0)
+    monkeypatch.setattr(streaming, "VIEW_HOLD", 30.0)
     gate = Pause()
     app = scripted_app(make_settings(), ScriptedSession(streamed_paragraphs(80, gate), step_delay=0.002), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -21,13 +21,12 @@ class EntryEditor(TextArea):
     class Submitted(Message):
         pass
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
+        """Runs before TextArea's own key handling, which `prevent_default` skips."""
         if event.key == "enter":
             event.stop()
             event.prevent_default()
             self.post_message(self.Submitted())
-            return
-        await super()._on_key(event)
 
 
 class EditEntryScreen(ModalScreen[str | None]):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from textual import messages as textual_messages
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,7 +18,6 @@ from textual.css.query import NoMatches
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.types import NoActiveAppError
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
@@ -54,6 +52,7 @@ from anton_tui.tui.messages import (
     ScratchpadControlDone,
     SessionEventMessage,
 )
+from anton_tui.tui.textual_internals import PaintFirstScreen
 from anton_tui.tui.widgets.chat import (
     MAX_BLOCKS,
     ChatView,
@@ -83,7 +82,7 @@ class Conversation(Vertical):
     ALLOW_MAXIMIZE = True
 
 
-class MainScreen(Screen):
+class MainScreen(PaintFirstScreen):
     """Where the conversation happens."""
 
     DEFAULT_CSS = stylesheet(__file__, "main.tcss")
@@ -194,38 +193,21 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
 
         return InspectorPane(self.runtime, id="inspector")
 
-    # Keystrokes first. The prompt is painted as soon as it asks to be, not at the screen's next frame (up to a
-    # sixtieth of a second later, and after any layout the chat needs while an answer streams in). Once an edit of
-    # the prompt is on screen, the chat may use the gap before the next key (`ChatView.note_keystroke`).
+    # Keystrokes first: the prompt is painted as soon as it asks to be (`PaintFirstScreen`). Once an edit of the
+    # prompt is on screen, the chat may use the gap before the next key (`ChatStream.keystroke`).
 
-    async def _on_update(self, message: textual_messages.Update) -> None:
-        if message.widget is self._prompt and self._paint_prompt():
-            message.stop()
-            message.prevent_default()  # Screen's own handler, which queues the paint for the next frame, is skipped
-
-    def _on_timer_update(self) -> None:
-        if self._prompt in self._dirty_widgets and self._layout_required and self._paint_prompt():
-            return  # the update timer keeps running: the layout is still required
-        super()._on_timer_update()
-
-    def _paint_prompt(self) -> bool:
+    def first_painted(self) -> None:
         prompt = self._prompt
-        if prompt is None or not self.is_current or self.app._batch_count or prompt not in self._compositor:
-            return False
-        self._dirty_widgets.discard(prompt)
-        self._compositor.update_widgets({prompt})
-        self._compositor_refresh()
-        if prompt.edits != self._edits_shown:
+        if prompt is not None and prompt.edits != self._edits_shown:
             self._edits_shown = prompt.edits
             self.chat.note_keystroke()
-        return True
 
     @property
     def inspector(self) -> Widget:
         return self.query_one("#inspector")
 
     def on_mount(self) -> None:
-        self._prompt = self.query_one(Prompt)
+        self._prompt = self.paint_first = self.query_one(Prompt)
         self._prompt.focus()
         if self.runtime is not None:
             self._runtime_arrived()
@@ -399,22 +381,19 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
 
     @work(group=_TURN, exclusive=True, exit_on_error=False)
     async def run_turn(self, text: str) -> None:
-        last: SessionEventMessage | None = None
         await self._runtime_attached.wait()
         async for event in self.runtime.turn(text):  # type: ignore[union-attr]
-            if isinstance(event, AssistantTextDelta) and last is not None and last.take_more_text(event.text):
-                continue
-            last = SessionEventMessage(event)
-            self.post_message(last)
+            self.post_message(SessionEventMessage(event))
 
     # --- engine events -------------------------------------------------------------------------------------------
 
     async def on_session_event_message(self, message: SessionEventMessage) -> None:
-        event = message.take()
+        event = message.event
         chat = self.chat
         match event:
             case AssistantTextDelta(text=text):
-                await chat.append_answer(text)
+                chat.stream.write(text)
+                return  # nothing else follows streamed text
             case AssistantMessageDone(text=text):
                 await chat.end_answer(text)
             case ToolCallStarted():

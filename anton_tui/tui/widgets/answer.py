@@ -1,57 +1,23 @@
-"""One assistant answer (or one part of a long one) in the chat.
+"""One assistant answer, or one part of a long one, in the chat: Markdown while it streams, its rendered lines once done.
 
-While it streams, a part is a Markdown widget, which is a tree of block widgets (paragraphs, list items, fences…).
-Every layout pass of the screen visits every widget in it, however far above the view, so a long transcript of live
-Markdown makes each new line of a streaming answer slower to lay out, and typing stutters. A finished part therefore
-keeps the lines it rendered and lets its Markdown widgets go: it becomes a single widget that draws those lines.
-When the lines no longer fit (the chat's width or the theme changed) the part turns back into Markdown for a moment,
-re-renders, and keeps the new lines.
+A Markdown widget is a tree of block widgets (paragraphs, list items, fences…), and every layout pass of the screen
+visits every widget on it, however far above the view. So once finished and laid out, a part keeps the lines it
+rendered and lets its Markdown go (`keep_lines`): one widget per part. When those lines no longer fit (the chat's
+width or the theme changed) the part turns back into Markdown for a moment (`Thawed`) and keeps the new lines.
+When all this happens is decided in `tui/streaming.py`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from rich.style import Style
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
 
-from anton_tui.tui.widgets.markdown_lists import GROWING_LISTS
-
-_QUICK_TRIES = 20  # refreshes to wait for the screen to lay the Markdown's last blocks out
-_SLOW_RETRY_S = 0.5  # after those, how often to look again (while the chat is hidden, say)
-
-
-def rendered_lines(widget: Widget) -> list[Strip]:
-    """The lines `widget` and everything inside it draw in the place the screen's layout gave them (above the view
-    too), as the screen would draw them."""
-    from textual._compositor import Compositor
-
-    compositor = Compositor()
-    compositor.reflow(widget, widget.region.size)
-    return compositor.render_strips()
-
-
-def layout_settled(widget: Widget) -> bool:
-    """Whether everything inside `widget` has the size that laying it out now would give it. The screen's last
-    layout may predate the last change of text (a paragraph that gained a line and a block that lost its bottom
-    margin leave the total height as it was)."""
-    arrangement = widget.arrange(widget.content_region.size)  # as the screen arranges it
-    if widget.outer_size.height != arrangement.total_region.height + widget.styles.gutter.height:
-        return False
-    for placement in arrangement.placements:
-        child = placement.widget
-        # `outer_size` is the size the screen last gave the widget, which it draws at. (`region`, its place in the
-        # screen's map, can be newer: a scroll sizes only the widgets it brings into view.)
-        if not child.is_mounted or child.outer_size != placement.region.size:
-            return False
-        if child.is_container and child.children and not layout_settled(child):
-            return False
-    return True
+from anton_tui.tui.textual_internals import layout_settled, rendered_lines
 
 
 def _scrolls_sideways(widget: Widget) -> bool:
@@ -63,9 +29,7 @@ def _scrolls_sideways(widget: Widget) -> bool:
 
 class AnswerMarkdown(Markdown):
     """The live Markdown of a part. Its first block has the class `-first`, which chat.tcss uses to start an answer
-    right under the message before it, whatever block it opens with. Its lists grow in place as they stream."""
-
-    BLOCKS = {**Markdown.BLOCKS, **GROWING_LISTS}
+    right under the message before it, whatever block it opens with."""
 
     def mount(self, *widgets: Widget, before: int | str | Widget | None = None, after: int | str | Widget | None = None):
         if widgets and before is None and after is None and not self.children:
@@ -76,18 +40,20 @@ class AnswerMarkdown(Markdown):
 class AssistantMessage(Widget):
     """One assistant message (or a part of a long one): Markdown while it streams, its rendered lines once done."""
 
-    def __init__(
-        self, text: str = "", *, continued: bool = False, run_heavy: Callable[[Callable[[], Any]], None] | None = None
-    ) -> None:
-        """`run_heavy(job)` runs the costly step of keeping the lines (the chat fits it between keystrokes)."""
+    class Thawed(Message):
+        """A finished part is Markdown again (to be rendered for a new width or theme); its lines are to be kept."""
+
+        def __init__(self, part: AssistantMessage) -> None:
+            super().__init__()
+            self.part = part
+
+    def __init__(self, text: str = "", *, continued: bool = False) -> None:
         super().__init__(classes="chat-block -continued" if continued else "chat-block")
-        self._run_heavy = run_heavy or self.call_later
         self._source = text
-        self._lines: list[Strip] | None = None  # the kept rendering, while frozen
-        self._frozen_as: tuple[int, str] | None = None  # (width, theme) the kept lines were rendered for
-        self._finished = False
+        self._lines: list[Strip] | None = None  # the kept rendering
+        self._kept_as: tuple[int, str] | None = None  # (width, theme) the kept lines were rendered for
+        self.finished = False
         self._last = True
-        self._freeze_tries = 0
         self._line_style = Style()
         self._trimmed: Widget | None = None  # the block whose bottom margin `_trim_last_margin` took away
 
@@ -102,12 +68,6 @@ class AssistantMessage(Widget):
         """The live Markdown widget; None while the part shows its kept lines."""
         return next(iter(self.query_children(Markdown)), None)
 
-    def stream(self) -> MarkdownStream:
-        """A stream that writes into the live Markdown, batching fast writes."""
-        markdown = self.markdown
-        assert markdown is not None, "a frozen part is finished"
-        return Markdown.get_stream(markdown)
-
     @property
     def source(self) -> str:
         markdown = self.markdown
@@ -118,23 +78,27 @@ class AssistantMessage(Widget):
         """Showing its kept lines, its Markdown gone."""
         return self._lines is not None and not self.children
 
-    def finish(self, *, last: bool = True) -> None:
-        """Nothing more will be written to this part: keep its rendering once it is laid out. `last` is False for a
-        part that the next one continues (its blank line under the last block stays, as between any two blocks)."""
+    async def append(self, text: str) -> None:
+        """Add streamed text to the live Markdown."""
+        markdown = self.markdown
+        assert markdown is not None, "a part is written to only while it streams"
+        await markdown.append(text)
+
+    def finish(self, *, last: bool = True) -> bool:
+        """Nothing more will be written to this part. `last` is False for a part that the next one continues (its
+        blank line under the last block stays, as between any two blocks). False when the part must first be
+        rendered again (it kept its lines with that blank line under them)."""
         now_last = last and not self._last
-        self._finished = True
-        self._last = last
-        self._freeze_tries = 0
-        if now_last and self._frozen_as is not None:
-            self.call_later(self._thaw)  # kept with the blank line under it: render again without
-            return
+        self.finished, self._last = True, last
+        if now_last and self._kept_as is not None:
+            self.call_later(self._thaw)
+            return False
         self._trim_last_margin()
-        self.call_after_refresh(self._freeze)
+        return True
 
     def _trim_last_margin(self) -> None:
         """No blank line under the last block of a finished message. Done by hand: a `:last-child` rule would
-        restyle every block of a streaming answer each time a block is added. The last blocks of a stream may be
-        mounted after `finish`: a block trimmed while it was last gets its margin back when another follows."""
+        restyle every block of a streaming answer each time a block is added."""
         markdown = self.markdown
         if markdown is None or not markdown.children or not self._last:
             return
@@ -145,63 +109,50 @@ class AssistantMessage(Widget):
         last.styles.margin = (top, right, 0, left)
         self._trimmed = last
 
-    async def _freeze(self) -> None:
-        if self._ready_to_freeze():
-            self._run_heavy(self._keep_lines)
-
-    def _ready_to_freeze(self) -> bool:
-        """Whether the finished Markdown can be kept as lines now; when it is not laid out yet, look again soon."""
+    def ready_to_keep_lines(self) -> bool | None:
+        """Whether the finished Markdown can be kept as lines now: it has its blocks, and the screen's layout has
+        given all of them their places at the part's current width. None when it never will as it stands (gone,
+        kept already, or a code block in it scrolls sideways)."""
         markdown = self.markdown
-        if markdown is None or not self._finished or not self.is_attached:
-            return False
-        if not self._laid_out(markdown):
-            self._freeze_tries += 1
-            self._trim_last_margin()  # in case the last block came after `finish`
-            if self._freeze_tries < _QUICK_TRIES:
-                self.call_after_refresh(self._freeze)
-            else:
-                self.set_timer(_SLOW_RETRY_S, self._freeze)
-            return False
-        return not _scrolls_sideways(markdown)
-
-    async def _keep_lines(self) -> None:
-        if not self._ready_to_freeze():  # things may have moved while this waited for its turn
-            return
-        markdown = self.markdown
-        assert markdown is not None
-        self._lines = rendered_lines(markdown)
-        self._frozen_as = (markdown.region.width, self.app.theme)
-        self._source = markdown.source
-        await markdown.remove()
-        self.refresh(layout=True)
-
-    def _laid_out(self, markdown: Markdown) -> bool:
-        """The Markdown has its blocks, and the screen's layout has given all of them their places at the part's
-        current width (blocks mounted by the last write may still be waiting for it)."""
-        width, height = markdown.region.size
+        if markdown is None or not self.finished or not self.is_attached:
+            return None
+        width = markdown.region.width
         if not width or not self.display or width != self.content_region.width:
             return False
         if bool(markdown.children) != bool(markdown.source.strip()):
             return False
-        return all(block.is_mounted for block in markdown.walk_children()) and layout_settled(markdown)
+        self._trim_last_margin()  # in case the last block came after `finish`
+        if not (all(block.is_mounted for block in markdown.walk_children()) and layout_settled(markdown)):
+            return False
+        return None if _scrolls_sideways(markdown) else True
+
+    async def keep_lines(self) -> None:
+        """Keep the rendered lines and drop the Markdown (call when `ready_to_keep_lines()`)."""
+        markdown = self.markdown
+        assert markdown is not None
+        self._lines = rendered_lines(markdown)
+        self._kept_as = (markdown.region.width, self.app.theme)
+        self._source = markdown.source
+        await markdown.remove()
+        self.refresh(layout=True)
 
     async def _thaw(self) -> None:
         """Back to live Markdown, to be rendered again for the new width or theme (and kept again)."""
-        if self._frozen_as is None:  # not frozen, or already thawing
+        if self._kept_as is None:  # not kept, or already thawing
             return
-        self._frozen_as = None
+        self._kept_as = None
         await self.mount(AnswerMarkdown(self._source))  # the old lines stay underneath until it has its blocks
         self._lines = None
         self.refresh(layout=True)
-        if self._finished:
-            self.finish(last=self._last)
+        if self.finished and self.finish(last=self._last):
+            self.post_message(self.Thawed(self))
 
     async def on_resize(self) -> None:
-        if self._frozen_as is not None and self._frozen_as[0] != self.content_region.width:
+        if self._kept_as is not None and self._kept_as[0] != self.content_region.width:
             await self._thaw()
 
     async def _theme_changed(self) -> None:
-        if self._frozen_as is not None:
+        if self._kept_as is not None:
             await self._thaw()
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
@@ -239,3 +190,4 @@ class AssistantMessage(Widget):
     async def action_link(self, href: str) -> None:
         """A link in the kept lines was clicked (the Markdown that drew it is gone)."""
         self.app.open_url(href)
+

@@ -124,7 +124,8 @@ While Anton is working, **Escape** cancels the turn.
         self.move_cursor(self.document.end)
         self.menu.hide()
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
+        """Runs before TextArea's own key handling, which `prevent_default` skips."""
         handled = self._menu_key(event.key) if self.menu.display else False
         if not handled and event.key == "up" and self.cursor_at_first_line:
             handled = self._recall(-1)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from itertools import zip_longest
 from typing import Any, ClassVar, NamedTuple
 
 from rich.text import Text
@@ -21,12 +20,12 @@ from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
-from textual.widgets.data_table import CellType, DuplicateKey, Row, RowKey
 from textual.worker import get_current_worker
 
 from anton_tui.memory.engram import MemoryProblem
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.runtime import Runtime
+from anton_tui.tui.textual_internals import FixedColumnsTable
 
 FALLBACK_WIDTH = 78
 MIN_FLEX_WIDTH = 16
@@ -83,52 +82,6 @@ def fit_columns(columns: Sequence[ColumnSpec], available: int, padding: int = 1)
         for index, spec in enumerate(columns)
         if spec in shown
     ]
-
-
-class FixedColumnsTable(DataTable):
-    """A DataTable whose columns all have a set width and whose rows are one line high, filled in one go.
-
-    A plain DataTable measures every cell of every new row (to size columns that fit their content), even when no
-    column needs it; for thousands of rows that is most of the time it takes to fill. Here the measuring is skipped
-    while every column has a fixed width, and `add_keyed_rows` adds many rows with one update instead of one each.
-    Both work on DataTable's own bookkeeping as Textual 8.2 keeps it (`add_row`, `_update_dimensions`); check them
-    against the new `add_row` when upgrading Textual (tests/tui/test_inspector_lazy.py covers what they must do).
-    """
-
-    def add_keyed_rows(self, rows: Iterable[tuple[str, Sequence[CellType]]]) -> None:
-        """Append one-line rows given as (key, cells); the same as `add_row(*cells, key=key)` for each."""
-        column_keys = [column.key for column in self.ordered_columns]
-        start = self.row_count
-        added = 0
-        for key, cells in rows:
-            row_key = RowKey(key)
-            if row_key in self._row_locations:
-                raise DuplicateKey(f"The row key {row_key!r} already exists.")
-            if len(cells) > len(column_keys):
-                raise ValueError("More values provided than there are columns.")
-            self._row_locations[row_key] = start + added
-            self._data[row_key] = dict(zip_longest(column_keys, cells))
-            self.rows[row_key] = Row(row_key, 1)
-            self._new_rows.add(row_key)
-            added += 1
-        if not added:
-            return
-        self._require_update_dimensions = True
-        self.cursor_coordinate = self.cursor_coordinate
-        if start == 0 and self.columns and self.show_cursor and self.cursor_type != "none":
-            self._highlight_cursor()  # the cursor has a row to stand on now, as `add_row` announces it
-        self._update_count += 1
-        self.check_idle()
-
-    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
-        new_rows = list(new_rows)
-        if not any(column.auto_width for column in self.columns.values()):
-            rows = self.rows
-            if not any(
-                (row := rows.get(key)) is not None and (row.label is not None or row.auto_height) for key in new_rows
-            ):
-                new_rows = []  # nothing to measure: only the table's size is worked out
-        super()._update_dimensions(new_rows)
 
 
 def set_columns(table: DataTable, columns: Sequence[ColumnSpec], labels: Sequence[str] | None = None) -> list[int]:

@@ -1,0 +1,164 @@
+"""The private parts of Textual the app relies on, all here, each with why the public API does not serve.
+
+Textual is pinned (pyproject.toml). `tests/tui/test_textual_internals.py` checks that every private name used here
+still exists and behaves as relied upon, and fails naming the one that changed, so that an upgrade shows at once
+what to revisit. No other module of the app uses a private Textual name (that test checks it too).
+
+What is here, and the measured reason for each, is listed in docs/architecture.md ("Private Textual API").
+"""
+
+from __future__ import annotations
+
+from itertools import zip_longest
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from textual.screen import Screen
+from textual.widgets import DataTable
+from textual.widgets.data_table import CellType, DuplicateKey, Row, RowKey
+
+if TYPE_CHECKING:
+    from textual import messages
+    from textual.strip import Strip
+    from textual.widget import Widget
+
+
+def batching(app: Any) -> bool:
+    """Whether the app is inside `App.batch_update()`, when nothing may be painted. (`App._batch_count`: there is
+    no public way to ask.)"""
+    return bool(app._batch_count)
+
+
+class PaintFirstScreen(Screen):
+    """A screen that paints one widget, `paint_first`, as soon as it asks to be painted, then calls
+    `first_painted()`.
+
+    Textual paints at the screen's next frame (up to a sixtieth of a second later), and a frame that also needs a
+    layout (as every hand-off of a streaming answer does) lays the whole screen out first: tens of milliseconds,
+    for which a keystroke's echo in the prompt would wait. Textual offers no public way to paint one widget at once,
+    so this steps into the screen's own update path: the `_on_update` handler (which only queues the paint), the
+    update timer (`_on_timer_update`), the set of widgets waiting to be painted (`_dirty_widgets`), and the
+    compositor that paints them (`_compositor.update_widgets`, then `_compositor_refresh`, which writes the change
+    to the terminal). Measured with and without it: docs/architecture.md, "Private Textual API".
+    """
+
+    paint_first: Widget | None = None
+
+    def first_painted(self) -> None:
+        """`paint_first` has just been painted ahead of the screen's frame."""
+
+    async def _on_update(self, message: messages.Update) -> None:
+        if message.widget is self.paint_first and self._paint_first_now():
+            message.stop()
+            message.prevent_default()  # Screen's own handler, which queues the paint for the next frame, is skipped
+
+    def _on_timer_update(self) -> None:
+        if self.paint_first in self._dirty_widgets and self._layout_required and self._paint_first_now():
+            return  # the update timer keeps running: the layout is still required, and comes at the next tick
+        super()._on_timer_update()
+
+    def _paint_first_now(self) -> bool:
+        widget = self.paint_first
+        if widget is None or not self.is_current or batching(self.app) or widget not in self._compositor:
+            return False
+        self._dirty_widgets.discard(widget)
+        self._compositor.update_widgets({widget})
+        self._compositor_refresh()
+        self.first_painted()
+        return True
+
+
+def rendered_lines(widget: Widget) -> list[Strip]:
+    """The lines `widget` and everything inside it draw in the place the screen's layout gave them (above the view
+    too), as the screen would draw them.
+
+    A finished answer part keeps these and drops its Markdown widgets, so that each layout pass of the screen visits
+    one widget per part instead of dozens. Textual composes a widget's lines with those of its children only in its
+    private `textual._compositor.Compositor` (the screen's own one covers only what is in view); a fresh one is laid
+    out on `widget` alone (`reflow`) and asked for its lines (`render_strips`)."""
+    from textual._compositor import Compositor
+
+    compositor = Compositor()
+    compositor.reflow(widget, widget.region.size)
+    return compositor.render_strips()
+
+
+def layout_settled(widget: Widget) -> bool:
+    """Whether everything inside `widget` has the size that laying it out now would give it: the screen's last
+    layout may predate the last change of text (a paragraph that gained a line and a block that lost its bottom
+    margin leave the total height as it was), and lines kept then would lose words.
+
+    Asks `Widget.arrange` (public, but "best left alone" says its docstring) how the screen would place the children
+    now, and compares with the sizes they were last given. Textual has no public "layout pending" for a widget."""
+    arrangement = widget.arrange(widget.content_region.size)  # as the screen arranges it
+    if widget.outer_size.height != arrangement.total_region.height + widget.styles.gutter.height:
+        return False
+    for placement in arrangement.placements:
+        child = placement.widget
+        # `outer_size` is the size the screen last gave the widget, which it draws at. (`region`, its place in the
+        # screen's map, can be newer: a scroll sizes only the widgets it brings into view.)
+        if not child.is_mounted or child.outer_size != placement.region.size:
+            return False
+        if child.is_container and child.children and not layout_settled(child):
+            return False
+    return True
+
+
+class FixedColumnsTable(DataTable):
+    """A DataTable whose columns all have a set width and whose rows are one line high, filled in one go.
+
+    A plain DataTable measures every cell of every new row (to size columns that fit their content), even when no
+    column needs it, and `add_row` announces each row on its own; for thousands of rows that is most of the time it
+    takes to fill. Here the measuring is skipped while every column has a fixed width, and `add_keyed_rows` adds many
+    rows with one update. DataTable has no public bulk insert: this writes its row bookkeeping as `add_row` does
+    (`_row_locations`, `_data`, `rows`, `_new_rows`, `_require_update_dimensions`, `_highlight_cursor`,
+    `_update_count`) and overrides `_update_dimensions`, the measuring step.
+    """
+
+    def add_keyed_rows(self, rows: Iterable[tuple[str, Sequence[CellType]]]) -> None:
+        """Append one-line rows given as (key, cells); the same as `add_row(*cells, key=key)` for each."""
+        column_keys = [column.key for column in self.ordered_columns]
+        start = self.row_count
+        added = 0
+        for key, cells in rows:
+            row_key = RowKey(key)
+            if row_key in self._row_locations:
+                raise DuplicateKey(f"The row key {row_key!r} already exists.")
+            if len(cells) > len(column_keys):
+                raise ValueError("More values provided than there are columns.")
+            self._row_locations[row_key] = start + added
+            self._data[row_key] = dict(zip_longest(column_keys, cells))
+            self.rows[row_key] = Row(row_key, 1)
+            self._new_rows.add(row_key)
+            added += 1
+        if not added:
+            return
+        self._require_update_dimensions = True
+        self.cursor_coordinate = self.cursor_coordinate
+        if start == 0 and self.columns and self.show_cursor and self.cursor_type != "none":
+            self._highlight_cursor()  # the cursor has a row to stand on now, as `add_row` announces it
+        self._update_count += 1
+        self.check_idle()
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        new_rows = list(new_rows)
+        if not any(column.auto_width for column in self.columns.values()):
+            rows = self.rows
+            if not any(
+                (row := rows.get(key)) is not None and (row.label is not None or row.auto_height) for key in new_rows
+            ):
+                new_rows = []  # nothing to measure: only the table's size is worked out
+        super()._update_dimensions(new_rows)
+
+
+class FrameHook:
+    """For benchmarks and tests, mixed into an App: `frame_written(screen, update)` is called for every frame the
+    app writes to the terminal (after `App._display`, the one place where that happens; Textual has no public event
+    for it), outside `batch_update()` and while the app runs."""
+
+    def _display(self, screen: Screen, renderable: Any) -> None:
+        super()._display(screen, renderable)  # type: ignore[misc]
+        if renderable is not None and not batching(self) and self._running:  # type: ignore[attr-defined]
+            self.frame_written(screen, renderable)
+
+    def frame_written(self, screen: Screen, renderable: Any) -> None:
+        raise NotImplementedError
