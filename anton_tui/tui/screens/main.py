@@ -63,6 +63,7 @@ from anton_tui.tui.widgets.chat import (
     repair_notice,
     secrets_notice,
 )
+from anton_tui.tui.widgets.find_bar import FindBar
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
@@ -108,7 +109,8 @@ The chat and the prompt fill the left; the scratchpad (top) and the memory inspe
 **Tab** moves the focus between panes. **F2** and **F3** show or hide the scratchpad and the inspector,
 **Alt+Left** / **Alt+Right** make the right-hand column wider or narrower, **F5** maximises the focused pane (again,
 or **Escape**, to restore). **Escape** cancels a running turn; **Ctrl+R** sends the last message again after an error
-or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows this help, **Ctrl+Q** quits.
+or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the cursor back in the prompt.
+**F1** shows this help, **Ctrl+Q** quits.
 """
 
     BINDINGS = [
@@ -122,6 +124,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
             "alt+right", f"resize_side({-SIDE_WIDTH_STEP})", "Narrower side panes", id="main.narrow-side", show=False
         ),
         Binding("ctrl+l", "focus_prompt", "Focus prompt", id="main.focus-prompt", show=False),
+        Binding("ctrl+f", "find", "Find", id="main.find", show=False),
     ]
 
     side_width: reactive[int] = reactive(SIDE_WIDTH_DEFAULT, init=False)  # main.tcss sets the same default
@@ -179,7 +182,9 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         yield AntonHeader(id="header", **self._header_args)
         with Horizontal(id="body"):
             with Conversation(id="conversation"):
-                yield ChatView(id="chat", max_blocks=self._max_blocks or MAX_BLOCKS)
+                chat = ChatView(id="chat", max_blocks=self._max_blocks or MAX_BLOCKS)
+                yield chat
+                yield FindBar(chat, id="find-bar")
                 yield PromptBar(self.commands, cursor_blink=self._cursor_blink, id="prompt-bar")
             with Vertical(id="side"):
                 yield ScratchpadPane(id="scratchpad")
@@ -573,6 +578,14 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
             panes[0],
         )
         self.maximize(target, container=False)
+
+    def action_find(self) -> None:
+        """Find in the whole conversation, the parts no longer on screen included."""
+        self.query_one(FindBar).open(self.runtime.transcript() if self.runtime is not None else [])
+
+    @on(FindBar.Closed)
+    def _find_closed(self) -> None:
+        self.action_focus_prompt()
 
     def action_focus_prompt(self) -> None:
         self.query_one(Prompt).focus()

@@ -1,0 +1,82 @@
+"""Find in the conversation (Ctrl+F): every match, newest first; one on screen is scrolled to and highlighted, one no
+longer on screen (before a resumed conversation's last entries) is shown as an excerpt; Escape closes the bar."""
+
+from __future__ import annotations
+
+import json
+
+from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished
+from anton_tui.agent.find import find_in_transcript
+from anton_tui.runtime import RuntimeStarter
+from anton_tui.settings_sources import read_env_layers
+from anton_tui.tui.app import AntonApp
+from anton_tui.tui.widgets.find_bar import FindBar
+from anton_tui.tui.widgets.prompt import Prompt
+
+from .app_support import ScriptedSession, make_settings, scripted_app, send, wait_until
+from .e2e_support import notices, project_dir, save_global_env, started, wait_for
+
+SIZE = (120, 40)
+
+
+def reply(text: str, turn: int) -> list:
+    return [AssistantTextDelta(text), AssistantMessageDone(text), TurnFinished(turn, "end_turn", text)]
+
+
+def status(app) -> str:
+    return str(app.screen.query_one("#find-status").render())
+
+
+async def test_ctrl_f_steps_through_matches_on_screen_newest_first_and_escape_closes() -> None:
+    session = ScriptedSession(reply("The March revenue was 28.2k.", 1), reply("April was flat.", 2),
+                              reply("In March, returns doubled.", 3))  # fmt: skip
+    app = scripted_app(make_settings(), session, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for number, question in enumerate(("revenue?", "april?", "returns?"), start=1):
+            await send(pilot, question)
+            await wait_until(pilot, lambda: len(session.prompts) == number and not app.screen.busy)
+        await pilot.press("ctrl+f")
+        bar = app.screen.query_one(FindBar)
+        assert bar.has_class("-open") and app.focused is bar.query_one("Input")
+        await pilot.press(*"march")
+        await wait_until(pilot, lambda: status(app) == "2 of 2")
+        newest = bar.matches[-1].block
+        assert newest.has_class("-find-current") and "returns doubled" in newest.source
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: status(app) == "1 of 2")
+        assert bar.matches[0].block.has_class("-find-current") and not newest.has_class("-find-current")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not bar.has_class("-open") and not app.screen.chat.query(".-find-current")
+        assert isinstance(app.focused, Prompt)
+
+
+async def test_a_match_before_a_resumed_conversations_last_entries_is_shown_as_an_excerpt(fake_llm) -> None:
+    save_global_env(fake_llm)
+    history = []
+    for turn in range(1, 41):
+        history += [{"role": "user", "content": f"Question {turn}: how did region {turn} do?"},
+                    {"role": "assistant", "content": f"Region {turn} grew {turn}%."}]  # fmt: skip
+    episodes = project_dir() / ".anton" / "episodes"
+    episodes.mkdir(parents=True)
+    (episodes / "20261125_090000_history.json").write_text(json.dumps(history))
+    app = AntonApp(RuntimeStarter(read_env_layers(), resume="20261125_090000"), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: any("Resumed conversation" in text for text in notices(app)), what="resumed")
+        await pilot.press("ctrl+f")
+        await pilot.press(*"region 7 do")
+        await wait_until(pilot, lambda: "earlier, no longer on screen" in status(app))
+        assert status(app) == "1 of 1 · earlier, no longer on screen: Question 7: how did region 7 do?"
+        await pilot.press("ctrl+a", "ctrl+k", *"grew 40%")
+        await wait_until(pilot, lambda: status(app) == "1 of 1")
+        assert app.screen.query_one(FindBar).matches[0].block.has_class("-find-current")
+
+
+def test_find_ignores_case_and_matches_across_line_breaks() -> None:
+    from anton_tui.agent.conversations import TranscriptEntry
+
+    entries = [TranscriptEntry("user", "Sales by REGION\nplease", 0), TranscriptEntry("answer", "nothing here", 1)]
+    [found] = find_in_transcript(entries, "region please")
+    assert (found.entry, found.kind, found.excerpt) == (0, "user", "Sales by REGION please")
+    assert find_in_transcript(entries, "   ") == [] and find_in_transcript(entries, "region", before=0) == []
