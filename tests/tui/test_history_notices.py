@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tests.fakellm import Reply
 from tests.session_helpers import answer_summaries
+from anton_tui.tui.widgets.summary_block import SummaryBlock
+
 from tests.tui.e2e_support import PLANNER, SIZE, build_app, notices, save_global_env, send_and_wait
 
 LONG_ANSWER = "The figures line up with last week's run. " * 60
@@ -17,10 +19,14 @@ async def test_a_long_conversation_shows_that_its_earlier_turns_were_summarised(
     async with app.run_test(size=SIZE) as pilot:
         for number in range(1, 13):
             await send_and_wait(pilot, f"question {number}")
-            if any("Earlier turns summarised" in text for text in notices(app, "info")):
+            if app.screen.query(SummaryBlock):
                 break
-        shown = [text for text in notices(app, "info") if "Earlier turns summarised" in text]
-    assert shown and "messages, about" in shown[0]
+        [block] = app.screen.query(SummaryBlock)
+        assert "Earlier turns summarised" in str(block.title) and "messages, about" in str(block.title)
+        assert block.collapsed, "compact until asked"
+        block.collapsed = False
+        await pilot.pause()
+        assert "compare the figures" in str(block.query_one(".summary-text").render())
     assert app.runtime.session.summary == "## Goal\n- compare the figures"
 
 

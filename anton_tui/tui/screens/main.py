@@ -68,6 +68,7 @@ from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
+from anton_tui.tui.widgets.summary_block import SummaryBlock
 
 SIDE_WIDTH_DEFAULT = 40  # percent of the screen
 SIDE_WIDTH_RANGE = (20, 75)
@@ -276,8 +277,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
                 await chat.start_tool(ToolCallStarted(call_id, entry.tool or "tool", data))
                 await chat.finish_tool(ToolCallFinished(call_id, entry.tool or "tool", data, entry.text, entry.success, 0.0))
             elif entry.kind == "summary":
-                summary = Content.from_markup("[b $text-muted]Earlier turns summarised[/]\n$text", text=entry.text)
-                await chat.add_notice(summary, "info")
+                await chat.add_block(SummaryBlock(entry.text, "(the record that stands for them)"))
         await chat.end_answer()
         self.post_message(self.ConversationShown())
 
@@ -421,7 +421,10 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
                 await chat.add_notice(acc_notice(event), "acc")
             case HistoryRepaired():
                 await chat.add_notice(repair_notice(event), "info")
-            case HistorySummarised() | HistoryTrimmed() | HistoryNotSaved():
+            case HistorySummarised():
+                detail = f"({event.folded} messages, about {event.tokens_before:,} → {event.tokens_after:,} tokens)"
+                await chat.add_block(SummaryBlock(event.summary, detail))
+            case HistoryTrimmed() | HistoryNotSaved():
                 await chat.add_notice(history_notice(event), "info")
             case UsageUpdated():
                 self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
