@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -64,13 +65,13 @@ async def test_the_first_frame_shows_the_raw_settings_then_the_runtime_takes_ove
 async def test_a_message_sent_before_the_runtime_is_ready_waits_for_it() -> None:
     settings = make_settings(home=Path(os.environ["ANTON_HOME"]), project_dir=Path(os.environ["ANTON_PROJECT_DIR"]))
 
+    built = threading.Event()
+
     class SlowStarter(RuntimeStarter):
         session = ScriptedSession()
 
         def build(self) -> Runtime:
-            import time
-
-            time.sleep(0.5)
+            built.wait(30)  # until the test has sent its message
             return Runtime(settings, self.session)
 
     app = AntonApp(SlowStarter(read_env_layers()), cursor_blink=False, inspector=False)
@@ -80,6 +81,7 @@ async def test_a_message_sent_before_the_runtime_is_ready_waits_for_it() -> None
         await pilot.press("enter")
         await wait_until(pilot, lambda: bool(screen.chat.query(UserMessage)))
         assert screen.busy and app.runtime is None, "the turn waits for the runtime"
+        built.set()
         await wait_until(pilot, lambda: not screen.busy)
         assert SlowStarter.session.prompts == ["Are you there?"]
 

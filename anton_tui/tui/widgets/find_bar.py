@@ -20,9 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from anton_tui.agent.find import find_in_transcript, pattern
-from anton_tui.tui.widgets.answer import AssistantMessage
 from anton_tui.tui.widgets.chat import ChatView, Notice, UserMessage
-from anton_tui.tui.widgets.tool_block import ToolCallBlock
 
 CURRENT = "-find-current"
 
@@ -37,6 +35,9 @@ class Match:
 
 def block_text(block: Widget) -> str:
     """The words a chat block shows, for searching."""
+    from anton_tui.tui.widgets.answer import AssistantMessage  # Markdown: kept off the first frame
+    from anton_tui.tui.widgets.tool_block import ToolCallBlock
+
     if isinstance(block, UserMessage):
         return block.text
     if isinstance(block, AssistantMessage):
