@@ -121,7 +121,7 @@ async def test_setup_closes_the_connection_of_the_model_it_replaces(fake_llm) ->
 
 async def test_settings_saved_during_a_turn_apply_when_it_ends(fake_llm) -> None:
     save_global_env(fake_llm)
-    fake_llm.queue(Reply.text("A slow answer that takes a while to arrive.", chunk_size=4, chunk_delay=0.3),
+    fake_llm.queue(Reply.text("A slow answer that takes a while to arrive.", chunk_size=4, chunk_delay=0.8),
                    model=PLANNER)  # fmt: skip
     fake_llm.queue(Reply.text("Answered by the new model."), model="planner-2")
     app = build_app()
