@@ -217,3 +217,17 @@ def test_closing_stops_a_refresh_running_in_another_thread(corpus: Path, monkeyp
     worker.join(timeout=3)
     assert not worker.is_alive()
     assert len(steps) < len(SESSIONS)  # it stopped before the end
+
+
+def test_a_big_build_leaves_no_free_pages_behind(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(episode_build, "BULK_WORK", 0)
+    monkeypatch.setattr(episode_build, "STEP_SECONDS", 0)  # many small segments, merged into one at the end
+    for day in range(1, 25):
+        turns = [[("user", f"question {n} on day {day} about {n * day % 97} things"), ("assistant", f"answer {n}")]
+                 for n in range(150)]  # fmt: skip
+        write_session(corpus, f"202508{day:02d}_000000", turns)
+    memory = EpisodicMemory(corpus)
+    memory.index.refresh()
+    memory.close()
+    with sqlite3.connect(corpus / INDEX_NAME) as conn:
+        assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
