@@ -91,11 +91,11 @@ async def test_recall_skill_with_a_typo_loads_the_right_skill_and_bumps_its_coun
     events = await run_turn(session, "summarise data.csv")
 
     finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
-    assert finished.success and "1. Load" in finished.result and "csv_summary" in finished.result
+    assert finished.success and "1. Load" in finished.result and "csv-summary" in finished.result
     assert session.skills.load("csv_summary").stats.total_recalls == 1
     assert session.skills.load("csv_summary").stats.stage(1).recommended == 1
     first = fake_llm.requests_for("planner")[0]
-    assert "`csv_summary` — user asks to summarise a csv" in first.system
+    assert "`csv-summary` — user asks to summarise a csv" in first.system
 
 
 async def test_a_failing_tool_becomes_a_failed_result_and_the_turn_goes_on(fake_llm, tmp_path):
@@ -248,8 +248,8 @@ async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm,
     fake_llm.queue(Reply.tool_call("SkillDraft", draft), Reply.tool_call("SkillDraft", draft), model="planner")
     first = await draft_skill(session, "csv summary")
     second = await draft_skill(session)
-    assert (first.label, second.label) == ("csv_summary", "csv_summary_2")
-    assert (tmp_path / "home" / "skills" / "csv_summary" / "declarative.md").read_text() == "1. Load\n2. Describe"
+    assert (first.label, second.label) == ("csv-summary", "csv-summary-2")
+    assert (tmp_path / "home" / "skills" / "csv-summary" / "SKILL.md").read_text().endswith("\n---\n1. Load\n2. Describe")
     sent = fake_llm.requests_for("planner")[1]
     assert sent.tool_choice == {"type": "tool", "name": "SkillDraft"}
     assert "look at data.csv" in json.dumps(sent.messages) and "csv summary" in json.dumps(sent.messages)

@@ -1,9 +1,11 @@
 """Saved procedures ("skills") in `~/.anton/skills/<label>/`: listing, loading, saving and usage counters.
 
-Two on-disk kinds are read side by side: anton-agent's multi-stage folder (meta.json + declarative.md, optional
-chunks.md, code/, requirements.txt, stats.json) and SKILL.md folders with YAML front matter (newer anton-agent and
-the open Agent Skills layout: references/ is stage 2, scripts/ stage 3). New skills are written as the multi-stage
-folder; a SKILL.md skill is written back as SKILL.md. Files that cannot be parsed are reported, never rewritten.
+Two on-disk kinds are read side by side: SKILL.md folders with YAML front matter (newer anton-agent and the open
+Agent Skills layout: references/ is stage 2, scripts/ stage 3) and the older multi-stage folder (meta.json +
+declarative.md, optional chunks.md, code/, requirements.txt, stats.json). Skills are written only as SKILL.md, with
+the labels and front matter anton-agent 2.26.10.26.1 writes, so it lists them without touching a byte. An older
+skill is read as it is and converted (old files backed up) only on request, see `skill_convert.py`. Files that
+cannot be parsed are reported, never rewritten.
 
 Brain analogy: this is the striatum, procedural memory. The prompt carries only one cue line per skill; the whole
 procedure is pulled into working memory on demand.
@@ -35,6 +37,8 @@ from anton_tui.memory.skill_format import (
     folder_lock,
     link_out,
     front_matter_fields,
+    new_front_matter,
+    normalize_name,
     parse_front_matter,
     parse_meta,
     parse_stats,
@@ -56,6 +60,7 @@ from anton_tui.memory.skill_format import (
 __all__ = [
     "BrokenSkill",
     "BrokenSkillError",
+    "LegacyLayoutError",
     "Skill",
     "SkillNotFoundError",
     "SkillStats",
@@ -65,6 +70,7 @@ __all__ = [
     "format_no_match",
     "format_recall",
     "make_unique_label",
+    "normalize_name",
     "procedural_memory_section",
     "slugify",
     "validate_label",
@@ -86,7 +92,7 @@ class Skill:
     code_files: dict[str, str] = field(default_factory=dict)
     reference_files: dict[str, str] = field(default_factory=dict)
     requirements: str | None = None
-    format: SkillFormat = "anton"
+    format: SkillFormat = "skill_md"
     path: Path | None = None
     stats: SkillStats = field(default_factory=SkillStats)
     stages_present: tuple[int, ...] = (1,)
@@ -126,14 +132,19 @@ class SkillNotFoundError(LookupError):
     pass
 
 
+class LegacyLayoutError(ValueError):
+    """Saving would rewrite a skill kept in the older meta.json/declarative.md layout; it has to be converted to
+    SKILL.md first (`skill_convert.convert_legacy`, which keeps a backup). Nothing was written."""
+
+
 # --------------------------------------------------------------------------- labels
 
 
 def slugify(text: str) -> str:
-    """Turn any text into a snake_case label (`"CSV Summary!"` → `csv_summary`); `skill` when nothing is left."""
-    slug = text.strip().lower().replace("-", "_").replace(" ", "_")
-    slug = re.sub(r"[^a-z0-9_]+", "_", slug)
-    slug = re.sub(r"_+", "_", slug).strip("_")
+    """Turn any text into a hyphen-case label (`"CSV Summary!"` → `csv-summary`); `skill` when nothing is left."""
+    slug = text.strip().lower().replace("_", "-").replace(" ", "-")
+    slug = re.sub(r"[^a-z0-9-]+", "-", slug)
+    slug = re.sub(r"-+", "-", slug).strip("-")
     return slug or "skill"
 
 
@@ -146,11 +157,11 @@ def _match_key(label: str) -> str:
 
 
 def make_unique_label(base: str, store: SkillStore) -> str:
-    """`slugify(base)`, or `base_2`, `base_3`… when a folder of that name (in either spelling) already exists."""
-    slug = slugify(base)
+    """`normalize_name(slugify(base))`, or `base-2`, `base-3`… when that label (in either spelling) is taken."""
+    slug = normalize_name(slugify(base)) or "skill"
     candidate, number = slug, 2
     while store.exists(candidate):
-        candidate, number = f"{slug}_{number}", number + 1
+        candidate, number = f"{slug}-{number}", number + 1
     return candidate
 
 
@@ -330,30 +341,38 @@ class SkillStore:
     def save(self, skill: Skill) -> Skill:
         """Write `skill` and return it as stored. Counters in an existing stats.json are never touched.
 
-        Raises ValueError for a bad label or file name, or when the folder holds the other kind of skill, and
-        BrokenSkillError (nothing written) when the folder's meta.json or SKILL.md is malformed.
+        A new skill gets the label anton-agent would give it (`My New_Skill!` → `my-new-skill`). Raises
+        LegacyLayoutError when the folder holds an older-layout skill (convert it first), ValueError for a bad label
+        or file name, and BrokenSkillError (nothing written) when the folder's SKILL.md is malformed.
         """
         label = validate_label(skill.label)
         validate_name(skill.name)
         for rel in [*skill.code_files, *skill.reference_files]:
             validate_relative_file(rel)
-        folder = self._resolve(label) or self.root / label
+        folder = self._resolve(label)
+        if folder is None:
+            label = normalize_name(label)
+            if not label:
+                raise ValueError(f"skill label {skill.label!r} has no letters or digits")
+            folder = self._resolve(label) or self.root / label
         escape = link_out(folder, self.root) if os.path.lexists(folder) else None
         if escape is not None:
             raise BrokenSkillError(BrokenSkill(folder.name, folder, escape))
+        if skill.format != "skill_md" or folder_kind(folder) == "anton":
+            problem = self._diagnose(folder)[1] if folder_kind(folder) == "anton" else None
+            if problem is not None:
+                raise BrokenSkillError(problem)
+            raise LegacyLayoutError(
+                f"{folder.name} is kept in the older meta.json/declarative.md layout; convert it to SKILL.md "
+                "before saving (its old files are kept in a backup)"
+            )
         folder.mkdir(parents=True, exist_ok=True)
         with folder_lock(folder):
             kind = folder_kind(folder)
-            if kind is not None and kind != skill.format:
-                existing = "a SKILL.md skill" if kind == "skill_md" else "a meta.json/declarative.md skill"
-                raise ValueError(
-                    f"{folder} already holds {existing}; save it in that format or choose another label"
-                )
+            if kind == "anton":
+                raise LegacyLayoutError(f"{folder.name} changed to the older layout while it was being saved")
             created_at = skill.created_at or ("" if kind is not None else _now_iso(self._clock))
-            if skill.format == "skill_md":
-                self._write_skill_md(folder, skill, created_at)
-            else:
-                self._write_anton(folder, skill, created_at)
+            self._write_skill_md(folder, skill, created_at)
             if skill.requirements is not None:
                 write_text(folder / "requirements.txt", skill.requirements)
             stats_path = folder / "stats.json"
@@ -387,30 +406,22 @@ class SkillStore:
         for path, text in targets:
             write_text(path, text)
 
-    def _write_anton(self, folder: Path, skill: Skill, created_at: str) -> None:
-        meta_path = folder / "meta.json"
-        if not meta_path.exists() and (folder / "declarative.md").exists():
-            raise BrokenSkillError(BrokenSkill(folder.name, folder, "meta.json is missing"))
-        self._refuse_if_broken(folder, lambda: parse_meta(read_text(meta_path), folder.name))
-        write_text(folder / "declarative.md", skill.declarative_md)
-        if skill.chunks_md is not None:
-            write_text(folder / "chunks.md", skill.chunks_md)
-        self._write_files(folder / "code", skill.code_files)
-        meta = render_meta(
-            label=folder.name,
-            name=skill.name or folder.name,
-            description=skill.description,
-            when_to_use=skill.when_to_use,
-            created_at=created_at,
-            provenance=skill.provenance,
-            stages_present=stages_on_disk(folder, "anton"),
-            extra=skill.extra,
-        )
-        write_text(meta_path, meta)
-
     def _write_skill_md(self, folder: Path, skill: Skill, created_at: str) -> None:
         path = folder / "SKILL.md"
         self._refuse_if_broken(folder, lambda: parse_front_matter(split_skill_md(read_text(path))[0]))
+        self._write_files(folder / "references", skill.reference_files)
+        self._write_files(folder / "scripts", skill.code_files)
+        if not path.exists():
+            front = new_front_matter(
+                label=folder.name,
+                display_name=skill.name,
+                description=skill.description,
+                when_to_use=skill.when_to_use,
+                provenance=skill.provenance,
+                created_at=created_at,
+            )
+            write_text(path, render_skill_md(front, skill.declarative_md))
+            return
         description = skill.description
         if skill.when_to_use and skill.when_to_use not in description:
             # SKILL.md has no when-to-use field; anton-agent appends it to the description the same way.
@@ -424,8 +435,6 @@ class SkillStore:
             provenance=skill.provenance,
             created_at=created_at,
         )
-        self._write_files(folder / "references", skill.reference_files)
-        self._write_files(folder / "scripts", skill.code_files)
         try:
             old_front, old_body = split_skill_md(read_text(path))
             unchanged = old_body == skill.declarative_md and parse_front_matter(old_front) == front

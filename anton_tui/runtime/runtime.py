@@ -301,6 +301,27 @@ class Runtime:
 
         return await draft_skill(self.session, hint)  # type: ignore[arg-type]
 
+    # ================================================================= skills: layouts, sources and install
+    # (kept together: conversion of older-layout skills, read-only skill sources, installing skills)
+
+    async def convert_and_save_skill_part(self, label: str, part: str, file: str, text: str) -> SkillSaved:
+        """Convert an older-layout skill to SKILL.md (its old files copied to a backup first), then save one edited
+        part of it. The warning names the new label and where the backup is."""
+        from anton_tui.memory.skill_convert import convert_legacy
+        from anton_tui.runtime.skill_edits import converted_part_file, edited_skill
+
+        def save() -> SkillSaved:
+            converted = convert_legacy(self.stores.skills, label)
+            new_file = converted_part_file(part, file)
+            saved = self.stores.skills.save(edited_skill(converted.skill, part, new_file, text))
+            note = (
+                f"Converted {converted.old_label} to SKILL.md as {saved.label}; "
+                f"its old files are kept in {converted.backup}."
+            )
+            return SkillSaved(saved, note)
+
+        return await off_loop(save)
+
 
 async def save_settings(project_dir: Path, updates: dict[str, str | None]) -> Any:
     """Write `updates` to `<project>/.anton/.env` and return the settings as they now load.

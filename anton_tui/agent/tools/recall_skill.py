@@ -19,7 +19,7 @@ DESCRIPTION = (
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"label": {"type": "string", "description": "The skill's label, e.g. csv_summary."}},
+    "properties": {"label": {"type": "string", "description": "The skill's label, e.g. csv-summary."}},
     "required": ["label"],
 }
 

@@ -203,7 +203,7 @@ def _choices(spec: CommandSpec, ctx: CommandContext | None) -> list[str]:
 
 def complete(prefix: str, ctx: CommandContext | None = None) -> list[str]:
     """Completions of `prefix` up to the end of its current word: `/sk` → `/skill`, `/skills`; `/skill show c` →
-    `/skill show csv_summary` (argument choices need `ctx`)."""
+    `/skill show csv-summary` (argument choices need `ctx`)."""
     if not prefix.startswith("/") or "\n" in prefix:
         return []
     *done, partial = prefix[1:].split(" ")

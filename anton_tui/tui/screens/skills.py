@@ -26,7 +26,7 @@ from textual.theme import Theme
 from textual.widgets import Button, Footer, Input, Label, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
-from anton_tui.memory.skills import BrokenSkill, Skill
+from anton_tui.memory.skills import BrokenSkill, LegacyLayoutError, Skill
 from anton_tui.runtime import Runtime, SkillListing
 from anton_tui.runtime.skill_edits import part_text
 from anton_tui.tui.screens.confirm import ConfirmScreen
@@ -286,6 +286,8 @@ editor, and again closes this screen.
         label = Text(skill.label)
         if skill.name and skill.name != skill.label:
             label.append(f"  {skill.name}", style="dim")
+        if skill.format == "anton":
+            label.append("  older layout", style="yellow")
         node = tree.root.add(label, data=NodeRef(skill.label), expand=expand)
         if skill.format == "skill_md":
             self._leaf(node, "SKILL.md", NodeRef(skill.label, "SKILL.md", "procedure"), "procedure")
@@ -369,7 +371,10 @@ editor, and again closes this screen.
         text = part_text(skill, ref.part, ref.file or "")
         if text is None:
             return OpenedFile(ref, None, True, f"{ref.label}/{ref.file} no longer exists")
-        return OpenedFile(ref, text, False, f"when to use: {skill.cue}" if skill.cue else "")
+        note = f"when to use: {skill.cue}" if skill.cue else ""
+        if skill.format == "anton":
+            note += ("\n" if note else "") + "older layout: saving converts it to SKILL.md (old files backed up)"
+        return OpenedFile(ref, text, False, note)
 
     @on(Opened)
     def _opened(self, message: Opened) -> None:
@@ -446,10 +451,51 @@ editor, and again closes this screen.
     async def save_part(self, ref: NodeRef, text: str) -> None:
         try:
             saved = await self.runtime.save_skill_part(ref.label, ref.part, ref.file or "", text)
+        except LegacyLayoutError:
+            self.post_message(self.ConvertAsked(ref, text))
+            return
         except (ValueError, OSError) as exc:
             self.post_message(self.Done(str(exc), error=True))
             return
         self.post_message(self.Done(f"Saved {saved.label}/{ref.file}", saved_text=text))
+
+    class ConvertAsked(Message):
+        """Saving needs the older-layout skill converted to SKILL.md first; the user is asked."""
+
+        def __init__(self, ref: NodeRef, text: str) -> None:
+            super().__init__()
+            self.ref, self.text = ref, text
+
+    @on(ConvertAsked)
+    def _ask_convert(self, message: ConvertAsked) -> None:
+        ref, text = message.ref, message.text
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.convert_and_save(ref, text)
+            else:
+                self.notify("Not saved: the skill keeps its older layout.", title="Skills")
+
+        question = (
+            f"{ref.label} is kept in the older layout (meta.json + declarative.md). Saving converts it to SKILL.md, "
+            "the layout newer Anton writes, under a hyphen-case label; its old files are copied to a backup "
+            "first. Convert and save?"
+        )
+        self.app.push_screen(ConfirmScreen(question, confirm="Convert and save"), answer)
+
+    @work(group="skills-write", exclusive=True, exit_on_error=False)
+    async def convert_and_save(self, ref: NodeRef, text: str) -> None:
+        try:
+            saved = await self.runtime.convert_and_save_skill_part(ref.label, ref.part, ref.file or "", text)
+        except (ValueError, OSError) as exc:
+            self.post_message(self.Done(str(exc), error=True))
+            return
+        self._unsaved.pop((ref.label, ref.file), None)
+        self.open_ref = None
+        new_ref = NodeRef(saved.skill.label, "SKILL.md", "procedure") if ref.part == "procedure" else NodeRef(
+            saved.skill.label
+        )
+        self.post_message(self.Done(saved.warning or f"Saved {saved.skill.label}", select=new_ref, open_after=True))
 
     def action_new_skill(self) -> None:
         def check(values: dict[str, str]) -> str | None:
@@ -473,7 +519,7 @@ editor, and again closes this screen.
         except (ValueError, OSError) as exc:
             self.post_message(self.Done(str(exc), error=True))
             return
-        procedure = NodeRef(skill.label, "declarative.md", "procedure")
+        procedure = NodeRef(skill.label, "SKILL.md" if skill.format == "skill_md" else "declarative.md", "procedure")
         message = f"Created {skill.label}: write its procedure and press Ctrl+S."
         self.post_message(self.Done(message, select=procedure, open_after=True))
 
