@@ -237,6 +237,35 @@ async def test_scratchpad_cells_stream_live_and_bad_requests_fail_cleanly(fake_l
     assert sum(isinstance(a, CellFinished) for a in activity) == 2
 
 
+async def test_a_second_recall_in_the_conversation_gets_the_short_reminder_and_no_count(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    session.skills.save(
+        Skill(label="csv-summary", name="CSV Summary", when_to_use="user asks to summarise a csv",
+              declarative_md="1. Load\n2. describe()")
+    )
+    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv-summary"}),
+                   Reply.tool_call("recall_skill", {"label": "csv_sumary"}), Reply.text("Done."), model="planner")
+    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv-summary"}), Reply.text("Again."), model="planner")
+    events = await run_turn(session, "summarise data.csv")
+    events += await run_turn(session, "and other.csv")
+
+    results = [e.result for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert "## Procedure (Stage 1 — declarative)" in results[0] and "1. Load" in results[0]
+    reminder = (
+        "Skill 'csv-summary' was already recalled in this conversation — its full procedure is in your context "
+        "above, under the '# Skill: CSV Summary' heading, and still applies. Not re-sending the body."
+    )
+    assert results[1:] == [reminder, reminder]  # a typo resolving to the same skill gets it too, without a warning
+    stats = session.skills.load("csv-summary").stats
+    assert stats.total_recalls == 1 and stats.stage(1).recommended == 1 and stats.stage(1).last_used
+
+    session.history.clear()  # the full text has left the conversation: the next recall sends it again
+    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv-summary"}), Reply.text("Fresh."), model="planner")
+    events = await run_turn(session, "summarise data.csv")
+    [fresh] = [e.result for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert "1. Load" in fresh and session.skills.load("csv-summary").stats.total_recalls == 2
+
+
 async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm, tmp_path):
     from anton_tui.agent.skill_draft import draft_skill
 
