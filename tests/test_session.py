@@ -266,6 +266,29 @@ async def test_a_second_recall_in_the_conversation_gets_the_short_reminder_and_n
     assert "1. Load" in fresh and session.skills.load("csv-summary").stats.total_recalls == 2
 
 
+def test_the_skill_list_comes_before_the_memory_snapshot_as_in_anton(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    session.cortex.global_hc.encode_rule("Always answer in British English", "always")
+    session.skills.save(Skill(label="csv-summary", description="Summarise a CSV", declarative_md="1. Load"))
+    prompt = session.system_prompt()
+    assert 0 < prompt.index("## Procedural memory (skills available)") < prompt.index("## Your Memory")
+
+
+async def test_a_skills_folder_that_cannot_be_listed_leaves_the_list_out_with_one_warning(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    skills = tmp_path / "home" / "skills"
+    skills.parent.mkdir(parents=True, exist_ok=True)
+    skills.symlink_to(skills)  # a link to itself: listing it fails, whoever runs the tests
+    fake_llm.queue(Reply.text("First."), Reply.text("Second."), model="planner")
+    events = await run_turn(session, "hello")
+    events += await run_turn(session, "again")
+
+    warnings = [e for e in events if isinstance(e, ev.ErrorOccurred)]
+    assert len(warnings) == 1 and "skills" in warnings[0].message and not warnings[0].retryable
+    assert [e.stop_reason for e in events if isinstance(e, ev.TurnFinished)] == ["end_turn", "end_turn"]
+    assert all("Procedural memory" not in r.system for r in fake_llm.requests_for("planner"))
+
+
 async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm, tmp_path):
     from anton_tui.agent.skill_draft import draft_skill
 

@@ -183,6 +183,7 @@ def test_both_label_spellings_resolve_and_both_kinds_are_listed(root: Path) -> N
         "description": "Summarize a CSV",
         "when_to_use": "user asks to summarize a csv",
         "format": "anton",
+        "source": "user",
     }
 
 

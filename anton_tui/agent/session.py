@@ -83,6 +83,7 @@ class ChatSession(SavedConversation):
         self.cortex = cortex
         self.episodic = episodic
         self.skills = skills
+        self._skills_warned = False
         self.scratchpads = scratchpads
         self.acc = acc
         self.acc_mode = acc_mode
@@ -226,7 +227,13 @@ class ChatSession(SavedConversation):
         if self.skills is not None:
             from anton_tui.memory.skills import procedural_memory_section
 
-            skills_section = procedural_memory_section(self.skills.list_summaries())
+            try:
+                skills_section = procedural_memory_section(self.skills.list_summaries())
+            except OSError as exc:  # the turn goes on without the skill list; said once per session
+                if not self._skills_warned:
+                    self._skills_warned = True
+                    reason = self.skills.listing_warning or f"the skills folder cannot be listed ({exc})"
+                    self._emit(ErrorOccurred(f"{reason}; skills are left out of the prompt.", retryable=False))
         prompt = prompts.build_system_prompt(
             project_dir=self.project_dir, memory_context=memory, skills_section=skills_section
         )

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 
+from anton_tui.memory.skill_sources import SOURCE_TITLES, SkillSource
 from anton_tui.memory.skill_format import (
     STAGES,
     SkillFormat,
@@ -61,6 +62,8 @@ __all__ = [
     "BrokenSkill",
     "BrokenSkillError",
     "LegacyLayoutError",
+    "ReadOnlySkillError",
+    "SkillClash",
     "Skill",
     "SkillNotFoundError",
     "SkillStats",
@@ -98,6 +101,12 @@ class Skill:
     stages_present: tuple[int, ...] = (1,)
     extra: dict[str, Any] = field(default_factory=dict)
     """meta.json keys this app does not interpret, or the whole SKILL.md front matter; written back unchanged."""
+    source: str = "user"
+    """Where it was read: "user" (`~/.anton/skills`, the only place written) or a read-only source's key."""
+
+    @property
+    def read_only(self) -> bool:
+        return self.source != "user"
 
     @property
     def cue(self) -> str:
@@ -118,6 +127,16 @@ class SkillSummary(TypedDict):
     description: str
     when_to_use: str
     format: SkillFormat
+    source: str
+
+
+@dataclass(frozen=True)
+class SkillClash:
+    """A label held by more than one source: `winner` is used, `shadowed` are hidden (source keys)."""
+
+    label: str
+    winner: str
+    shadowed: tuple[str, ...]
 
 
 class BrokenSkillError(ValueError):
@@ -130,6 +149,11 @@ class BrokenSkillError(ValueError):
 
 class SkillNotFoundError(LookupError):
     pass
+
+
+class ReadOnlySkillError(ValueError):
+    """The skill comes from a read-only source (built-in or another tool's folder); copy it into the user's skills
+    to change it. Nothing was written."""
 
 
 class LegacyLayoutError(ValueError):
@@ -160,7 +184,7 @@ def make_unique_label(base: str, store: SkillStore) -> str:
     """`normalize_name(slugify(base))`, or `base-2`, `base-3`… when that label (in either spelling) is taken."""
     slug = normalize_name(slugify(base)) or "skill"
     candidate, number = slug, 2
-    while store.exists(candidate):
+    while store.exists(candidate) or store.read_only_folder(candidate) is not None:
         candidate, number = f"{slug}-{number}", number + 1
     return candidate
 
@@ -174,6 +198,10 @@ def _is_valid_label(label: str) -> bool:
     return True
 
 
+OTHER_TOOL_SOURCES = ("project", "agents", "claude")
+SOURCE_ORDER_INDEX = {key: index for index, key in enumerate(("project", "user", "agents", "claude", "builtin"))}
+
+
 def _now_iso(clock: Callable[[], datetime]) -> str:
     return clock().isoformat()
 
@@ -184,9 +212,96 @@ def _now_iso(clock: Callable[[], datetime]) -> str:
 class SkillStore:
     """All skills under one folder (normally `~/.anton/skills`). `clock` returns the current time (tests fix it)."""
 
-    def __init__(self, root: Path | str, *, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        sources: Iterable[SkillSource] = (),
+    ) -> None:
         self.root = Path(root)
         self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self.sources = tuple(sources)
+        self.listing_warning: str | None = None
+        """Set when the skills folder could not be listed the last time it was read (e.g. no permission)."""
+
+    # ----------------------------------------------------------------- read-only sources
+
+    def _ordered(self) -> list[SkillSource | None]:
+        """Sources in precedence order; None stands for the user's own folder."""
+        before = [source for source in self.sources if source.before_user]
+        return [*before, None, *(source for source in self.sources if not source.before_user)]
+
+    def read_only_folder(self, label: str) -> tuple[SkillSource, Path] | None:
+        """The first read-only source holding a SKILL.md folder for `label` (either spelling), and that folder."""
+        validate_label(label)
+        for source in self.sources:
+            for variant in _label_variants(label):
+                folder = source.path / variant
+                if (folder / "SKILL.md").is_file():
+                    return source, folder
+        return None
+
+    def _load_read_only(self, label: str, *, before_user: bool) -> Skill | None:
+        for source in self.sources:
+            if source.before_user != before_user:
+                continue
+            for variant in _label_variants(label):
+                folder = source.path / variant
+                if not (folder / "SKILL.md").is_file():
+                    continue
+                try:
+                    skill = self._read(folder, root=source.path)
+                except (SkillFormatError, ValueError, OSError):
+                    continue
+                if skill is not None:
+                    skill.source = source.key
+                    if source.key == "builtin":
+                        skill.provenance = "builtin"
+                    return skill
+        return None
+
+    def _source_summaries(self, source: SkillSource) -> list[SkillSummary]:
+        try:
+            with os.scandir(source.path) as found:
+                entries = sorted(
+                    ((entry.name, entry.path) for entry in found if not entry.name.startswith(".") and entry.is_dir()),
+                )
+        except OSError:
+            return []
+        summaries: list[SkillSummary] = []
+        for name, path in entries:
+            fields, _ = read_summary(path)
+            if fields is not None and fields.format == "skill_md" and _is_valid_label(name):
+                summaries.append(
+                    SkillSummary(
+                        label=name,
+                        name=fields.name,
+                        description=fields.description,
+                        when_to_use="",
+                        format="skill_md",
+                        source=source.key,
+                    )
+                )
+        return summaries
+
+    def _all_summaries(self) -> list[SkillSummary]:
+        """Every healthy skill of every source, in precedence order (shadowed ones included)."""
+        out: list[SkillSummary] = []
+        for source in self._ordered():
+            out += self._user_summaries() if source is None else self._source_summaries(source)
+        return out
+
+    def clashes(self) -> list[SkillClash]:
+        """Labels held by more than one source, each with the source that wins."""
+        by_key: dict[str, list[SkillSummary]] = {}
+        for summary in self._all_summaries():
+            by_key.setdefault(_match_key(summary["label"]), []).append(summary)
+        return [
+            SkillClash(found[0]["label"], found[0]["source"], tuple(s["source"] for s in found[1:]))
+            for _, found in sorted(by_key.items())
+            if len(found) > 1
+        ]
 
     # ----------------------------------------------------------------- finding folders
 
@@ -223,12 +338,12 @@ class SkillStore:
             return SkillStats()
         return parse_stats(text)[0]
 
-    def _read(self, folder: Path) -> Skill | None:
+    def _read(self, folder: Path, root: Path | None = None) -> Skill | None:
         label = folder.name
         kind = folder_kind(folder)
-        if kind is None:
+        if kind is None or (root is not None and kind != "skill_md"):
             return None
-        escape = link_out(folder, self.root)
+        escape = link_out(folder, self.root if root is None else root)
         if escape is not None:
             raise SkillFormatError(escape)
         if kind == "skill_md":
@@ -285,7 +400,22 @@ class SkillStore:
             return None, BrokenSkill(folder.name, folder, describe_error(exc))
 
     def list_summaries(self) -> list[SkillSummary]:
-        """Label, name, description and when_to_use of every healthy skill, sorted by label; procedures are not read."""
+        """Label, name, description, when_to_use and source of every healthy skill that is not shadowed, sorted by
+        label; procedures are not read."""
+        if not self.sources:
+            return self._user_summaries()
+        seen: set[str] = set()
+        out: list[SkillSummary] = []
+        for summary in self._all_summaries():
+            key = _match_key(summary["label"])
+            if key not in seen:
+                seen.add(key)
+                out.append(summary)
+        out.sort(key=lambda summary: summary["label"])
+        return out
+
+    def _user_summaries(self) -> list[SkillSummary]:
+        self.listing_warning = None
         try:
             with os.scandir(self.root) as found:
                 entries = sorted(
@@ -293,6 +423,9 @@ class SkillStore:
                 )
         except (FileNotFoundError, NotADirectoryError):
             return []
+        except OSError as exc:
+            self.listing_warning = f"The skills folder {self.root} cannot be listed: {describe_error(exc)}"
+            raise
         summaries: list[SkillSummary] = []
         for name, path in entries:
             fields, _ = read_summary(path)
@@ -304,18 +437,43 @@ class SkillStore:
                         description=fields.description,
                         when_to_use=fields.when_to_use,
                         format=fields.format,
+                        source="user",
                     )
                 )
         return summaries
 
-    def list_all(self) -> list[Skill]:
-        """Every skill that loads, sorted by label."""
-        skills = []
+    def list_all(self, *, include_shadowed: bool = False) -> list[Skill]:
+        """Every skill that loads, sorted by label (shadowed skills of read-only sources only when asked)."""
+        user = []
         for folder in self._folders():
             skill, _ = self._diagnose(folder)
             if skill is not None:
-                skills.append(skill)
-        return skills
+                user.append(skill)
+        if not self.sources:
+            return user
+        found: list[Skill] = []
+        for source in self._ordered():
+            if source is None:
+                found += user
+                continue
+            for summary in self._source_summaries(source):
+                try:
+                    skill = self._read(source.path / summary["label"], root=source.path)
+                except (SkillFormatError, ValueError, OSError):
+                    continue
+                if skill is not None:
+                    skill.source = source.key
+                    if source.key == "builtin":
+                        skill.provenance = "builtin"
+                    found.append(skill)
+        seen: set[str] = set()
+        out = []
+        for skill in found:
+            key = _match_key(skill.label)
+            if key not in seen or include_shadowed:
+                out.append(skill)
+            seen.add(key)
+        return sorted(out, key=lambda skill: (skill.label, SOURCE_ORDER_INDEX.get(skill.source, 99)))
 
     def broken(self) -> list[BrokenSkill]:
         """Skill folders whose files cannot be read, each with the reason; their files are left as they are."""
@@ -332,7 +490,45 @@ class SkillStore:
         return None if folder is None else self._diagnose(folder)[1]
 
     def load(self, label: str) -> Skill | None:
-        """The skill stored under `label` (either spelling), or None when it is absent or broken (see `problem`)."""
+        """The skill `label` (either spelling) from the first source that has it (see `skill_sources`), or None when
+        it is absent or broken (see `problem`). A broken user skill falls back to a read-only one of the same label."""
+        validate_label(label)
+        if self.sources:
+            skill = self._load_read_only(label, before_user=True)
+            if skill is not None:
+                return skill
+        folder = self._resolve(label)
+        skill = None if folder is None else self._diagnose(folder)[0]
+        if skill is None and self.sources:
+            skill = self._load_read_only(label, before_user=False)
+        return skill
+
+    def copy_to_user(self, label: str) -> Skill:
+        """Copy the read-only skill `label` (every file of its folder) into the user's skills folder, where it
+        shadows the original and can be edited. Raises ValueError when that is not possible; nothing is written."""
+        found = self.read_only_folder(label)
+        if found is None:
+            raise SkillNotFoundError(f"no read-only skill labelled {label!r}")
+        source, folder = found
+        if source.before_user:
+            raise ReadOnlySkillError(
+                f"{folder.name} comes from {source.path} and takes precedence over your own skills; edit it there"
+            )
+        target = self.root / folder.name
+        if os.path.lexists(target):
+            raise ValueError(f"{target} already exists; nothing was copied")
+        escape = link_out(folder, source.path)
+        if escape is not None:
+            raise ValueError(escape)
+        self.root.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(folder, target, ignore=shutil.ignore_patterns(".*", "__pycache__"))
+        copied = self.load_user(folder.name)
+        if copied is None:
+            raise ValueError(f"the copy of {folder.name} does not load; it was left in {target}")
+        return replace(copied, provenance="manual")
+
+    def load_user(self, label: str) -> Skill | None:
+        """The user's own skill `label` only (the one writes act on), or None."""
         folder = self._resolve(validate_label(label))
         return None if folder is None else self._diagnose(folder)[0]
 
@@ -346,6 +542,11 @@ class SkillStore:
         or file name, and BrokenSkillError (nothing written) when the folder's SKILL.md is malformed.
         """
         label = validate_label(skill.label)
+        if skill.read_only:
+            raise ReadOnlySkillError(
+                f"{label} comes from {SOURCE_TITLES.get(skill.source, skill.source)} and is read-only here; copy it "
+                "into your skills to change it"
+            )
         validate_name(skill.name)
         for rel in [*skill.code_files, *skill.reference_files]:
             validate_relative_file(rel)
@@ -527,8 +728,13 @@ def procedural_memory_section(summaries: Iterable[Mapping[str, Any]]) -> str:
     """System-prompt section listing each skill's label and cue; "" when there are no skills."""
     lines = []
     for summary in summaries:
+        if summary.get("model_invocable") is False:
+            continue
         cue = _one_line(summary.get("when_to_use") or summary.get("description") or "")
-        lines.append(f"- `{summary['label']}` — {cue}" if cue else f"- `{summary['label']}`")
+        line = f"- `{summary['label']}` — {cue}" if cue else f"- `{summary['label']}`"
+        if summary.get("source") in OTHER_TOOL_SOURCES:
+            line += f" (from {SOURCE_TITLES[summary['source']]})"
+        lines.append(line)
     if not lines:
         return ""
     instruction = (

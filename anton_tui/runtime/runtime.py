@@ -38,6 +38,8 @@ class SkillListing:
     broken: list[BrokenSkill]
     with_stats: frozenset[str] = frozenset()
     broken_files: dict[str, list[str]] = field(default_factory=dict)
+    clashes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Labels held by more than one source: the sources whose skill is hidden by the one listed."""
 
     def skill(self, label: str) -> Skill | None:
         return next((skill for skill in self.skills if skill.label == label), None)
@@ -96,8 +98,7 @@ class Runtime:
     @property
     def stores(self) -> MemoryStores:
         if self._stores is None:
-            episodic = bool(getattr(self.settings, "episodic_memory", True))
-            self._stores = MemoryStores.from_paths(self.paths, episodic_enabled=episodic)
+            self._stores = MemoryStores.from_settings(self.settings)
         return self._stores
 
     @property
@@ -228,7 +229,8 @@ class Runtime:
             skills, broken = store.list_all(), store.broken()
             with_stats = frozenset(s.label for s in skills if s.path is not None and (s.path / "stats.json").is_file())
             files = {problem.label: folder_files(problem.path) for problem in broken}
-            return SkillListing(skills, broken, with_stats, files)
+            clashes = {clash.label: clash.shadowed for clash in store.clashes()}
+            return SkillListing(skills, broken, with_stats, files, clashes)
 
         return await off_loop(listing)
 
@@ -318,6 +320,22 @@ class Runtime:
                 f"Converted {converted.old_label} to SKILL.md as {saved.label}; "
                 f"its old files are kept in {converted.backup}."
             )
+            return SkillSaved(saved, note)
+
+        return await off_loop(save)
+
+    async def copy_and_save_skill_part(self, label: str, part: str, file: str, text: str) -> SkillSaved:
+        """Copy a read-only skill (built-in or another tool's) into the user's skills, then save one edited part of
+        the copy. The copy shadows the original from then on; the original is never written."""
+        from anton_tui.memory.skill_sources import SOURCE_TITLES
+        from anton_tui.runtime.skill_edits import edited_skill
+
+        def save() -> SkillSaved:
+            original = self.stores.skills.load(label)
+            copied = self.stores.skills.copy_to_user(label)
+            saved = self.stores.skills.save(edited_skill(copied, part, file, text))
+            where = SOURCE_TITLES.get(original.source, original.source) if original is not None else "its source"
+            note = f"Copied {saved.label} from {where} into your skills and saved the change; your copy is used now."
             return SkillSaved(saved, note)
 
         return await off_loop(save)

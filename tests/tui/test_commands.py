@@ -67,7 +67,8 @@ def episode(turn: int, role: str, content: str) -> str:
 
 
 @pytest.fixture
-def stores(anton_home: Path, project_dir: Path) -> MemoryStores:
+def stores(anton_home: Path, project_dir: Path, monkeypatch) -> MemoryStores:
+    monkeypatch.setenv("ANTON_SKILLS_BUILTIN", "false")  # these tests are about the user's own skills
     memory = anton_home / "memory"
     memory.mkdir()
     (memory / "rules.md").write_text(GLOBAL_RULES)

@@ -107,7 +107,7 @@ async def test_skill_save_from_the_chat_appears_in_the_open_skills_screen_and_th
         await send_and_wait(pilot, "Sum revenue per region in sales.csv")
         inspector = main_screen(app).query_one(InspectorPane)
         skills_tab = inspector.tab("skills")
-        await wait_for(pilot, lambda: skills_tab.table.row_count == 1, what="the seeded skill in the Skills tab")
+        await wait_for(pilot, lambda: skills_tab.table.row_count == 4, what="the seeded skill and the 3 built-in ones in the Skills tab")
 
         await type_in_prompt(pilot, "/skill save monthly revenue")
         await type_in_prompt(pilot, "/skill edit")  # opened while the model is still drafting
@@ -122,7 +122,7 @@ async def test_skill_save_from_the_chat_appears_in_the_open_skills_screen_and_th
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is main_screen(app), what="back to the chat")
 
-        await wait_for(pilot, lambda: skills_tab.table.row_count == 2, what="the new skill in the Skills tab")
+        await wait_for(pilot, lambda: skills_tab.table.row_count == 5, what="the new skill in the Skills tab")
         replies = dict(command_replies(app))
         assert "Saved skill monthly-revenue" in replies["/skill save monthly revenue"]
     [draft_request] = [r for r in fake_llm.requests_for(PLANNER) if r.tool_choice]

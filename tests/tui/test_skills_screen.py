@@ -406,3 +406,38 @@ async def _open_procedure(pilot) -> None:
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["wide", "small"])
 def test_skills_screen_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
     assert snap_compare(_snapshot_app(tmp_path), terminal_size=size, run_before=_open_procedure)
+
+
+async def test_built_in_skills_are_listed_apart_and_editing_one_offers_a_copy(tmp_path: Path) -> None:
+    from anton_tui.memory.skill_sources import BUILTIN_ROOT, skill_sources
+
+    root = tmp_path / "skills"
+    store = SkillStore(root, sources=skill_sources(tmp_path / "project", home=tmp_path / "home"))
+    store.save(Skill(label="analysis-to-skill", name="Mine", description="My own version", declarative_md="1. Mine\n"))
+    builtin_before = (BUILTIN_ROOT / "explore-data-file" / "SKILL.md").read_bytes()
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await settle(pilot)
+        groups = [node for node in screen.tree.root.children if node.data is None]
+        assert [str(node.label).split("  ")[0] for node in groups] == ["Built-in"]
+        assert sorted(child.data.label for child in groups[0].children) == ["explore-data-file", "python-helper-in-scratchpad"]
+        assert "hides Built-in" in str(screen._find(NodeRef("analysis-to-skill")).label)
+        assert "1 saved · 2 read-only" in str(screen.query_one("#skills-title").render())
+
+        screen.tree.select_node(screen._find(NodeRef("explore-data-file")))
+        await settle(pilot)
+        assert "read-only (Built-in)" in str(screen.query_one("#skills-file-info").render())
+        await type_at_end(pilot, screen.editor, *"7. Mine")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen) and "Copy it into your skills" in app.screen.question
+        await pilot.press("y")
+        await settle(pilot)
+        node = screen._find(NodeRef("explore-data-file"))
+        assert node is not None and node.parent is screen.tree.root, "the copy is one of the user's skills now"
+
+    assert (BUILTIN_ROOT / "explore-data-file" / "SKILL.md").read_bytes() == builtin_before
+    copy = store.load("explore-data-file")
+    assert (copy.source, copy.provenance) == ("user", "manual")
+    assert copy.declarative_md.endswith("7. Mine") and (root / "explore-data-file" / "SKILL.md").is_file()
