@@ -266,6 +266,29 @@ async def test_a_second_recall_in_the_conversation_gets_the_short_reminder_and_n
     assert "1. Load" in fresh and session.skills.load("csv-summary").stats.total_recalls == 2
 
 
+async def test_a_recalled_skill_with_allowed_tools_refuses_the_others_for_the_rest_of_the_turn(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    folder = tmp_path / "home" / "skills" / "look-only"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: look-only\ndescription: Only look\nallowed-tools: recall\n---\n1. Look.\n")
+    fake_llm.queue(
+        Reply.tool_call("recall_skill", {"label": "look-only"}),
+        Reply.tool_call("memorize", {"entries": [{"text": "x", "kind": "always", "scope": "global"}]}),
+        Reply.text("Done."),
+        model="planner",
+    )
+    fake_llm.queue(Reply.tool_call("memorize", {"entries": []}), Reply.text("Next turn."), model="planner")
+    events = await run_turn(session, "look at it")
+    finished = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert finished[0].success and "only these tools may be used: `recall`" in finished[0].result
+    assert not finished[1].success and "allows only these tools: recall" in finished[1].result
+    assert "`memorize` was not run" in finished[1].result
+
+    events = await run_turn(session, "now something else")  # the limit ends with the turn
+    [memorize] = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert "allows only" not in memorize.result
+
+
 def test_the_skill_list_comes_before_the_memory_snapshot_as_in_anton(fake_llm, tmp_path):
     session = make_session(fake_llm, tmp_path)
     session.cortex.global_hc.encode_rule("Always answer in British English", "always")

@@ -184,6 +184,7 @@ def test_both_label_spellings_resolve_and_both_kinds_are_listed(root: Path) -> N
         "when_to_use": "user asks to summarize a csv",
         "format": "anton",
         "source": "user",
+        "model_invocable": True,
     }
 
 

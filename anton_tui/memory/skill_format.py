@@ -567,6 +567,7 @@ class SummaryFields:
     description: str
     when_to_use: str
     format: SkillFormat
+    model_invocable: bool = True
 
 
 Signature = tuple[int, int, int, int]
@@ -630,8 +631,10 @@ def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
     problem: str | None = None
     try:
         if primary == "SKILL.md":
-            front = front_matter_fields(parse_front_matter(read_front_matter(primary_path)), label)
-            fields = SummaryFields(front.display_name, front.description, "", "skill_md")
+            data = parse_front_matter(read_front_matter(primary_path))
+            front = front_matter_fields(data, label)
+            invocable = data.get("disable-model-invocation") is not True
+            fields = SummaryFields(front.display_name, front.description, "", "skill_md", invocable)
         elif primary == "meta.json":
             meta = parse_meta(read_text(Path(primary_path)), label)
             if "declarative.md" not in names:

@@ -109,6 +109,25 @@ class Skill:
         return self.source != "user"
 
     @property
+    def allowed_tools(self) -> list[str] | None:
+        """The Agent Skills `allowed-tools` field (space- or comma-separated text, or a list), None when unset."""
+        value = self.extra.get("allowed-tools") if self.format == "skill_md" else None
+        if value is None:
+            return None
+        items = value if isinstance(value, list) else str(value).replace(",", " ").split()
+        return [str(item).strip() for item in items if str(item).strip()]
+
+    @property
+    def user_invocable(self) -> bool:
+        """`user-invocable: true`: the user can run it as the slash command `/label`."""
+        return self.format == "skill_md" and self.extra.get("user-invocable") is True
+
+    @property
+    def model_invocable(self) -> bool:
+        """False for `disable-model-invocation: true`: kept out of the skill list the model sees."""
+        return not (self.format == "skill_md" and self.extra.get("disable-model-invocation") is True)
+
+    @property
     def cue(self) -> str:
         """The one line shown in the prompt: when to use it, else what it does."""
         return self.when_to_use or self.description
@@ -128,6 +147,7 @@ class SkillSummary(TypedDict):
     when_to_use: str
     format: SkillFormat
     source: str
+    model_invocable: bool
 
 
 @dataclass(frozen=True)
@@ -281,6 +301,7 @@ class SkillStore:
                         when_to_use="",
                         format="skill_md",
                         source=source.key,
+                        model_invocable=fields.model_invocable,
                     )
                 )
         return summaries
@@ -438,6 +459,7 @@ class SkillStore:
                         when_to_use=fields.when_to_use,
                         format=fields.format,
                         source="user",
+                        model_invocable=fields.model_invocable,
                     )
                 )
         return summaries

@@ -73,7 +73,15 @@ def recall(store, requested: str, history: list[Any] | None = None) -> ToolResul
         store.increment_recommended(skill.label, stage=1)
     except (BrokenSkillError, SkillNotFoundError):  # changed on disk since it was read: leave it as it is
         pass
-    return ToolResult(format_recall(skill, requested))
+    from anton_tui.agent.tools.skill_resource import resources_note
+
+    text = format_recall(skill, requested) + resources_note(skill.label, skill.path)
+    allowed = skill.allowed_tools
+    if allowed is not None:
+        names = ", ".join(f"`{name}`" for name in allowed) or "none"
+        text += f"\n\nWhile you follow this skill, only these tools may be used: {names}."
+        return ToolResult(text, limits_tools=(skill.label, tuple(allowed)))
+    return ToolResult(text)
 
 
 async def handle_recall_skill(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolResult:
