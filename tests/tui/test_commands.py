@@ -523,3 +523,25 @@ async def test_choosing_an_entry_in_the_open_palette_runs_its_slash_command(stor
         await pilot.press("enter")
         await pilot.pause()
     assert app.ran == ["/memory lessons"]
+
+
+async def test_skill_install_asks_per_skill_and_installs_the_chosen_one(stores: MemoryStores, tmp_path: Path) -> None:
+    import subprocess
+
+    repo = tmp_path / "skill-repo"
+    for name in ("lint-python", "release-notes"):
+        (repo / name).mkdir(parents=True)
+        (repo / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill\n---\n1. Go.\n")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    recorder = Recorder([False, True])
+    text = await text_of(f"/skill install {repo.as_uri()}", context(stores, recorder))
+    assert "Installed skill release-notes." in text and "lint-python" not in text
+    asked = [call for call in recorder.calls if call[0] == "confirm"]
+    assert [("lint-python" in q[1], "release-notes" in q[1]) for q in asked] == [(True, False), (False, True)]
+    assert stores.skills.load("release-notes").source == "user" and stores.skills.load_user("lint-python") is None
+
+    before = sorted(p.name for p in stores.skills.root.iterdir())
+    output = await run("/skill install file:///no/such/repo.git", context(stores))
+    assert output.level == "error" and "Could not clone" in output.plain() and "Nothing was installed" in output.plain()
+    assert sorted(p.name for p in stores.skills.root.iterdir()) == before

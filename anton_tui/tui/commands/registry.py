@@ -128,6 +128,8 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("skill remove", "<label>", "Delete a skill (asks first)", skill_cmds.remove_skill, "Skills", True,
                 _skill_labels),
     CommandSpec("skill edit", "", "Open the skills editor", _skills_screen, "Skills"),
+    CommandSpec("skill install", "<folder or git URL>", "Install skills from a folder or a git repository",
+                skill_cmds.install_skill, "Skills", True),
     CommandSpec("skill", "", "Same as /skill list", skill_cmds.list_skills, "Skills"),
     CommandSpec("skills", "", "Same as /skill list", skill_cmds.list_skills, "Skills", True, ("list",)),
     CommandSpec("setup", "", "Provider, API key, models and memory settings", _setup, "Workspace"),

@@ -53,7 +53,7 @@ def skill_table(store: SkillStore) -> CommandOutput:
 
 async def list_skills(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if args.words and args.words[0].lower() not in ("list",):
-        return error(f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show or remove.")
+        return error(f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show, remove, edit or install.")
     return await off_loop(skill_table, ctx.stores.skills)
 
 
@@ -130,6 +130,26 @@ async def remove_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutpu
     except OSError as exc:
         return error(f"Could not delete {requested}: {exc}")
     return success(f"Deleted skill {requested}.") if deleted else warning(f"Skill {requested} was already gone.")
+
+
+async def install_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    source = args.rest.strip()
+    if not source:
+        return error("Install from where? /skill install <folder or git URL>.")
+
+    async def choose(candidate) -> bool:
+        what = f" — {candidate.description}" if candidate.description else ""
+        return await ctx.ask(f"Install the skill {candidate.label}{what}?")
+
+    try:
+        report = await ctx.runtime.install_skills(source, choose)
+    except (ValueError, OSError) as exc:
+        return error(str(exc))
+    lines = [f"Installed skill {label}." for label in report.installed] or ["Nothing installed."]
+    lines += [f"Skipped: {problem}" for problem in report.problems]
+    if not report.installed:
+        return warning("\n".join(lines))
+    return success("\n".join(lines))
 
 
 async def save_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
