@@ -88,3 +88,11 @@ def test_allowed_tools_are_shown_in_the_recall(store: SkillStore) -> None:
     assert store.load("careful").allowed_tools == ["recall", "memorize"]
     assert "only these tools may be used: `recall`, `memorize`" in result.text
     assert result.limits_tools == ("careful", ("recall", "memorize"))
+
+
+def test_skill_show_names_the_source_the_allowed_tools_and_the_slash_command(store: SkillStore) -> None:
+    from anton_tui.tui.commands.skill_cmds import skill_markdown
+
+    make_skill(store.root, "careful", "Careful work", "allowed-tools: recall memorize\nuser-invocable: true\n")
+    text = skill_markdown(store.load("careful"))
+    assert "**Allowed tools:** recall, memorize" in text and "`/careful [arguments]`" in text

@@ -545,3 +545,19 @@ async def test_skill_install_asks_per_skill_and_installs_the_chosen_one(stores: 
     output = await run("/skill install file:///no/such/repo.git", context(stores))
     assert output.level == "error" and "Could not clone" in output.plain() and "Nothing was installed" in output.plain()
     assert sorted(p.name for p in stores.skills.root.iterdir()) == before
+
+
+async def test_a_user_invocable_skill_is_a_slash_command_that_starts_a_recalling_turn(stores: MemoryStores) -> None:
+    folder = stores.skills.root / "weekly-report"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: weekly-report\ndescription: Weekly report\nuser-invocable: true\n---\n1. Collect.\n"
+    )
+    sent: list[str] = []
+    ctx = context(stores, send_prompt=sent.append)
+    assert await run("/weekly-report for the sales team", ctx) is None
+    assert len(sent) == 1 and "recall_skill with the label `weekly-report`" in sent[0]
+    assert sent[0].endswith("Arguments: for the sales team")
+
+    output = await run("/csv_summary now", ctx)  # a skill that is not user-invocable is no command
+    assert output.level == "error" and "Unknown command" in output.plain() and len(sent) == 1

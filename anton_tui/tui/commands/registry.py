@@ -181,7 +181,8 @@ async def run(text: str, ctx: CommandContext) -> CommandOutput | None:
         return error("Not a slash command.")
     found = find(parsed)
     if found is None:
-        return unknown(parsed)
+        invoked = await skill_cmds.invoke_skill(ctx, parsed)
+        return unknown(parsed) if invoked is False else invoked
     spec, args = found
     if args.words and not spec.takes_args:
         return unknown(parsed)

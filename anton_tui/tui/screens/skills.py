@@ -391,6 +391,8 @@ editor, and again closes this screen.
         note = f"when to use: {skill.cue}" if skill.cue else ""
         if skill.format == "anton":
             note += ("\n" if note else "") + "older layout: saving converts it to SKILL.md (old files backed up)"
+        if skill.allowed_tools is not None:
+            note += ("\n" if note else "") + "allowed tools: " + (", ".join(skill.allowed_tools) or "none")
         if skill.read_only:
             where = SOURCE_TITLES.get(skill.source, skill.source)
             note += ("\n" if note else "") + f"read-only ({where}): saving offers to copy it into your skills"
