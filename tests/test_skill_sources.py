@@ -127,3 +127,16 @@ def test_a_link_out_of_another_tools_folder_is_not_followed(places: dict[str, Pa
     (places["claude"] / "secret").symlink_to(secret)
     store = store_for(places, builtin=False)
     assert store.list_summaries() == [] and store.load("secret") is None
+
+
+def test_renaming_a_read_only_skill_is_refused_and_moves_nothing(places: dict[str, Path]) -> None:
+    from anton_tui.runtime.skill_edits import SkillRenameError, rename_skill
+
+    claude = skill_md(places["claude"] / "review", "review", "Review a pull request")
+    store = store_for(places)
+    before = tree_hash(BUILTIN_ROOT)
+    for label in ("review", "explore-data-file"):
+        with pytest.raises(SkillRenameError, match="read-only"):
+            rename_skill(store, label, "mine")
+    assert (claude / "SKILL.md").is_file() and tree_hash(BUILTIN_ROOT) == before
+    assert not (places["user"] / "mine").exists()

@@ -96,6 +96,8 @@ def rename_skill(store: SkillStore, label: str, new_label: str) -> tuple[Skill, 
     skill = store.load(label)
     if skill is None or skill.path is None:
         raise SkillRenameError(f"{label} cannot be loaded; fix or delete it first.")
+    if skill.read_only:
+        raise SkillRenameError(f"{label} is read-only here (it is not one of your skills); nothing was moved.")
     if skill.format != "skill_md":
         raise SkillRenameError(
             f"{label} is kept in the older layout; edit and save it once (it is converted to SKILL.md, its old files "
