@@ -77,7 +77,8 @@ async def test_skill_operations_write_rename_and_delete_through_the_runtime(star
         assert (root / "csv-totals").is_dir(), "a refused rename moves nothing"
 
         listing = await runtime.list_skills()
-        assert [skill.label for skill in listing.skills] == ["csv-totals", "other"]
+        assert [skill.label for skill in listing.skills if not skill.read_only] == ["csv-totals", "other"]
+        assert {skill.source for skill in listing.skills if skill.read_only} == {"builtin"}
         assert await runtime.delete_skill("csv-totals") and not (root / "csv-totals").exists()
     finally:
         await runtime.close()
