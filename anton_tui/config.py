@@ -89,6 +89,12 @@ class Settings(BaseSettings):
     cell_keep_recent: int = Field(5, gt=0)
     scratchpad_pass_api_keys: bool = False
 
+    # read-only skill sources besides ~/.anton/skills (see memory/skill_sources.py); each can be switched off
+    skills_project_agents: bool = True  # <project>/.agents/skills
+    skills_user_agents: bool = True  # ~/.agents/skills
+    skills_claude: bool = True  # ~/.claude/skills
+    skills_builtin: bool = True  # the skills shipped with anton-tui
+
     theme: str = DEFAULT_THEME
     keymap: dict[str, str] = Field(default_factory=dict)
 

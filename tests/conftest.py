@@ -19,6 +19,14 @@ def anton_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("ANTON_HOME", str(home))
     monkeypatch.setenv("ANTON_PROJECT_DIR", str(project))
+    # Skills of other tools are read from the home folder (~/.claude/skills, ~/.agents/skills): point it at an empty
+    # one, keeping the real download caches so package installs stay warm.
+    real_home = Path.home()
+    for key, default in (("XDG_CACHE_HOME", real_home / ".cache"), ("UV_CACHE_DIR", real_home / ".cache" / "uv")):
+        monkeypatch.setenv(key, os.environ.get(key, str(default)))
+    user_home = tmp_path / "user-home"
+    user_home.mkdir()
+    monkeypatch.setenv("HOME", str(user_home))
     return home
 
 

@@ -32,7 +32,7 @@ async def test_demo_replays_both_turns_for_real(anton_home: Path):
         assert (demo.settings.project_dir / "sales.csv").exists()
 
         recall = next(e for e in events if isinstance(e, ev.ToolCallFinished) and e.name == "recall_skill")
-        assert recall.success and "csv_summary" in recall.result
+        assert recall.success and "csv-summary" in recall.result
         assert demo.session.skills.load("csv_summary").stats.total_recalls == 1
 
         nudges = [e for e in events if isinstance(e, ev.AccNudge)]

@@ -61,24 +61,25 @@ async def test_skill_operations_write_rename_and_delete_through_the_runtime(star
     root = runtime.stores.skills.root
     try:
         created = await runtime.create_skill("Sum a CSV", "When totals of a CSV column are asked for")
-        assert (root / created.label / "declarative.md").read_text().startswith("1. ")
-        saved = await runtime.save_skill_part(created.label, "procedure", "declarative.md", "1. Load\n2. Sum\n")
-        assert (root / saved.label / "declarative.md").read_text() == "1. Load\n2. Sum\n"
+        assert (root / created.label / "SKILL.md").read_text().split("---\n")[-1].startswith("1. ")
+        saved = await runtime.save_skill_part(created.label, "procedure", "SKILL.md", "1. Load\n2. Sum\n")
+        assert (root / saved.label / "SKILL.md").read_text().endswith("---\n1. Load\n2. Sum\n")
         with pytest.raises(ValueError, match="procedure cannot be empty"):
-            await runtime.save_skill_part(created.label, "procedure", "declarative.md", "  \n")
-        assert (root / saved.label / "declarative.md").read_text() == "1. Load\n2. Sum\n", "nothing written"
+            await runtime.save_skill_part(created.label, "procedure", "SKILL.md", "  \n")
+        assert (root / saved.label / "SKILL.md").read_text().endswith("---\n1. Load\n2. Sum\n"), "nothing written"
 
-        renamed = await runtime.rename_skill(created.label, "csv_totals")
+        renamed = await runtime.rename_skill(created.label, "csv-totals")
         assert renamed.warning is None and not (root / created.label).exists()
-        assert (await runtime.load_skill("csv_totals")).declarative_md == "1. Load\n2. Sum\n"
+        assert (await runtime.load_skill("csv-totals")).declarative_md == "1. Load\n2. Sum\n"
         await runtime.save_skill(Skill(label="other", name="Other", when_to_use="x", declarative_md="1. x\n"))
         with pytest.raises(SkillRenameError, match="already exists"):
-            await runtime.rename_skill("csv_totals", "other")
-        assert (root / "csv_totals").is_dir(), "a refused rename moves nothing"
+            await runtime.rename_skill("csv-totals", "other")
+        assert (root / "csv-totals").is_dir(), "a refused rename moves nothing"
 
         listing = await runtime.list_skills()
-        assert [skill.label for skill in listing.skills] == ["csv_totals", "other"]
-        assert await runtime.delete_skill("csv_totals") and not (root / "csv_totals").exists()
+        assert [skill.label for skill in listing.skills if not skill.read_only] == ["csv-totals", "other"]
+        assert {skill.source for skill in listing.skills if skill.read_only} == {"builtin"}
+        assert await runtime.delete_skill("csv-totals") and not (root / "csv-totals").exists()
     finally:
         await runtime.close()
 

@@ -91,11 +91,11 @@ async def test_recall_skill_with_a_typo_loads_the_right_skill_and_bumps_its_coun
     events = await run_turn(session, "summarise data.csv")
 
     finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
-    assert finished.success and "1. Load" in finished.result and "csv_summary" in finished.result
+    assert finished.success and "1. Load" in finished.result and "csv-summary" in finished.result
     assert session.skills.load("csv_summary").stats.total_recalls == 1
     assert session.skills.load("csv_summary").stats.stage(1).recommended == 1
     first = fake_llm.requests_for("planner")[0]
-    assert "`csv_summary` — user asks to summarise a csv" in first.system
+    assert "`csv-summary` — user asks to summarise a csv" in first.system
 
 
 async def test_a_failing_tool_becomes_a_failed_result_and_the_turn_goes_on(fake_llm, tmp_path):
@@ -237,6 +237,81 @@ async def test_scratchpad_cells_stream_live_and_bad_requests_fail_cleanly(fake_l
     assert sum(isinstance(a, CellFinished) for a in activity) == 2
 
 
+async def test_a_second_recall_in_the_conversation_gets_the_short_reminder_and_no_count(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    session.skills.save(
+        Skill(label="csv-summary", name="CSV Summary", when_to_use="user asks to summarise a csv",
+              declarative_md="1. Load\n2. describe()")
+    )
+    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv-summary"}),
+                   Reply.tool_call("recall_skill", {"label": "csv_sumary"}), Reply.text("Done."), model="planner")
+    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv-summary"}), Reply.text("Again."), model="planner")
+    events = await run_turn(session, "summarise data.csv")
+    events += await run_turn(session, "and other.csv")
+
+    results = [e.result for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert "## Procedure (Stage 1 — declarative)" in results[0] and "1. Load" in results[0]
+    reminder = (
+        "Skill 'csv-summary' was already recalled in this conversation — its full procedure is in your context "
+        "above, under the '# Skill: CSV Summary' heading, and still applies. Not re-sending the body."
+    )
+    assert results[1:] == [reminder, reminder]  # a typo resolving to the same skill gets it too, without a warning
+    stats = session.skills.load("csv-summary").stats
+    assert stats.total_recalls == 1 and stats.stage(1).recommended == 1 and stats.stage(1).last_used
+
+    session.history.clear()  # the full text has left the conversation: the next recall sends it again
+    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv-summary"}), Reply.text("Fresh."), model="planner")
+    events = await run_turn(session, "summarise data.csv")
+    [fresh] = [e.result for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert "1. Load" in fresh and session.skills.load("csv-summary").stats.total_recalls == 2
+
+
+async def test_a_recalled_skill_with_allowed_tools_refuses_the_others_for_the_rest_of_the_turn(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    folder = tmp_path / "home" / "skills" / "look-only"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: look-only\ndescription: Only look\nallowed-tools: recall\n---\n1. Look.\n")
+    fake_llm.queue(
+        Reply.tool_call("recall_skill", {"label": "look-only"}),
+        Reply.tool_call("memorize", {"entries": [{"text": "x", "kind": "always", "scope": "global"}]}),
+        Reply.text("Done."),
+        model="planner",
+    )
+    fake_llm.queue(Reply.tool_call("memorize", {"entries": []}), Reply.text("Next turn."), model="planner")
+    events = await run_turn(session, "look at it")
+    finished = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert finished[0].success and "only these tools may be used: `recall`" in finished[0].result
+    assert not finished[1].success and "allows only these tools: recall" in finished[1].result
+    assert "`memorize` was not run" in finished[1].result
+
+    events = await run_turn(session, "now something else")  # the limit ends with the turn
+    [memorize] = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert "allows only" not in memorize.result
+
+
+def test_the_skill_list_comes_before_the_memory_snapshot_as_in_anton(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    session.cortex.global_hc.encode_rule("Always answer in British English", "always")
+    session.skills.save(Skill(label="csv-summary", description="Summarise a CSV", declarative_md="1. Load"))
+    prompt = session.system_prompt()
+    assert 0 < prompt.index("## Procedural memory (skills available)") < prompt.index("## Your Memory")
+
+
+async def test_a_skills_folder_that_cannot_be_listed_leaves_the_list_out_with_one_warning(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    skills = tmp_path / "home" / "skills"
+    skills.parent.mkdir(parents=True, exist_ok=True)
+    skills.symlink_to(skills)  # a link to itself: listing it fails, whoever runs the tests
+    fake_llm.queue(Reply.text("First."), Reply.text("Second."), model="planner")
+    events = await run_turn(session, "hello")
+    events += await run_turn(session, "again")
+
+    warnings = [e for e in events if isinstance(e, ev.ErrorOccurred)]
+    assert len(warnings) == 1 and "skills" in warnings[0].message and not warnings[0].retryable
+    assert [e.stop_reason for e in events if isinstance(e, ev.TurnFinished)] == ["end_turn", "end_turn"]
+    assert all("Procedural memory" not in r.system for r in fake_llm.requests_for("planner"))
+
+
 async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm, tmp_path):
     from anton_tui.agent.skill_draft import draft_skill
 
@@ -248,8 +323,8 @@ async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm,
     fake_llm.queue(Reply.tool_call("SkillDraft", draft), Reply.tool_call("SkillDraft", draft), model="planner")
     first = await draft_skill(session, "csv summary")
     second = await draft_skill(session)
-    assert (first.label, second.label) == ("csv_summary", "csv_summary_2")
-    assert (tmp_path / "home" / "skills" / "csv_summary" / "declarative.md").read_text() == "1. Load\n2. Describe"
+    assert (first.label, second.label) == ("csv-summary", "csv-summary-2")
+    assert (tmp_path / "home" / "skills" / "csv-summary" / "SKILL.md").read_text().endswith("\n---\n1. Load\n2. Describe")
     sent = fake_llm.requests_for("planner")[1]
     assert sent.tool_choice == {"type": "tool", "name": "SkillDraft"}
     assert "look at data.csv" in json.dumps(sent.messages) and "csv summary" in json.dumps(sent.messages)

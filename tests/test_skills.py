@@ -14,6 +14,7 @@ import pytest
 
 from anton_tui.memory.skills import (
     BrokenSkillError,
+    LegacyLayoutError,
     Skill,
     SkillNotFoundError,
     SkillStore,
@@ -182,6 +183,8 @@ def test_both_label_spellings_resolve_and_both_kinds_are_listed(root: Path) -> N
         "description": "Summarize a CSV",
         "when_to_use": "user asks to summarize a csv",
         "format": "anton",
+        "source": "user",
+        "model_invocable": True,
     }
 
 
@@ -208,11 +211,11 @@ def test_non_utf8_meta_json_is_reported_not_crashed(root: Path) -> None:
 # --------------------------------------------------------------------------- writing
 
 
-def test_written_files_are_byte_identical_to_anton_v5(root: Path) -> None:
-    store = SkillStore(root, clock=fixed_clock("2026-11-22T04:23:52.709659+00:00", "2026-11-22T04:23:52.710133+00:00"))
+def test_new_skill_is_written_as_anton_v10_writes_it_with_its_label_rules(root: Path) -> None:
+    store = SkillStore(root, clock=fixed_clock("2026-11-22T04:23:45.068453+00:00", "2026-11-22T04:23:45.070172+00:00"))
     saved = store.save(
         Skill(
-            label="csv_summary",
+            label="CSV_Summary",
             name="CSV Summary",
             description="Summarize a CSV",
             when_to_use="user asks to summarize a csv",
@@ -221,13 +224,27 @@ def test_written_files_are_byte_identical_to_anton_v5(root: Path) -> None:
     )
     store.increment_recommended("csv_summary")
 
-    folder = root / "csv_summary"
-    assert saved.path == folder
-    assert snapshot(folder) == {
-        "declarative.md": V5_DECLARATIVE.encode(),
-        "meta.json": V5_META.encode(),
-        "stats.json": V5_STATS.encode(),
-    }
+    assert saved.path == root / "csv-summary" and saved.label == "csv-summary" and saved.format == "skill_md"
+    assert [p.name for p in root.iterdir()] == ["csv-summary"]
+    assert snapshot(root / "csv-summary") == {"SKILL.md": V10_SKILL_MD.encode(), "stats.json": V10_STATS.encode()}
+
+
+def test_anton_v10_save_sample_is_reproduced_exactly(root: Path) -> None:
+    """Reference §17.6: anton-agent's own save of `My New_Skill!`."""
+    SkillStore(root).save(
+        Skill(
+            label="My New_Skill!",
+            name="My new skill",
+            description="Does a thing",
+            when_to_use="When asked",
+            declarative_md="Step 1.\nStep 2.",
+            created_at="2026-11-25T08:45:00+00:00",
+        )
+    )
+    assert (root / "my-new-skill" / "SKILL.md").read_text() == (
+        "---\nname: my-new-skill\ndescription: Does a thing. When asked\nmetadata:\n  display_name: My new skill\n"
+        "  provenance: manual\n  created_at: '2026-11-25T08:45:00+00:00'\n---\nStep 1.\nStep 2."
+    )
 
 
 def test_new_skill_md_skill_is_byte_identical_to_anton_v10(root: Path) -> None:
@@ -254,14 +271,14 @@ def test_save_keeps_counters_and_creates_stats_only_when_absent(root: Path) -> N
     for _ in range(3):
         store.increment_recommended("plot_sales")
     store.increment_recommended("plot_sales", stage=2)
-    stats_before = (root / "plot_sales" / "stats.json").read_bytes()
+    stats_before = (root / "plot-sales" / "stats.json").read_bytes()
 
     skill = store.load("plot_sales")
     skill.declarative_md = "1. new step"
     resaved = store.save(skill)
     store.save(Skill(label="plot_sales", name="Plot sales again", declarative_md="1. newer"))
 
-    assert (root / "plot_sales" / "stats.json").read_bytes() == stats_before
+    assert (root / "plot-sales" / "stats.json").read_bytes() == stats_before
     reloaded = store.load("plot_sales")
     assert reloaded.declarative_md == "1. newer"
     assert reloaded.name == "Plot sales again"
@@ -278,26 +295,24 @@ def test_stage_flags_follow_the_files_that_exist(root: Path) -> None:
             label="scrape",
             name="Scrape",
             declarative_md="1. fetch",
-            chunks_md="## fetch page\n",
+            reference_files={"notes.md": "## fetch page\n"},
             code_files={"__init__.py": "", "fetch.py": "def fetch(): ...\n"},
             requirements="httpx\n",
         )
     )
     folder = root / "scrape"
-    meta = json.loads((folder / "meta.json").read_text())
-    assert (meta["stage_1_present"], meta["stage_2_present"], meta["stage_3_present"]) == (True, True, True)
-    assert (folder / "code" / "fetch.py").read_text() == "def fetch(): ...\n"
+    assert (folder / "scripts" / "fetch.py").read_text() == "def fetch(): ...\n"
     assert (folder / "requirements.txt").read_text() == "httpx\n"
 
     skill = store.load("scrape")
     assert skill.stages_present == (1, 2, 3)
-    assert skill.chunks_md == "## fetch page\n"
+    assert skill.reference_files == {"notes.md": "## fetch page\n"}
     assert skill.code_files == {"__init__.py": "", "fetch.py": "def fetch(): ...\n"}
     assert skill.requirements == "httpx\n"
 
     store.save(Skill(label="plain", name="Plain", declarative_md="1. go"))
-    assert json.loads((root / "plain" / "meta.json").read_text())["stage_3_present"] is False
-    assert not (root / "plain" / "code").exists()
+    assert store.load("plain").stages_present == (1,)
+    assert not (root / "plain" / "scripts").exists()
 
 
 def test_code_file_names_cannot_leave_the_skill_folder(root: Path, tmp_path: Path) -> None:
@@ -364,15 +379,19 @@ def test_skill_md_round_trip_keeps_unknown_keys_and_body(root: Path) -> None:
     assert (folder / "scripts" / "deploy.sh").read_text() == "#!/bin/sh\necho deploy\n"
 
 
-def test_save_never_converts_or_overwrites_the_other_kind(root: Path) -> None:
-    write_v10_sample(root)
+def test_save_refuses_an_older_layout_skill_and_leaves_it_byte_identical(root: Path) -> None:
+    write_v5_sample(root)
     store = SkillStore(root)
-    before = snapshot(root / "csv-summary")
+    before = snapshot(root / "csv_summary")
+    skill = store.load("csv_summary")
+    skill.declarative_md = "1. other"
 
-    with pytest.raises(ValueError, match="SKILL.md"):
-        store.save(Skill(label="csv_summary", name="CSV", declarative_md="1. other"))
-    assert snapshot(root / "csv-summary") == before
-    assert sorted(p.name for p in root.iterdir()) == ["csv-summary"]
+    with pytest.raises(LegacyLayoutError, match="convert"):
+        store.save(skill)
+    with pytest.raises(LegacyLayoutError):
+        store.save(Skill(label="csv-summary", name="CSV", declarative_md="1. other"))
+    assert snapshot(root / "csv_summary") == before
+    assert sorted(p.name for p in root.iterdir()) == ["csv_summary"]
 
 
 def test_delete_removes_only_the_skill(root: Path, tmp_path: Path) -> None:
@@ -395,11 +414,11 @@ def test_delete_removes_only_the_skill(root: Path, tmp_path: Path) -> None:
 def test_increment_counts_and_rejects_bad_input(root: Path) -> None:
     store = SkillStore(root)
     store.save(Skill(label="csv_summary", declarative_md="1."))
-    (root / "csv_summary" / "stats.json").unlink()
+    (root / "csv-summary" / "stats.json").unlink()
 
     stats = store.increment_recommended("csv-summary", stage=3)
     assert stats.total_recalls == 1 and stats.stage(3).recommended == 1 and stats.stage(3).last_used
-    assert json.loads((root / "csv_summary" / "stats.json").read_text())["stage_3"]["recommended"] == 1
+    assert json.loads((root / "csv-summary" / "stats.json").read_text())["stage_3"]["recommended"] == 1
     with pytest.raises(SkillNotFoundError):
         store.increment_recommended("missing")
     with pytest.raises(ValueError):
@@ -443,7 +462,7 @@ def test_concurrent_increments_from_eight_processes_are_all_counted(root: Path, 
     stats = store.load("csv_summary").stats
     assert stats.total_recalls == 8 * per_process
     assert stats.stage(1).recommended == 8 * per_process
-    assert not [p for p in (root / "csv_summary").iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in (root / "csv-summary").iterdir() if p.name.endswith(".tmp")]
 
 
 # --------------------------------------------------------------------------- labels
@@ -454,29 +473,29 @@ def test_closest_match_recovers_typos_across_spellings(root: Path) -> None:
     store.save(Skill(label="csv_summary", declarative_md="1."))
     write_files(root / "plot-sales", {"SKILL.md": "---\nname: plot-sales\ndescription: Plot\n---\n1."})
 
-    assert store.closest_match("csv_sumary") == "csv_summary"
-    assert store.closest_match("csv-sumary") == "csv_summary"
-    assert store.closest_match("csv-summary") == "csv_summary"
+    assert store.closest_match("csv_sumary") == "csv-summary"
+    assert store.closest_match("csv-sumary") == "csv-summary"
+    assert store.closest_match("csv-summary") == "csv-summary"
     assert store.closest_match("plot_sale") == "plot-sales"
-    assert store.closest_match("CSV Summary") == "csv_summary"
+    assert store.closest_match("CSV Summary") == "csv-summary"
     assert store.closest_match("kubernetes_rollout") is None
     assert SkillStore(root / "empty").closest_match("csv_sumary") is None
 
 
 def test_slugify_and_unique_labels(root: Path) -> None:
-    assert slugify("  CSV Summary!  ") == "csv_summary"
-    assert slugify("fetch-prices -- v2") == "fetch_prices_v2"
+    assert slugify("  CSV Summary!  ") == "csv-summary"
+    assert slugify("fetch_prices -- v2") == "fetch-prices-v2"
     assert slugify("Überblick") == "berblick"
     assert slugify("!!!") == "skill"
 
     store = SkillStore(root)
-    assert make_unique_label("CSV summary", store) == "csv_summary"
+    assert make_unique_label("CSV summary", store) == "csv-summary"
     store.save(Skill(label="csv_summary", declarative_md="1."))
-    assert make_unique_label("CSV summary", store) == "csv_summary_2"
-    store.save(Skill(label="csv_summary_2", declarative_md="1."))
-    assert make_unique_label("csv-summary", store) == "csv_summary_3"
+    assert make_unique_label("CSV summary", store) == "csv-summary-2"
+    store.save(Skill(label="csv-summary-2", declarative_md="1."))
+    assert make_unique_label("csv-summary", store) == "csv-summary-3"
     write_files(root / "plot-sales", {"SKILL.md": "---\nname: plot-sales\ndescription: d\n---\n1."})
-    assert make_unique_label("plot sales", store) == "plot_sales_2"
+    assert make_unique_label("plot sales", store) == "plot-sales-2"
 
 
 BAD_LABELS = ["", "   ", "..", "../outside", "a/b", "a\\b", "/etc/passwd", ".hidden", "nul\x00byte", "C:evil"]
@@ -520,8 +539,8 @@ def test_malformed_anton_files_show_as_broken_and_stay_untouched(
     root: Path, bad_file: str, content: str, reason_word: str
 ) -> None:
     store = SkillStore(root)
-    store.save(Skill(label="good", name="Good", declarative_md="1."))
-    store.save(Skill(label="bad", name="Bad", declarative_md="1. keep me"))
+    write_v5_sample(root, "good")
+    write_v5_sample(root, "bad")
     (root / "bad" / bad_file).write_text(content)
     before = snapshot(root / "bad")
 
@@ -534,7 +553,7 @@ def test_malformed_anton_files_show_as_broken_and_stay_untouched(
     assert store.problem("bad").reason == problems[0].reason
     assert store.problem("good") is None
 
-    with pytest.raises(BrokenSkillError):
+    with pytest.raises((BrokenSkillError, LegacyLayoutError)):
         if bad_file == "stats.json":
             store.increment_recommended("bad")
         else:
@@ -569,7 +588,7 @@ def test_malformed_skill_md_shows_as_broken_and_stays_untouched(root: Path, cont
 
 def test_procedure_file_missing_is_reported(root: Path) -> None:
     store = SkillStore(root)
-    store.save(Skill(label="half", declarative_md="1."))
+    write_v5_sample(root, "half")
     (root / "half" / "declarative.md").unlink()
     write_files(root / "orphan", {"declarative.md": "1. steps without meta"})
 
@@ -587,7 +606,7 @@ def test_procedure_file_missing_is_reported(root: Path) -> None:
 
 def test_list_summaries_never_opens_the_procedure(root: Path) -> None:
     store = SkillStore(root)
-    store.save(Skill(label="csv_summary", when_to_use="csv", declarative_md="1."))
+    write_v5_sample(root)
     write_v10_sample(root)
     opened: list[str] = []
     watching = [True]
@@ -609,8 +628,8 @@ def test_list_summaries_never_opens_the_procedure(root: Path) -> None:
 
 def test_list_summaries_sees_edits_made_outside_the_app(root: Path) -> None:
     store = SkillStore(root)
-    store.save(Skill(label="csv_summary", name="CSV", when_to_use="old cue", declarative_md="1."))
-    assert store.list_summaries()[0]["when_to_use"] == "old cue"
+    write_v5_sample(root)
+    assert store.list_summaries()[0]["when_to_use"] == "user asks to summarize a csv"
 
     meta_path = root / "csv_summary" / "meta.json"
     meta = json.loads(meta_path.read_text())
@@ -662,6 +681,7 @@ def test_procedural_memory_section_lists_one_line_per_skill(root: Path) -> None:
     write_v10_sample(root)
     store.save(Skill(label="bare", declarative_md="1."))
     store.save(Skill(label="multi_line", when_to_use="first line\n- `fake` — injected", declarative_md="1."))
+    assert (root / "multi-line" / "SKILL.md").is_file()
     section = procedural_memory_section(store.list_summaries())
 
     assert section.startswith("\n\n## Procedural memory (skills available)\n\n")
@@ -670,5 +690,5 @@ def test_procedural_memory_section_lists_one_line_per_skill(root: Path) -> None:
         "\n\n- `bare`\n"
         "- `csv-summary` — Summarize a CSV. user asks to summarize a csv\n"
         "- `csv_summary` — user asks to summarize a csv\n"
-        "- `multi_line` — first line - `fake` — injected"
+        "- `multi-line` — first line - `fake` — injected"
     )

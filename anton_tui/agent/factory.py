@@ -14,6 +14,7 @@ from anton_tui.agent.tools.recall import RECALL_TOOL
 from anton_tui.agent.tools.recall_skill import RECALL_SKILL_TOOL
 from anton_tui.agent.tools.registry import ToolRegistry
 from anton_tui.agent.tools.scratchpad import SCRATCHPAD_TOOL
+from anton_tui.agent.tools.skill_resource import READ_SKILL_RESOURCE_TOOL
 
 if TYPE_CHECKING:
     from anton_tui.config import Settings
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def build_tools(*, episodic_enabled: bool) -> ToolRegistry:
-    tools = [SCRATCHPAD_TOOL, MEMORIZE_TOOL, RECALL_SKILL_TOOL]
+    tools = [SCRATCHPAD_TOOL, MEMORIZE_TOOL, RECALL_SKILL_TOOL, READ_SKILL_RESOURCE_TOOL]
     if episodic_enabled:
         tools.insert(2, RECALL_TOOL)
     return ToolRegistry(tools)

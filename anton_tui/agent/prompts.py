@@ -58,9 +58,13 @@ def build_system_prompt(
 ) -> str:
     now = now or datetime.now()
     parts = [BASE_INSTRUCTIONS.format(workspace=project_dir, today=now.strftime("%Y-%m-%d"))]
+    # As in anton-agent, the skill list (which changes rarely) comes before the memory snapshot (which changes
+    # every turn).
+    if skills_section.strip():
+        parts.append(skills_section.strip())
     if memory_context.strip():
         parts.append(memory_context.strip())
-    for section in (project_context(project_dir), skills_section.strip(), agent_instructions(project_dir)):
+    for section in (project_context(project_dir), agent_instructions(project_dir)):
         if section:
             parts.append(section)
     return "\n\n".join(parts)

@@ -83,6 +83,8 @@ class ChatSession(SavedConversation):
         self.cortex = cortex
         self.episodic = episodic
         self.skills = skills
+        self._skills_warned = False
+        self._tool_limit: tuple[str, tuple[str, ...]] | None = None  # a recalled skill's allowed-tools, this turn
         self.scratchpads = scratchpads
         self.acc = acc
         self.acc_mode = acc_mode
@@ -228,7 +230,13 @@ class ChatSession(SavedConversation):
         if self.skills is not None:
             from anton_tui.memory.skills import procedural_memory_section
 
-            skills_section = procedural_memory_section(self.skills.list_summaries())
+            try:
+                skills_section = procedural_memory_section(self.skills.list_summaries())
+            except OSError as exc:  # the turn goes on without the skill list; said once per session
+                if not self._skills_warned:
+                    self._skills_warned = True
+                    reason = self.skills.listing_warning or f"the skills folder cannot be listed ({exc})"
+                    self._emit(ErrorOccurred(f"{reason}; skills are left out of the prompt.", retryable=False))
         prompt = prompts.build_system_prompt(
             project_dir=self.project_dir, memory_context=memory, skills_section=skills_section
         )
@@ -318,6 +326,7 @@ class ChatSession(SavedConversation):
                 self._ask_between_turns()
 
     async def _turn_body(self, user_text: str) -> None:
+        self._tool_limit = None
         self.turn_count += 1
         turn = self.turn_count
         self._partial_text = ""
@@ -426,6 +435,24 @@ class ChatSession(SavedConversation):
                 if not await self.context.recover(self, system, tools, attempt, err):
                     raise
 
+    SKILL_TOOLS = ("recall_skill", "read_skill_resource")
+
+    def _refused_by_skill(self, name: str) -> "ToolResult | None":
+        """A tool error when a skill recalled in this turn limits the tools (`allowed-tools`) and `name` is not one."""
+        if self._tool_limit is None or name in self.SKILL_TOOLS:
+            return None
+        label, allowed = self._tool_limit
+        if name in allowed:
+            return None
+        from anton_tui.agent.tools.registry import ToolResult
+
+        names = ", ".join(allowed) or "none"
+        return ToolResult(
+            f"ERROR: the skill `{label}` recalled in this turn allows only these tools: {names}. `{name}` was not "
+            "run; carry on with the allowed tools.",
+            False,
+        )
+
     async def _run_tool(self, call: "ToolCall", round_idx: int) -> dict[str, Any]:
         import re
 
@@ -441,8 +468,12 @@ class ChatSession(SavedConversation):
             from anton_tui.agent.tools.registry import ToolResult
 
             result = ToolResult(f"ERROR: the tool arguments were not valid JSON ({call.parse_error}).", False)
+        elif (refusal := self._refused_by_skill(call.name)) is not None:
+            result = refusal
         else:
             result = await self.tools.call(call.name, call.input, self._tool_context())
+            if result.limits_tools is not None:
+                self._tool_limit = result.limits_tools
         result = dataclasses.replace(result, text=self.redact(result.text))  # what the model reads is scrubbed
         self.acc_observe(
             "tool_result",

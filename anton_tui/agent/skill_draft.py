@@ -22,7 +22,7 @@ CODE_CHARS, STDOUT_CHARS, ERROR_CHARS = 2000, 800, 400
 class SkillDraft(BaseModel):
     """A reusable procedure distilled from work that just succeeded."""
 
-    label: str = Field(description="A short snake_case identifier of 2 to 4 words naming what the skill does.")
+    label: str = Field(description="A short lowercase identifier of 2 to 4 words joined by hyphens, naming what the skill does.")
     name: str = Field(description="A human-readable title, e.g. 'CSV Summary'.")
     description: str = Field(default="", description="One sentence on what the skill achieves.")
     when_to_use: str = Field(

@@ -73,6 +73,24 @@ def validate_label(label: object) -> str:
     return label
 
 
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+SKILL_MD_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+
+
+def normalize_name(value: str) -> str:
+    """The label anton-agent gives a skill it saves: lower case, every run of other characters one hyphen, at most
+    64 characters (`My New_Skill!` → `my-new-skill`); "" when nothing is left."""
+    slug = re.sub(r"[^a-z0-9]+", "-", value.strip().lower())
+    slug = re.sub(r"-{2,}", "-", slug).strip("-")
+    return slug[:NAME_MAX].rstrip("-")
+
+
+def is_standard_name(label: str) -> bool:
+    """Whether `label` follows the Agent Skills name rule (lower case, digits, single inner hyphens, ≤64)."""
+    return len(label) <= NAME_MAX and "--" not in label and SKILL_MD_NAME.match(label) is not None
+
+
 def validate_name(name: object, what: str = "skill name") -> str:
     """Return `name` unchanged if it is one line of printable text ("" is fine), else raise ValueError: a name is
     printed into prompts and headings, where a line break could start a rule or a section of its own."""
@@ -397,6 +415,26 @@ def build_front_matter(
     return data
 
 
+def new_front_matter(
+    *, label: str, display_name: str, description: str, when_to_use: str, provenance: str, created_at: str,
+    allowed_tools: str | None = None,
+) -> dict[str, Any]:
+    """Front matter of a newly saved skill, field for field what anton-agent's `SkillStore.save` writes."""
+    if when_to_use:
+        description = f"{description}. {when_to_use}" if description else when_to_use
+    data: dict[str, Any] = {"name": label, "description": description[:DESCRIPTION_MAX]}
+    if allowed_tools is not None:
+        data["allowed-tools"] = allowed_tools
+    metadata = {
+        key: value
+        for key, value in (("display_name", display_name), ("provenance", provenance), ("created_at", created_at))
+        if value
+    }
+    if metadata:
+        data["metadata"] = metadata
+    return data
+
+
 def render_skill_md(front_matter: dict[str, Any], body: str) -> str:
     import yaml
 
@@ -529,6 +567,7 @@ class SummaryFields:
     description: str
     when_to_use: str
     format: SkillFormat
+    model_invocable: bool = True
 
 
 Signature = tuple[int, int, int, int]
@@ -592,8 +631,10 @@ def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
     problem: str | None = None
     try:
         if primary == "SKILL.md":
-            front = front_matter_fields(parse_front_matter(read_front_matter(primary_path)), label)
-            fields = SummaryFields(front.display_name, front.description, "", "skill_md")
+            data = parse_front_matter(read_front_matter(primary_path))
+            front = front_matter_fields(data, label)
+            invocable = data.get("disable-model-invocation") is not True
+            fields = SummaryFields(front.display_name, front.description, "", "skill_md", invocable)
         elif primary == "meta.json":
             meta = parse_meta(read_text(Path(primary_path)), label)
             if "declarative.md" not in names:

@@ -1,9 +1,11 @@
 """Saved procedures ("skills") in `~/.anton/skills/<label>/`: listing, loading, saving and usage counters.
 
-Two on-disk kinds are read side by side: anton-agent's multi-stage folder (meta.json + declarative.md, optional
-chunks.md, code/, requirements.txt, stats.json) and SKILL.md folders with YAML front matter (newer anton-agent and
-the open Agent Skills layout: references/ is stage 2, scripts/ stage 3). New skills are written as the multi-stage
-folder; a SKILL.md skill is written back as SKILL.md. Files that cannot be parsed are reported, never rewritten.
+Two on-disk kinds are read side by side: SKILL.md folders with YAML front matter (newer anton-agent and the open
+Agent Skills layout: references/ is stage 2, scripts/ stage 3) and the older multi-stage folder (meta.json +
+declarative.md, optional chunks.md, code/, requirements.txt, stats.json). Skills are written only as SKILL.md, with
+the labels and front matter anton-agent 2.26.10.26.1 writes, so it lists them without touching a byte. An older
+skill is read as it is and converted (old files backed up) only on request, see `skill_convert.py`. Files that
+cannot be parsed are reported, never rewritten.
 
 Brain analogy: this is the striatum, procedural memory. The prompt carries only one cue line per skill; the whole
 procedure is pulled into working memory on demand.
@@ -22,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 
+from anton_tui.memory.skill_sources import SOURCE_TITLES, SkillSource
 from anton_tui.memory.skill_format import (
     STAGES,
     SkillFormat,
@@ -35,6 +38,8 @@ from anton_tui.memory.skill_format import (
     folder_lock,
     link_out,
     front_matter_fields,
+    new_front_matter,
+    normalize_name,
     parse_front_matter,
     parse_meta,
     parse_stats,
@@ -56,6 +61,9 @@ from anton_tui.memory.skill_format import (
 __all__ = [
     "BrokenSkill",
     "BrokenSkillError",
+    "LegacyLayoutError",
+    "ReadOnlySkillError",
+    "SkillClash",
     "Skill",
     "SkillNotFoundError",
     "SkillStats",
@@ -65,6 +73,7 @@ __all__ = [
     "format_no_match",
     "format_recall",
     "make_unique_label",
+    "normalize_name",
     "procedural_memory_section",
     "slugify",
     "validate_label",
@@ -86,12 +95,37 @@ class Skill:
     code_files: dict[str, str] = field(default_factory=dict)
     reference_files: dict[str, str] = field(default_factory=dict)
     requirements: str | None = None
-    format: SkillFormat = "anton"
+    format: SkillFormat = "skill_md"
     path: Path | None = None
     stats: SkillStats = field(default_factory=SkillStats)
     stages_present: tuple[int, ...] = (1,)
     extra: dict[str, Any] = field(default_factory=dict)
     """meta.json keys this app does not interpret, or the whole SKILL.md front matter; written back unchanged."""
+    source: str = "user"
+    """Where it was read: "user" (`~/.anton/skills`, the only place written) or a read-only source's key."""
+
+    @property
+    def read_only(self) -> bool:
+        return self.source != "user"
+
+    @property
+    def allowed_tools(self) -> list[str] | None:
+        """The Agent Skills `allowed-tools` field (space- or comma-separated text, or a list), None when unset."""
+        value = self.extra.get("allowed-tools") if self.format == "skill_md" else None
+        if value is None:
+            return None
+        items = value if isinstance(value, list) else str(value).replace(",", " ").split()
+        return [str(item).strip() for item in items if str(item).strip()]
+
+    @property
+    def user_invocable(self) -> bool:
+        """`user-invocable: true`: the user can run it as the slash command `/label`."""
+        return self.format == "skill_md" and self.extra.get("user-invocable") is True
+
+    @property
+    def model_invocable(self) -> bool:
+        """False for `disable-model-invocation: true`: kept out of the skill list the model sees."""
+        return not (self.format == "skill_md" and self.extra.get("disable-model-invocation") is True)
 
     @property
     def cue(self) -> str:
@@ -112,6 +146,17 @@ class SkillSummary(TypedDict):
     description: str
     when_to_use: str
     format: SkillFormat
+    source: str
+    model_invocable: bool
+
+
+@dataclass(frozen=True)
+class SkillClash:
+    """A label held by more than one source: `winner` is used, `shadowed` are hidden (source keys)."""
+
+    label: str
+    winner: str
+    shadowed: tuple[str, ...]
 
 
 class BrokenSkillError(ValueError):
@@ -126,14 +171,24 @@ class SkillNotFoundError(LookupError):
     pass
 
 
+class ReadOnlySkillError(ValueError):
+    """The skill comes from a read-only source (built-in or another tool's folder); copy it into the user's skills
+    to change it. Nothing was written."""
+
+
+class LegacyLayoutError(ValueError):
+    """Saving would rewrite a skill kept in the older meta.json/declarative.md layout; it has to be converted to
+    SKILL.md first (`skill_convert.convert_legacy`, which keeps a backup). Nothing was written."""
+
+
 # --------------------------------------------------------------------------- labels
 
 
 def slugify(text: str) -> str:
-    """Turn any text into a snake_case label (`"CSV Summary!"` → `csv_summary`); `skill` when nothing is left."""
-    slug = text.strip().lower().replace("-", "_").replace(" ", "_")
-    slug = re.sub(r"[^a-z0-9_]+", "_", slug)
-    slug = re.sub(r"_+", "_", slug).strip("_")
+    """Turn any text into a hyphen-case label (`"CSV Summary!"` → `csv-summary`); `skill` when nothing is left."""
+    slug = text.strip().lower().replace("_", "-").replace(" ", "-")
+    slug = re.sub(r"[^a-z0-9-]+", "-", slug)
+    slug = re.sub(r"-+", "-", slug).strip("-")
     return slug or "skill"
 
 
@@ -146,11 +201,11 @@ def _match_key(label: str) -> str:
 
 
 def make_unique_label(base: str, store: SkillStore) -> str:
-    """`slugify(base)`, or `base_2`, `base_3`… when a folder of that name (in either spelling) already exists."""
-    slug = slugify(base)
+    """`normalize_name(slugify(base))`, or `base-2`, `base-3`… when that label (in either spelling) is taken."""
+    slug = normalize_name(slugify(base)) or "skill"
     candidate, number = slug, 2
-    while store.exists(candidate):
-        candidate, number = f"{slug}_{number}", number + 1
+    while store.exists(candidate) or store.read_only_folder(candidate) is not None:
+        candidate, number = f"{slug}-{number}", number + 1
     return candidate
 
 
@@ -163,6 +218,10 @@ def _is_valid_label(label: str) -> bool:
     return True
 
 
+OTHER_TOOL_SOURCES = ("project", "agents", "claude")
+SOURCE_ORDER_INDEX = {key: index for index, key in enumerate(("project", "user", "agents", "claude", "builtin"))}
+
+
 def _now_iso(clock: Callable[[], datetime]) -> str:
     return clock().isoformat()
 
@@ -173,9 +232,97 @@ def _now_iso(clock: Callable[[], datetime]) -> str:
 class SkillStore:
     """All skills under one folder (normally `~/.anton/skills`). `clock` returns the current time (tests fix it)."""
 
-    def __init__(self, root: Path | str, *, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        sources: Iterable[SkillSource] = (),
+    ) -> None:
         self.root = Path(root)
         self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self.sources = tuple(sources)
+        self.listing_warning: str | None = None
+        """Set when the skills folder could not be listed the last time it was read (e.g. no permission)."""
+
+    # ----------------------------------------------------------------- read-only sources
+
+    def _ordered(self) -> list[SkillSource | None]:
+        """Sources in precedence order; None stands for the user's own folder."""
+        before = [source for source in self.sources if source.before_user]
+        return [*before, None, *(source for source in self.sources if not source.before_user)]
+
+    def read_only_folder(self, label: str) -> tuple[SkillSource, Path] | None:
+        """The first read-only source holding a SKILL.md folder for `label` (either spelling), and that folder."""
+        validate_label(label)
+        for source in self.sources:
+            for variant in _label_variants(label):
+                folder = source.path / variant
+                if (folder / "SKILL.md").is_file():
+                    return source, folder
+        return None
+
+    def _load_read_only(self, label: str, *, before_user: bool) -> Skill | None:
+        for source in self.sources:
+            if source.before_user != before_user:
+                continue
+            for variant in _label_variants(label):
+                folder = source.path / variant
+                if not (folder / "SKILL.md").is_file():
+                    continue
+                try:
+                    skill = self._read(folder, root=source.path)
+                except (SkillFormatError, ValueError, OSError):
+                    continue
+                if skill is not None:
+                    skill.source = source.key
+                    if source.key == "builtin":
+                        skill.provenance = "builtin"
+                    return skill
+        return None
+
+    def _source_summaries(self, source: SkillSource) -> list[SkillSummary]:
+        try:
+            with os.scandir(source.path) as found:
+                entries = sorted(
+                    ((entry.name, entry.path) for entry in found if not entry.name.startswith(".") and entry.is_dir()),
+                )
+        except OSError:
+            return []
+        summaries: list[SkillSummary] = []
+        for name, path in entries:
+            fields, _ = read_summary(path)
+            if fields is not None and fields.format == "skill_md" and _is_valid_label(name):
+                summaries.append(
+                    SkillSummary(
+                        label=name,
+                        name=fields.name,
+                        description=fields.description,
+                        when_to_use="",
+                        format="skill_md",
+                        source=source.key,
+                        model_invocable=fields.model_invocable,
+                    )
+                )
+        return summaries
+
+    def _all_summaries(self) -> list[SkillSummary]:
+        """Every healthy skill of every source, in precedence order (shadowed ones included)."""
+        out: list[SkillSummary] = []
+        for source in self._ordered():
+            out += self._user_summaries() if source is None else self._source_summaries(source)
+        return out
+
+    def clashes(self) -> list[SkillClash]:
+        """Labels held by more than one source, each with the source that wins."""
+        by_key: dict[str, list[SkillSummary]] = {}
+        for summary in self._all_summaries():
+            by_key.setdefault(_match_key(summary["label"]), []).append(summary)
+        return [
+            SkillClash(found[0]["label"], found[0]["source"], tuple(s["source"] for s in found[1:]))
+            for _, found in sorted(by_key.items())
+            if len(found) > 1
+        ]
 
     # ----------------------------------------------------------------- finding folders
 
@@ -212,12 +359,12 @@ class SkillStore:
             return SkillStats()
         return parse_stats(text)[0]
 
-    def _read(self, folder: Path) -> Skill | None:
+    def _read(self, folder: Path, root: Path | None = None) -> Skill | None:
         label = folder.name
         kind = folder_kind(folder)
-        if kind is None:
+        if kind is None or (root is not None and kind != "skill_md"):
             return None
-        escape = link_out(folder, self.root)
+        escape = link_out(folder, self.root if root is None else root)
         if escape is not None:
             raise SkillFormatError(escape)
         if kind == "skill_md":
@@ -274,7 +421,22 @@ class SkillStore:
             return None, BrokenSkill(folder.name, folder, describe_error(exc))
 
     def list_summaries(self) -> list[SkillSummary]:
-        """Label, name, description and when_to_use of every healthy skill, sorted by label; procedures are not read."""
+        """Label, name, description, when_to_use and source of every healthy skill that is not shadowed, sorted by
+        label; procedures are not read."""
+        if not self.sources:
+            return self._user_summaries()
+        seen: set[str] = set()
+        out: list[SkillSummary] = []
+        for summary in self._all_summaries():
+            key = _match_key(summary["label"])
+            if key not in seen:
+                seen.add(key)
+                out.append(summary)
+        out.sort(key=lambda summary: summary["label"])
+        return out
+
+    def _user_summaries(self) -> list[SkillSummary]:
+        self.listing_warning = None
         try:
             with os.scandir(self.root) as found:
                 entries = sorted(
@@ -282,6 +444,9 @@ class SkillStore:
                 )
         except (FileNotFoundError, NotADirectoryError):
             return []
+        except OSError as exc:
+            self.listing_warning = f"The skills folder {self.root} cannot be listed: {describe_error(exc)}"
+            raise
         summaries: list[SkillSummary] = []
         for name, path in entries:
             fields, _ = read_summary(path)
@@ -293,18 +458,44 @@ class SkillStore:
                         description=fields.description,
                         when_to_use=fields.when_to_use,
                         format=fields.format,
+                        source="user",
+                        model_invocable=fields.model_invocable,
                     )
                 )
         return summaries
 
-    def list_all(self) -> list[Skill]:
-        """Every skill that loads, sorted by label."""
-        skills = []
+    def list_all(self, *, include_shadowed: bool = False) -> list[Skill]:
+        """Every skill that loads, sorted by label (shadowed skills of read-only sources only when asked)."""
+        user = []
         for folder in self._folders():
             skill, _ = self._diagnose(folder)
             if skill is not None:
-                skills.append(skill)
-        return skills
+                user.append(skill)
+        if not self.sources:
+            return user
+        found: list[Skill] = []
+        for source in self._ordered():
+            if source is None:
+                found += user
+                continue
+            for summary in self._source_summaries(source):
+                try:
+                    skill = self._read(source.path / summary["label"], root=source.path)
+                except (SkillFormatError, ValueError, OSError):
+                    continue
+                if skill is not None:
+                    skill.source = source.key
+                    if source.key == "builtin":
+                        skill.provenance = "builtin"
+                    found.append(skill)
+        seen: set[str] = set()
+        out = []
+        for skill in found:
+            key = _match_key(skill.label)
+            if key not in seen or include_shadowed:
+                out.append(skill)
+            seen.add(key)
+        return sorted(out, key=lambda skill: (skill.label, SOURCE_ORDER_INDEX.get(skill.source, 99)))
 
     def broken(self) -> list[BrokenSkill]:
         """Skill folders whose files cannot be read, each with the reason; their files are left as they are."""
@@ -321,7 +512,45 @@ class SkillStore:
         return None if folder is None else self._diagnose(folder)[1]
 
     def load(self, label: str) -> Skill | None:
-        """The skill stored under `label` (either spelling), or None when it is absent or broken (see `problem`)."""
+        """The skill `label` (either spelling) from the first source that has it (see `skill_sources`), or None when
+        it is absent or broken (see `problem`). A broken user skill falls back to a read-only one of the same label."""
+        validate_label(label)
+        if self.sources:
+            skill = self._load_read_only(label, before_user=True)
+            if skill is not None:
+                return skill
+        folder = self._resolve(label)
+        skill = None if folder is None else self._diagnose(folder)[0]
+        if skill is None and self.sources:
+            skill = self._load_read_only(label, before_user=False)
+        return skill
+
+    def copy_to_user(self, label: str) -> Skill:
+        """Copy the read-only skill `label` (every file of its folder) into the user's skills folder, where it
+        shadows the original and can be edited. Raises ValueError when that is not possible; nothing is written."""
+        found = self.read_only_folder(label)
+        if found is None:
+            raise SkillNotFoundError(f"no read-only skill labelled {label!r}")
+        source, folder = found
+        if source.before_user:
+            raise ReadOnlySkillError(
+                f"{folder.name} comes from {source.path} and takes precedence over your own skills; edit it there"
+            )
+        target = self.root / folder.name
+        if os.path.lexists(target):
+            raise ValueError(f"{target} already exists; nothing was copied")
+        escape = link_out(folder, source.path)
+        if escape is not None:
+            raise ValueError(escape)
+        self.root.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(folder, target, ignore=shutil.ignore_patterns(".*", "__pycache__"))
+        copied = self.load_user(folder.name)
+        if copied is None:
+            raise ValueError(f"the copy of {folder.name} does not load; it was left in {target}")
+        return replace(copied, provenance="manual")
+
+    def load_user(self, label: str) -> Skill | None:
+        """The user's own skill `label` only (the one writes act on), or None."""
         folder = self._resolve(validate_label(label))
         return None if folder is None else self._diagnose(folder)[0]
 
@@ -330,30 +559,43 @@ class SkillStore:
     def save(self, skill: Skill) -> Skill:
         """Write `skill` and return it as stored. Counters in an existing stats.json are never touched.
 
-        Raises ValueError for a bad label or file name, or when the folder holds the other kind of skill, and
-        BrokenSkillError (nothing written) when the folder's meta.json or SKILL.md is malformed.
+        A new skill gets the label anton-agent would give it (`My New_Skill!` → `my-new-skill`). Raises
+        LegacyLayoutError when the folder holds an older-layout skill (convert it first), ValueError for a bad label
+        or file name, and BrokenSkillError (nothing written) when the folder's SKILL.md is malformed.
         """
         label = validate_label(skill.label)
+        if skill.read_only:
+            raise ReadOnlySkillError(
+                f"{label} comes from {SOURCE_TITLES.get(skill.source, skill.source)} and is read-only here; copy it "
+                "into your skills to change it"
+            )
         validate_name(skill.name)
         for rel in [*skill.code_files, *skill.reference_files]:
             validate_relative_file(rel)
-        folder = self._resolve(label) or self.root / label
+        folder = self._resolve(label)
+        if folder is None:
+            label = normalize_name(label)
+            if not label:
+                raise ValueError(f"skill label {skill.label!r} has no letters or digits")
+            folder = self._resolve(label) or self.root / label
         escape = link_out(folder, self.root) if os.path.lexists(folder) else None
         if escape is not None:
             raise BrokenSkillError(BrokenSkill(folder.name, folder, escape))
+        if skill.format != "skill_md" or folder_kind(folder) == "anton":
+            problem = self._diagnose(folder)[1] if folder_kind(folder) == "anton" else None
+            if problem is not None:
+                raise BrokenSkillError(problem)
+            raise LegacyLayoutError(
+                f"{folder.name} is kept in the older meta.json/declarative.md layout; convert it to SKILL.md "
+                "before saving (its old files are kept in a backup)"
+            )
         folder.mkdir(parents=True, exist_ok=True)
         with folder_lock(folder):
             kind = folder_kind(folder)
-            if kind is not None and kind != skill.format:
-                existing = "a SKILL.md skill" if kind == "skill_md" else "a meta.json/declarative.md skill"
-                raise ValueError(
-                    f"{folder} already holds {existing}; save it in that format or choose another label"
-                )
+            if kind == "anton":
+                raise LegacyLayoutError(f"{folder.name} changed to the older layout while it was being saved")
             created_at = skill.created_at or ("" if kind is not None else _now_iso(self._clock))
-            if skill.format == "skill_md":
-                self._write_skill_md(folder, skill, created_at)
-            else:
-                self._write_anton(folder, skill, created_at)
+            self._write_skill_md(folder, skill, created_at)
             if skill.requirements is not None:
                 write_text(folder / "requirements.txt", skill.requirements)
             stats_path = folder / "stats.json"
@@ -387,30 +629,22 @@ class SkillStore:
         for path, text in targets:
             write_text(path, text)
 
-    def _write_anton(self, folder: Path, skill: Skill, created_at: str) -> None:
-        meta_path = folder / "meta.json"
-        if not meta_path.exists() and (folder / "declarative.md").exists():
-            raise BrokenSkillError(BrokenSkill(folder.name, folder, "meta.json is missing"))
-        self._refuse_if_broken(folder, lambda: parse_meta(read_text(meta_path), folder.name))
-        write_text(folder / "declarative.md", skill.declarative_md)
-        if skill.chunks_md is not None:
-            write_text(folder / "chunks.md", skill.chunks_md)
-        self._write_files(folder / "code", skill.code_files)
-        meta = render_meta(
-            label=folder.name,
-            name=skill.name or folder.name,
-            description=skill.description,
-            when_to_use=skill.when_to_use,
-            created_at=created_at,
-            provenance=skill.provenance,
-            stages_present=stages_on_disk(folder, "anton"),
-            extra=skill.extra,
-        )
-        write_text(meta_path, meta)
-
     def _write_skill_md(self, folder: Path, skill: Skill, created_at: str) -> None:
         path = folder / "SKILL.md"
         self._refuse_if_broken(folder, lambda: parse_front_matter(split_skill_md(read_text(path))[0]))
+        self._write_files(folder / "references", skill.reference_files)
+        self._write_files(folder / "scripts", skill.code_files)
+        if not path.exists():
+            front = new_front_matter(
+                label=folder.name,
+                display_name=skill.name,
+                description=skill.description,
+                when_to_use=skill.when_to_use,
+                provenance=skill.provenance,
+                created_at=created_at,
+            )
+            write_text(path, render_skill_md(front, skill.declarative_md))
+            return
         description = skill.description
         if skill.when_to_use and skill.when_to_use not in description:
             # SKILL.md has no when-to-use field; anton-agent appends it to the description the same way.
@@ -424,8 +658,6 @@ class SkillStore:
             provenance=skill.provenance,
             created_at=created_at,
         )
-        self._write_files(folder / "references", skill.reference_files)
-        self._write_files(folder / "scripts", skill.code_files)
         try:
             old_front, old_body = split_skill_md(read_text(path))
             unchanged = old_body == skill.declarative_md and parse_front_matter(old_front) == front
@@ -518,8 +750,13 @@ def procedural_memory_section(summaries: Iterable[Mapping[str, Any]]) -> str:
     """System-prompt section listing each skill's label and cue; "" when there are no skills."""
     lines = []
     for summary in summaries:
+        if summary.get("model_invocable") is False:
+            continue
         cue = _one_line(summary.get("when_to_use") or summary.get("description") or "")
-        lines.append(f"- `{summary['label']}` — {cue}" if cue else f"- `{summary['label']}`")
+        line = f"- `{summary['label']}` — {cue}" if cue else f"- `{summary['label']}`"
+        if summary.get("source") in OTHER_TOOL_SOURCES:
+            line += f" (from {SOURCE_TITLES[summary['source']]})"
+        lines.append(line)
     if not lines:
         return ""
     instruction = (

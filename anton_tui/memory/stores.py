@@ -6,11 +6,13 @@ all use that same set.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from anton_tui.memory.episodes import EpisodicMemory
 from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.skill_sources import SkillSource
 from anton_tui.memory.skills import SkillStore
 from anton_tui.paths import AntonPaths
 
@@ -26,11 +28,13 @@ class MemoryStores:
     paths: AntonPaths
 
     @classmethod
-    def from_paths(cls, paths: AntonPaths, *, episodic_enabled: bool = True) -> MemoryStores:
+    def from_paths(
+        cls, paths: AntonPaths, *, episodic_enabled: bool = True, skill_sources: Iterable[SkillSource] = ()
+    ) -> MemoryStores:
         return cls(
             global_hc=Hippocampus(paths.global_memory, scope="global"),
             project_hc=Hippocampus(paths.project_memory, scope="project"),
-            skills=SkillStore(paths.skills),
+            skills=SkillStore(paths.skills, sources=skill_sources),
             episodic=EpisodicMemory(paths.episodes, enabled=episodic_enabled),
             paths=paths,
         )
@@ -38,8 +42,12 @@ class MemoryStores:
     @classmethod
     def from_settings(cls, settings: Any) -> MemoryStores:
         """Stores for `settings.home` and `settings.project_dir` (episodes follow `settings.episodic_memory`)."""
+        from anton_tui.memory.skill_sources import sources_for_settings
+
         enabled = bool(getattr(settings, "episodic_memory", True))
-        return cls.from_paths(AntonPaths.from_settings(settings), episodic_enabled=enabled)
+        return cls.from_paths(
+            AntonPaths.from_settings(settings), episodic_enabled=enabled, skill_sources=sources_for_settings(settings)
+        )
 
     def hippocampus(self, scope: str) -> Hippocampus:
         """The store of one scope: ``"global"`` or ``"project"``."""

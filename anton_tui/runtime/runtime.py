@@ -40,6 +40,8 @@ class SkillListing:
     broken: list[BrokenSkill]
     with_stats: frozenset[str] = frozenset()
     broken_files: dict[str, list[str]] = field(default_factory=dict)
+    clashes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Labels held by more than one source: the sources whose skill is hidden by the one listed."""
 
     def skill(self, label: str) -> Skill | None:
         return next((skill for skill in self.skills if skill.label == label), None)
@@ -52,6 +54,12 @@ class SkillListing:
 class SkillSaved:
     skill: Skill
     warning: str | None = None
+
+
+@dataclass(frozen=True)
+class SkillInstallReport:
+    installed: list[str]
+    problems: list[str]
 
 
 async def off_loop(function: Callable[..., T], *args: Any) -> T:
@@ -98,8 +106,7 @@ class Runtime:
     @property
     def stores(self) -> MemoryStores:
         if self._stores is None:
-            episodic = bool(getattr(self.settings, "episodic_memory", True))
-            self._stores = MemoryStores.from_paths(self.paths, episodic_enabled=episodic)
+            self._stores = MemoryStores.from_settings(self.settings)
         return self._stores
 
     @property
@@ -230,7 +237,8 @@ class Runtime:
             skills, broken = store.list_all(), store.broken()
             with_stats = frozenset(s.label for s in skills if s.path is not None and (s.path / "stats.json").is_file())
             files = {problem.label: folder_files(problem.path) for problem in broken}
-            return SkillListing(skills, broken, with_stats, files)
+            clashes = {clash.label: clash.shadowed for clash in store.clashes()}
+            return SkillListing(skills, broken, with_stats, files, clashes)
 
         return await off_loop(listing)
 
@@ -340,6 +348,72 @@ class Runtime:
     async def delete_conversation(self, session_id: str) -> list[Path]:
         """Delete a saved conversation (its history file and episode log); not the one in progress."""
         return await off_loop(self.session.delete_saved, session_id)  # type: ignore[attr-defined]
+
+    # ================================================================= skills: layouts, sources and install
+    # (kept together: conversion of older-layout skills, read-only skill sources, installing skills)
+
+    async def convert_and_save_skill_part(self, label: str, part: str, file: str, text: str) -> SkillSaved:
+        """Convert an older-layout skill to SKILL.md (its old files copied to a backup first), then save one edited
+        part of it. The warning names the new label and where the backup is."""
+        from anton_tui.memory.skill_convert import convert_legacy
+        from anton_tui.runtime.skill_edits import converted_part_file, edited_skill
+
+        def save() -> SkillSaved:
+            converted = convert_legacy(self.stores.skills, label)
+            new_file = converted_part_file(part, file)
+            saved = self.stores.skills.save(edited_skill(converted.skill, part, new_file, text))
+            note = (
+                f"Converted {converted.old_label} to SKILL.md as {saved.label}; "
+                f"its old files are kept in {converted.backup}."
+            )
+            return SkillSaved(saved, note)
+
+        return await off_loop(save)
+
+    async def install_skills(self, source: str, choose: Callable[[Any], Any]) -> SkillInstallReport:
+        """Install skills from a folder or a git URL (cloned with `git clone --depth 1` into a temporary folder).
+        `choose(candidate)` (may be async) says whether to install each skill found. Raises `InstallError` (a
+        ValueError) when the source cannot be read; nothing is written then."""
+        from anton_tui.memory.skill_install import InstallError, fetched, find_skills, install
+
+        store = self.stores.skills
+        source_cm = fetched(source)
+        folder = await off_loop(source_cm.__enter__)
+        try:
+            candidates, problems = await off_loop(find_skills, folder)
+            if not candidates:
+                raise InstallError(
+                    f"No skill (a folder with a valid SKILL.md) was found in {source}; nothing was installed."
+                    + (f" Problems: {'; '.join(problems)}" if problems else "")
+                )
+            installed: list[str] = []
+            for candidate in candidates:
+                if not await _maybe_await(choose(candidate)):
+                    continue
+                try:
+                    await off_loop(install, store, candidate)
+                    installed.append(candidate.label)
+                except InstallError as exc:
+                    problems.append(str(exc))
+        finally:
+            await off_loop(source_cm.__exit__, None, None, None)
+        return SkillInstallReport(installed, problems)
+
+    async def copy_and_save_skill_part(self, label: str, part: str, file: str, text: str) -> SkillSaved:
+        """Copy a read-only skill (built-in or another tool's) into the user's skills, then save one edited part of
+        the copy. The copy shadows the original from then on; the original is never written."""
+        from anton_tui.memory.skill_sources import SOURCE_TITLES
+        from anton_tui.runtime.skill_edits import edited_skill
+
+        def save() -> SkillSaved:
+            original = self.stores.skills.load(label)
+            copied = self.stores.skills.copy_to_user(label)
+            saved = self.stores.skills.save(edited_skill(copied, part, file, text))
+            where = SOURCE_TITLES.get(original.source, original.source) if original is not None else "its source"
+            note = f"Copied {saved.label} from {where} into your skills and saved the change; your copy is used now."
+            return SkillSaved(saved, note)
+
+        return await off_loop(save)
 
 
 async def save_settings(project_dir: Path, updates: dict[str, str | None]) -> Any:

@@ -37,6 +37,15 @@ def part_text(skill: Skill, part: str, file: str) -> str | None:
     return None
 
 
+def converted_part_file(part: str, file: str) -> str:
+    """Where an edited file of an older-layout skill lives once the skill is SKILL.md (`code/` becomes `scripts/`)."""
+    if part == "code" and file.startswith("code/"):
+        return "scripts/" + file.removeprefix("code/")
+    if part == "procedure":
+        return "SKILL.md"
+    return file
+
+
 def edited_skill(skill: Skill, part: str, file: str, text: str) -> Skill:
     """`skill` with one part replaced by `text`. Raises ValueError when the result would not be a valid skill."""
     validate_label(skill.label)
@@ -46,6 +55,8 @@ def edited_skill(skill: Skill, part: str, file: str, text: str) -> Skill:
                 raise ValueError("The procedure cannot be empty: a skill is its procedure.")
             return replace(skill, declarative_md=text)
         case "chunks":
+            if skill.format == "skill_md":
+                raise ValueError("chunks.md is not part of a SKILL.md skill; put notes under references/ instead.")
             return replace(skill, chunks_md=text)
         case "code":
             return replace(skill, code_files={**skill.code_files, file.removeprefix(part_folder(skill)): text})
@@ -85,6 +96,13 @@ def rename_skill(store: SkillStore, label: str, new_label: str) -> tuple[Skill, 
     skill = store.load(label)
     if skill is None or skill.path is None:
         raise SkillRenameError(f"{label} cannot be loaded; fix or delete it first.")
+    if skill.read_only:
+        raise SkillRenameError(f"{label} is read-only here (it is not one of your skills); nothing was moved.")
+    if skill.format != "skill_md":
+        raise SkillRenameError(
+            f"{label} is kept in the older layout; edit and save it once (it is converted to SKILL.md, its old files "
+            "backed up), then rename it."
+        )
     problem = label_problem(new_label, skill.format, store)
     if problem:
         raise SkillRenameError(problem)

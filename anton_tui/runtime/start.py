@@ -55,9 +55,8 @@ class RuntimeStarter:
             return build_demo_runtime(settings)
         from anton_tui.agent.factory import build_session
         from anton_tui.memory.stores import MemoryStores
-        from anton_tui.paths import AntonPaths
 
-        stores = MemoryStores.from_paths(AntonPaths.from_settings(settings), episodic_enabled=settings.episodic_memory)
+        stores = MemoryStores.from_settings(settings)
         return Runtime(settings, build_session(settings, stores=stores), stores=stores)
 
     def settings_for_setup(self) -> tuple[Any, dict[str, str | None]]:

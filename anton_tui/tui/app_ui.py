@@ -149,6 +149,11 @@ class AppActions:
 
     # --- the conversation ----------------------------------------------------------------------------------------
 
+    def send_prompt(self: AntonApp, text: str) -> None:
+        """Start a turn with `text`, as if the user had typed it (a skill's own slash command does this)."""
+        if self._main_screen is not None:
+            self._main_screen.call_later(self._main_screen.send, text)
+
     def clear_chat(self: AntonApp) -> None:
         if self.runtime is not None:
             self.runtime.new_conversation()

@@ -67,7 +67,8 @@ def episode(turn: int, role: str, content: str) -> str:
 
 
 @pytest.fixture
-def stores(anton_home: Path, project_dir: Path) -> MemoryStores:
+def stores(anton_home: Path, project_dir: Path, monkeypatch) -> MemoryStores:
+    monkeypatch.setenv("ANTON_SKILLS_BUILTIN", "false")  # these tests are about the user's own skills
     memory = anton_home / "memory"
     memory.mkdir()
     (memory / "rules.md").write_text(GLOBAL_RULES)
@@ -522,3 +523,41 @@ async def test_choosing_an_entry_in_the_open_palette_runs_its_slash_command(stor
         await pilot.press("enter")
         await pilot.pause()
     assert app.ran == ["/memory lessons"]
+
+
+async def test_skill_install_asks_per_skill_and_installs_the_chosen_one(stores: MemoryStores, tmp_path: Path) -> None:
+    import subprocess
+
+    repo = tmp_path / "skill-repo"
+    for name in ("lint-python", "release-notes"):
+        (repo / name).mkdir(parents=True)
+        (repo / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill\n---\n1. Go.\n")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    recorder = Recorder([False, True])
+    text = await text_of(f"/skill install {repo.as_uri()}", context(stores, recorder))
+    assert "Installed skill release-notes." in text and "lint-python" not in text
+    asked = [call for call in recorder.calls if call[0] == "confirm"]
+    assert [("lint-python" in q[1], "release-notes" in q[1]) for q in asked] == [(True, False), (False, True)]
+    assert stores.skills.load("release-notes").source == "user" and stores.skills.load_user("lint-python") is None
+
+    before = sorted(p.name for p in stores.skills.root.iterdir())
+    output = await run("/skill install file:///no/such/repo.git", context(stores))
+    assert output.level == "error" and "Could not clone" in output.plain() and "Nothing was installed" in output.plain()
+    assert sorted(p.name for p in stores.skills.root.iterdir()) == before
+
+
+async def test_a_user_invocable_skill_is_a_slash_command_that_starts_a_recalling_turn(stores: MemoryStores) -> None:
+    folder = stores.skills.root / "weekly-report"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: weekly-report\ndescription: Weekly report\nuser-invocable: true\n---\n1. Collect.\n"
+    )
+    sent: list[str] = []
+    ctx = context(stores, send_prompt=sent.append)
+    assert await run("/weekly-report for the sales team", ctx) is None
+    assert len(sent) == 1 and "recall_skill with the label `weekly-report`" in sent[0]
+    assert sent[0].endswith("Arguments: for the sales team")
+
+    output = await run("/csv_summary now", ctx)  # a skill that is not user-invocable is no command
+    assert output.level == "error" and "Unknown command" in output.plain() and len(sent) == 1

@@ -57,7 +57,7 @@ async def test_skill_edit_opens_the_editor_and_ctrl_s_writes_the_procedure(fake_
         await type_in_prompt(pilot, "/skill edit")
         await wait_for(pilot, lambda: isinstance(app.screen, SkillsScreen), what="the skills screen")
         screen = app.screen
-        assert tree_labels(screen) == ["csv_summary"]
+        assert tree_labels(screen) == ["csv-summary"]
         await pilot.press("enter")  # the skill under the cursor opens its procedure
         await wait_for(pilot, lambda: screen.open_ref is not None, what="the procedure to open")
         assert screen.editor.text == PROCEDURE
@@ -65,13 +65,13 @@ async def test_skill_edit_opens_the_editor_and_ctrl_s_writes_the_procedure(fake_
         screen.editor.move_cursor(screen.editor.document.end)
         await pilot.press("enter", *"3. Print the totals")
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: "Saved csv_summary/declarative.md" in notifications(app),
+        await wait_for(pilot, lambda: "Saved csv-summary/SKILL.md" in notifications(app),
                        what="the save notification")  # fmt: skip
         await pilot.press("escape", "escape")  # leave the editor, then the screen: nothing unsaved, so no question
         await wait_for(pilot, lambda: app.screen is main_screen(app), what="back to the chat")
-    saved = (store.root / "csv_summary" / "declarative.md").read_text(encoding="utf-8")
-    assert saved == PROCEDURE + "\n3. Print the totals"
-    assert store.load("csv_summary").declarative_md == saved
+    saved = (store.root / "csv-summary" / "SKILL.md").read_text(encoding="utf-8")
+    assert saved.endswith("\n---\n" + PROCEDURE + "\n3. Print the totals")
+    assert store.load("csv-summary").declarative_md == PROCEDURE + "\n3. Print the totals"
 
 
 async def test_after_ctrl_s_the_file_line_no_longer_says_modified(fake_llm) -> None:
@@ -91,7 +91,7 @@ async def test_after_ctrl_s_the_file_line_no_longer_says_modified(fake_llm) -> N
         info = screen.query_one("#skills-file-info")
         assert "modified" in str(info.render())
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: "Saved csv_summary/declarative.md" in notifications(app), what="the save")
+        await wait_for(pilot, lambda: "Saved csv-summary/SKILL.md" in notifications(app), what="the save")
         assert "modified" not in str(info.render())
 
 
@@ -107,26 +107,26 @@ async def test_skill_save_from_the_chat_appears_in_the_open_skills_screen_and_th
         await send_and_wait(pilot, "Sum revenue per region in sales.csv")
         inspector = main_screen(app).query_one(InspectorPane)
         skills_tab = inspector.tab("skills")
-        await wait_for(pilot, lambda: skills_tab.table.row_count == 1, what="the seeded skill in the Skills tab")
+        await wait_for(pilot, lambda: skills_tab.table.row_count == 4, what="the seeded skill and the 3 built-in ones in the Skills tab")
 
         await type_in_prompt(pilot, "/skill save monthly revenue")
         await type_in_prompt(pilot, "/skill edit")  # opened while the model is still drafting
         await wait_for(pilot, lambda: isinstance(app.screen, SkillsScreen), what="the skills screen")
         screen = app.screen
-        assert tree_labels(screen) == ["csv_summary"], "the draft is not saved yet"
+        assert tree_labels(screen) == ["csv-summary"], "the draft is not saved yet"
 
-        await wait_for(pilot, lambda: "monthly_revenue" in tree_labels(screen), timeout=6,
+        await wait_for(pilot, lambda: "monthly-revenue" in tree_labels(screen), timeout=6,
                        what="the new skill in the open skills screen")  # fmt: skip
-        assert tree_labels(screen) == ["csv_summary", "monthly_revenue"]
+        assert tree_labels(screen) == ["csv-summary", "monthly-revenue"]
         assert "2 saved" in str(screen.query_one("#skills-title").render())
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is main_screen(app), what="back to the chat")
 
-        await wait_for(pilot, lambda: skills_tab.table.row_count == 2, what="the new skill in the Skills tab")
+        await wait_for(pilot, lambda: skills_tab.table.row_count == 5, what="the new skill in the Skills tab")
         replies = dict(command_replies(app))
-        assert "Saved skill monthly_revenue" in replies["/skill save monthly revenue"]
+        assert "Saved skill monthly-revenue" in replies["/skill save monthly revenue"]
     [draft_request] = [r for r in fake_llm.requests_for(PLANNER) if r.tool_choice]
     assert draft_request.tool_choice == {"type": "tool", "name": "SkillDraft"}
     assert "Sum revenue per region" in str(draft_request.messages) and "monthly revenue" in str(draft_request.messages)
-    saved = SkillStore(home_dir() / "skills").load("monthly_revenue")
-    assert saved is not None and saved.when_to_use == DRAFT["when_to_use"]
+    saved = SkillStore(home_dir() / "skills").load("monthly-revenue")
+    assert saved is not None and saved.format == "skill_md" and DRAFT["when_to_use"] in saved.cue

@@ -56,7 +56,7 @@ async def test_memory_tabs_show_the_files_on_disk(tmp_path):
         assert column(app.pane.tab("profile").table, 1) == ["Name: Jorge", "Timezone: PST", "Works mostly in Python"]
         skills = table_rows(app.pane.tab("skills").table)
         assert [row[0] for row in skills] == ["btc-chart", "csv_summary", "web_scrape"]
-        assert skills[2] == ["web_scrape", "Web scraping", "7", "4/3", "2/1", "0/0", "2026-11-21 08:00"]
+        assert skills[2] == ["web_scrape", "Web scraping", "7", "4/3", "2/1", "0/0", "yours", "2026-11-21 08:00"]
         assert skills[0][1] == "Btc Chart" and skills[0][5] == "1/1"
         assert label_of(app, "rules") == "Rules 4"
         assert label_of(app, "lessons") == "Lessons 4"

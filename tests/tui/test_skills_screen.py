@@ -145,7 +145,7 @@ async def type_at_end(pilot, editor: TextArea, *keys: str) -> None:
     await pilot.press(*keys)
 
 
-async def test_editing_the_procedure_and_ctrl_s_writes_declarative_md_and_keeps_stats(store: SkillStore) -> None:
+async def test_saving_an_older_layout_skill_asks_then_converts_it_keeping_a_backup(store: SkillStore) -> None:
     folder = store.root / "csv_summary"
     before = folder_bytes(folder)
     app = SkillsHost(store)
@@ -161,12 +161,26 @@ async def test_editing_the_procedure_and_ctrl_s_writes_declarative_md_and_keeps_
         assert "modified" in str(screen.query_one("#skills-file-info").render())
         await pilot.press("ctrl+s")
         await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "older layout" in app.screen.question and "backup" in app.screen.question
+        await pilot.press("n")
+        await settle(pilot)
+        assert folder_bytes(folder) == before
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert screen.selected_label == "csv-summary"
 
-    after = folder_bytes(folder)
-    assert after["declarative.md"] == b"1. Load\n2. describe()\n3. plot it"
+    assert not folder.exists()
+    after = folder_bytes(store.root / "csv-summary")
+    assert set(after) == {"SKILL.md", "stats.json", "scripts/helpers.py"}
+    assert after["SKILL.md"].endswith(b"\n---\n1. Load\n2. describe()\n3. plot it")
+    assert b"name: csv-summary\n" in after["SKILL.md"] and b"display_name: CSV Summary" in after["SKILL.md"]
     assert after["stats.json"] == before["stats.json"]
-    assert after["meta.json"] == before["meta.json"]
-    assert after["code/helpers.py"] == before["code/helpers.py"]
+    assert after["scripts/helpers.py"] == before["code/helpers.py"]
+    [backup] = (store.root.parent / "backups" / "skills").iterdir()
+    assert folder_bytes(backup) == before
 
 
 async def test_skill_md_procedure_edit_round_trips(store: SkillStore) -> None:
@@ -194,7 +208,9 @@ async def test_code_file_edit_is_saved_in_place(store: SkillStore) -> None:
         await type_at_end(pilot, screen.editor, *"# checked")
         await pilot.press("ctrl+s")
         await settle(pilot)
-    assert (store.root / "csv_summary" / "code" / "helpers.py").read_text().endswith("read()\n# checked")
+        await pilot.press("y")
+        await settle(pilot)
+    assert (store.root / "csv-summary" / "scripts" / "helpers.py").read_text().endswith("read()\n# checked")
 
 
 async def test_an_empty_procedure_is_refused_and_nothing_is_written(store: SkillStore) -> None:
@@ -245,45 +261,54 @@ async def test_new_skill_gets_a_unique_label_and_opens_its_procedure(store: Skil
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, SkillsScreen)
-        assert screen.open_ref == NodeRef("csv_summary_2", "declarative.md", "procedure")
-        assert screen.selected_label == "csv_summary_2"
+        assert screen.open_ref == NodeRef("csv-summary-2", "SKILL.md", "procedure")
+        assert screen.selected_label == "csv-summary-2"
 
-    created = store.load("csv_summary_2")
-    assert created is not None
-    assert (created.name, created.when_to_use) == ("CSV Summary", "the user hands over a CSV file")
+    created = store.load("csv-summary-2")
+    assert created is not None and created.format == "skill_md"
+    assert (created.name, created.cue) == ("CSV Summary", "the user hands over a CSV file")
     assert created.declarative_md.strip()
     assert store.load("csv_summary").declarative_md == "1. Load\n2. describe()"
 
 
 async def test_rename_moves_every_file_and_refuses_taken_or_bad_labels(store: SkillStore) -> None:
-    before = folder_bytes(store.root / "csv_summary")
+    (store.root / "fetch-prices" / "scripts").mkdir()
+    (store.root / "fetch-prices" / "scripts" / "get.py").write_text("print(1)\n")
+    before = folder_bytes(store.root / "fetch-prices")
+    legacy = folder_bytes(store.root / "csv_summary")
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         screen.tree.move_cursor(screen._find(NodeRef("csv_summary")))
         await pilot.press("f2")
         await settle(pilot)
+        app.screen.query_one("#label", Input).value = "summarize-csv"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert any("older layout" in str(n.message) for n in app._notifications)
+        screen.tree.move_cursor(screen._find(NodeRef("fetch-prices")))
+        await pilot.press("f2")
+        await settle(pilot)
         modal = app.screen
         assert isinstance(modal, FormModal)
         field = modal.query_one("#label", Input)
-        for refused in ("fetch-prices", "half_done", "Has Spaces"):
+        for refused in ("csv_summary", "half_done", "Has Spaces", "snake_case"):
             field.value = refused
             await pilot.press("enter")
             await settle(pilot)
             assert app.screen is modal, refused
-        field.value = "summarize_csv"
+        field.value = "fetch-coins"
         await pilot.press("enter")
         await settle(pilot)
         assert app.screen is screen
-        assert screen.selected_label == "summarize_csv"
+        assert screen.selected_label == "fetch-coins"
 
-    assert not (store.root / "csv_summary").exists()
-    after = folder_bytes(store.root / "summarize_csv")
-    assert set(after) == set(before)
-    for name in ("declarative.md", "stats.json", "code/helpers.py"):
-        assert after[name] == before[name]
-    assert json.loads(after["meta.json"])["label"] == "summarize_csv"
-    assert store.load("summarize_csv").when_to_use == "user asks to summarize a csv"
+    assert folder_bytes(store.root / "csv_summary") == legacy
+    assert not (store.root / "fetch-prices").exists()
+    after = folder_bytes(store.root / "fetch-coins")
+    assert set(after) == set(before) | {"stats.json"}
+    assert after["scripts/get.py"] == before["scripts/get.py"]
+    assert after["SKILL.md"] == before["SKILL.md"].replace(b"name: fetch-prices", b"name: fetch-coins")
     assert store.load("half_done") is None and store.problem("half_done") is not None
 
 
@@ -342,7 +367,7 @@ async def test_refresh_tree_picks_up_changes_and_keeps_the_cursor(store: SkillSt
         screen.refresh_tree()
         await settle(pilot)
         assert screen.tree.cursor_node.data == NodeRef("csv_summary", "stats.json", "stats")
-        assert screen._find(NodeRef("aaa_first")) is not None
+        assert screen._find(NodeRef("aaa-first")) is not None
         assert screen._find(NodeRef("csv_summary", "chunks.md", "chunks")) is not None
         assert "3 saved · 1 broken" in str(screen.query_one("#skills-title").render())
 
@@ -381,3 +406,38 @@ async def _open_procedure(pilot) -> None:
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["wide", "small"])
 def test_skills_screen_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
     assert snap_compare(_snapshot_app(tmp_path), terminal_size=size, run_before=_open_procedure)
+
+
+async def test_built_in_skills_are_listed_apart_and_editing_one_offers_a_copy(tmp_path: Path) -> None:
+    from anton_tui.memory.skill_sources import BUILTIN_ROOT, skill_sources
+
+    root = tmp_path / "skills"
+    store = SkillStore(root, sources=skill_sources(tmp_path / "project", home=tmp_path / "home"))
+    store.save(Skill(label="analysis-to-skill", name="Mine", description="My own version", declarative_md="1. Mine\n"))
+    builtin_before = (BUILTIN_ROOT / "explore-data-file" / "SKILL.md").read_bytes()
+    app = SkillsHost(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await settle(pilot)
+        groups = [node for node in screen.tree.root.children if node.data is None]
+        assert [str(node.label).split("  ")[0] for node in groups] == ["Built-in"]
+        assert sorted(child.data.label for child in groups[0].children) == ["explore-data-file", "python-helper-in-scratchpad"]
+        assert "hides Built-in" in str(screen._find(NodeRef("analysis-to-skill")).label)
+        assert "1 saved · 2 read-only" in str(screen.query_one("#skills-title").render())
+
+        screen.tree.select_node(screen._find(NodeRef("explore-data-file")))
+        await settle(pilot)
+        assert "read-only (Built-in)" in str(screen.query_one("#skills-file-info").render())
+        await type_at_end(pilot, screen.editor, *"7. Mine")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen) and "Copy it into your skills" in app.screen.question
+        await pilot.press("y")
+        await settle(pilot)
+        node = screen._find(NodeRef("explore-data-file"))
+        assert node is not None and node.parent is screen.tree.root, "the copy is one of the user's skills now"
+
+    assert (BUILTIN_ROOT / "explore-data-file" / "SKILL.md").read_bytes() == builtin_before
+    copy = store.load("explore-data-file")
+    assert (copy.source, copy.provenance) == ("user", "manual")
+    assert copy.declarative_md.endswith("7. Mine") and (root / "explore-data-file" / "SKILL.md").is_file()

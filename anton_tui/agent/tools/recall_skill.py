@@ -1,7 +1,9 @@
 """The `recall_skill` tool: load a saved procedure (a skill) into the conversation.
 
 A mistyped label is recovered with the closest existing one, and the recall is credited to the skill actually
-loaded. In the brain analogy this is the striatum handing a learned action sequence to working memory.
+loaded. As in anton-agent, a skill whose full recall is still in the conversation is not sent again: the model gets a
+short reminder, and the counters are not bumped; once the full text has left the history (compaction, a new
+conversation) the next recall sends it again. In the brain analogy this is the striatum handing a learned action sequence to working memory.
 """
 
 from __future__ import annotations
@@ -19,12 +21,37 @@ DESCRIPTION = (
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"label": {"type": "string", "description": "The skill's label, e.g. csv_summary."}},
+    "properties": {"label": {"type": "string", "description": "The skill's label, e.g. csv-summary."}},
     "required": ["label"],
 }
 
 
-def recall(store, requested: str) -> ToolResult:
+PROCEDURE_HEADER = "## Procedure (Stage 1 — declarative)"
+
+
+def already_in_history(history: list[Any] | None, label: str) -> bool:
+    """Whether a full recall of `label` (its marker and the procedure heading in one message) is still in history."""
+    if not history:
+        return False
+    import json
+
+    marker = f"# Skill recalled: `{label}`"
+    for message in history:
+        text = message if isinstance(message, str) else json.dumps(message, default=str, ensure_ascii=False)
+        if marker in text and PROCEDURE_HEADER in text:
+            return True
+    return False
+
+
+def already_recalled_text(label: str, name: str) -> str:
+    """anton-agent's reminder for a repeated recall (it carries neither the marker nor the procedure heading)."""
+    return (
+        f"Skill '{label}' was already recalled in this conversation — its full procedure is in your context above, "
+        f"under the '# Skill: {name}' heading, and still applies. Not re-sending the body."
+    )
+
+
+def recall(store, requested: str, history: list[Any] | None = None) -> ToolResult:
     from anton_tui.memory.skills import BrokenSkillError, SkillNotFoundError, format_no_match, format_recall
 
     requested = requested.strip()
@@ -40,17 +67,28 @@ def recall(store, requested: str) -> ToolResult:
     if skill is None:
         labels = [summary["label"] for summary in store.list_summaries()]
         return ToolResult(format_no_match(requested, labels), success=False)
+    if already_in_history(history, skill.label):
+        return ToolResult(already_recalled_text(skill.label, skill.name or skill.label))
     try:
         store.increment_recommended(skill.label, stage=1)
     except (BrokenSkillError, SkillNotFoundError):  # changed on disk since it was read: leave it as it is
         pass
-    return ToolResult(format_recall(skill, requested))
+    from anton_tui.agent.tools.skill_resource import resources_note
+
+    text = format_recall(skill, requested) + resources_note(skill.label, skill.path)
+    allowed = skill.allowed_tools
+    if allowed is not None:
+        names = ", ".join(f"`{name}`" for name in allowed) or "none"
+        text += f"\n\nWhile you follow this skill, only these tools may be used: {names}."
+        return ToolResult(text, limits_tools=(skill.label, tuple(allowed)))
+    return ToolResult(text)
 
 
 async def handle_recall_skill(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolResult:
     if ctx.skills is None:
         return ToolResult("ERROR: procedural memory is not available in this session.", success=False)
-    return await asyncio.to_thread(recall, ctx.skills, str(tool_input.get("label") or ""))
+    history = list(ctx.history)
+    return await asyncio.to_thread(recall, ctx.skills, str(tool_input.get("label") or ""), history)
 
 
 RECALL_SKILL_TOOL = ToolDef("recall_skill", DESCRIPTION, INPUT_SCHEMA, handle_recall_skill)

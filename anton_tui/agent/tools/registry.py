@@ -19,6 +19,8 @@ log = logging.getLogger(__name__)
 class ToolResult:
     text: str
     success: bool = True
+    limits_tools: tuple[str, tuple[str, ...]] | None = None
+    """Set by a recall of a skill with `allowed-tools`: (label, the tools the rest of the turn may use)."""
 
 
 Handler = Callable[["ToolContext", dict[str, Any]], Awaitable[ToolResult]]

@@ -140,6 +140,8 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("skill remove", "<label>", "Delete a skill (asks first)", skill_cmds.remove_skill, "Skills", True,
                 _skill_labels),
     CommandSpec("skill edit", "", "Open the skills editor", _skills_screen, "Skills"),
+    CommandSpec("skill install", "<folder or git URL>", "Install skills from a folder or a git repository",
+                skill_cmds.install_skill, "Skills", True),
     CommandSpec("skill", "", "Same as /skill list", skill_cmds.list_skills, "Skills"),
     CommandSpec("skills", "", "Same as /skill list", skill_cmds.list_skills, "Skills", True, ("list",)),
     CommandSpec("setup", "", "Provider, API key, models and memory settings", _setup, "Workspace"),
@@ -193,7 +195,8 @@ async def run(text: str, ctx: CommandContext) -> CommandOutput | None:
         return error("Not a slash command.")
     found = find(parsed)
     if found is None:
-        return unknown(parsed)
+        invoked = await skill_cmds.invoke_skill(ctx, parsed)
+        return unknown(parsed) if invoked is False else invoked
     spec, args = found
     if args.words and not spec.takes_args:
         return unknown(parsed)
@@ -217,7 +220,7 @@ def _choices(spec: CommandSpec, ctx: CommandContext | None) -> list[str]:
 
 def complete(prefix: str, ctx: CommandContext | None = None) -> list[str]:
     """Completions of `prefix` up to the end of its current word: `/sk` → `/skill`, `/skills`; `/skill show c` →
-    `/skill show csv_summary` (argument choices need `ctx`)."""
+    `/skill show csv-summary` (argument choices need `ctx`)."""
     if not prefix.startswith("/") or "\n" in prefix:
         return []
     *done, partial = prefix[1:].split(" ")

@@ -53,7 +53,7 @@ def skill_table(store: SkillStore) -> CommandOutput:
 
 async def list_skills(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if args.words and args.words[0].lower() not in ("list",):
-        return error(f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show or remove.")
+        return error(f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show, remove, edit or install.")
     return await off_loop(skill_table, ctx.stores.skills)
 
 
@@ -88,6 +88,14 @@ def skill_markdown(skill: Skill) -> str:
         lines.append(f"- **Description:** {_markdown_text(skill.description)}")
     if skill.when_to_use:
         lines.append(f"- **When to use:** {_markdown_text(skill.when_to_use)}")
+    if skill.read_only:
+        from anton_tui.memory.skill_sources import SOURCE_TITLES
+
+        lines.append(f"- **Source:** {SOURCE_TITLES.get(skill.source, skill.source)} (read-only)")
+    if skill.allowed_tools is not None:
+        lines.append(f"- **Allowed tools:** {_markdown_text(', '.join(skill.allowed_tools) or 'none')}")
+    if skill.user_invocable:
+        lines.append(f"- **Slash command:** `/{skill.label} [arguments]`")
     lines.append(f"- **Recalls:** {stats.total_recalls}")
     for stage in (1, 2, 3):
         counters = stats.stage(stage)
@@ -130,6 +138,49 @@ async def remove_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutpu
     except OSError as exc:
         return error(f"Could not delete {requested}: {exc}")
     return success(f"Deleted skill {requested}.") if deleted else warning(f"Skill {requested} was already gone.")
+
+
+def skill_prompt(label: str, arguments: str) -> str:
+    """The message a skill's slash command sends: recall the skill, then follow it with the arguments."""
+    text = f"Use the skill `{label}`: call recall_skill with the label `{label}` first, then follow its procedure."
+    return f"{text}\n\nArguments: {arguments}" if arguments else text
+
+
+async def invoke_skill(ctx: CommandContext, parsed) -> CommandOutput | None | bool:
+    """`/label [args]` for a skill marked `user-invocable: true`: starts a turn that recalls it with the arguments.
+    False when no such skill exists (the command is then unknown)."""
+    store = ctx.stores.skills
+    try:
+        skill = await off_loop(store.load, parsed.name)
+    except ValueError:
+        return False
+    if skill is None or not skill.user_invocable:
+        return False
+    send = ctx.hook("send_prompt")
+    if send is None:
+        return error(f"/{skill.label} starts a turn, which this screen cannot do.")
+    await ctx.call(send, skill_prompt(skill.label, parsed.rest.strip()))
+    return None
+
+
+async def install_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    source = args.rest.strip()
+    if not source:
+        return error("Install from where? /skill install <folder or git URL>.")
+
+    async def choose(candidate) -> bool:
+        what = f" — {candidate.description}" if candidate.description else ""
+        return await ctx.ask(f"Install the skill {candidate.label}{what}?")
+
+    try:
+        report = await ctx.runtime.install_skills(source, choose)
+    except (ValueError, OSError) as exc:
+        return error(str(exc))
+    lines = [f"Installed skill {label}." for label in report.installed] or ["Nothing installed."]
+    lines += [f"Skipped: {problem}" for problem in report.problems]
+    if not report.installed:
+        return warning("\n".join(lines))
+    return success("\n".join(lines))
 
 
 async def save_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:

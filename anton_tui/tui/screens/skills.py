@@ -26,7 +26,8 @@ from textual.theme import Theme
 from textual.widgets import Button, Footer, Input, Label, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
-from anton_tui.memory.skills import BrokenSkill, Skill
+from anton_tui.memory.skill_sources import SOURCE_ORDER, SOURCE_TITLES
+from anton_tui.memory.skills import BrokenSkill, LegacyLayoutError, ReadOnlySkillError, Skill
 from anton_tui.runtime import Runtime, SkillListing
 from anton_tui.runtime.skill_edits import part_text
 from anton_tui.tui.screens.confirm import ConfirmScreen
@@ -135,7 +136,10 @@ class SkillsScreen(Screen[None]):
     HELP = """\
 ## Skills
 
-Saved procedures, one per folder in `~/.anton/skills`. Choose a skill or one of its parts in the tree (**Enter**)
+Saved procedures, one per folder in `~/.anton/skills`, and below them the read-only skills of the project's
+`.agents/skills`, of other tools (`~/.agents/skills`, `~/.claude/skills`) and the built-in ones. Saving an edit of a
+read-only skill offers to copy it into your skills; saving an older-layout skill (meta.json + declarative.md) offers
+to convert it to SKILL.md, keeping its old files in a backup. Choose a skill or one of its parts in the tree (**Enter**)
 to open it in the editor; **Ctrl+S** saves the open file (a skill needs a procedure, so an empty one is refused),
 **Ctrl+N** creates a skill from a name and when to use it, **F2** renames the selected skill, **F8** (or
 **Delete** in the tree) deletes it after asking. Stats and broken skills open read-only. **Escape** leaves the
@@ -235,19 +239,29 @@ editor, and again closes this screen.
         select = message.select
         tree = self.tree
         keep = select or (tree.cursor_node.data if tree.cursor_node is not None else None)
-        expanded = {node.data.label for node in tree.root.children if node.is_expanded and node.data is not None}
+        nodes = [*tree.root.children, *(child for node in tree.root.children if node.data is None for child in node.children)]
+        expanded = {node.data.label for node in nodes if node.is_expanded and node.data is not None}
         if select is not None:
             expanded.add(select.label)
         tree.clear()
-        entries = sorted([(s.label, s) for s in listing.skills] + [(b.label, b) for b in listing.broken],
+        own = [s for s in listing.skills if not s.read_only]
+        entries = sorted([(s.label, s) for s in own] + [(b.label, b) for b in listing.broken],
                          key=lambda pair: pair[0])  # fmt: skip
         for label, entry in entries:
             if isinstance(entry, Skill):
-                self._add_skill(tree, entry, label in expanded)
+                self._add_skill(tree.root, entry, label in expanded)
             else:
                 self._add_broken(tree, entry, label in expanded)
-        count, broken = len(listing.skills), len(listing.broken)
-        summary = f"Skills · {count} saved" + (f" · {broken} broken" if broken else "")
+        for key in SOURCE_ORDER:
+            found = [s for s in listing.skills if s.source == key and s.read_only]
+            if found:
+                group = tree.root.add(Text.assemble((SOURCE_TITLES[key], "bold"), ("  read-only", "dim")), expand=True)
+                for skill in found:
+                    self._add_skill(group, skill, skill.label in expanded)
+        count, broken = len(own), len(listing.broken)
+        others = len(listing.skills) - count
+        summary = f"Skills · {count} saved" + (f" · {others} read-only" if others else "")
+        summary += f" · {broken} broken" if broken else ""
         self.query_one("#skills-title", Static).update(Content(summary))
         target = self._find(keep) or (self._skill_node(keep.label) if keep else None)
         tree.get_node_at_line(0)  # lays out the new lines now, so the cursor can be placed on a new node
@@ -282,11 +296,16 @@ editor, and again closes this screen.
             label.append("  ●", style="bold")
         parent.add_leaf(label, data=ref)
 
-    def _add_skill(self, tree: Tree[NodeRef], skill: Skill, expand: bool) -> None:
+    def _add_skill(self, parent: TreeNode[NodeRef], skill: Skill, expand: bool) -> None:
         label = Text(skill.label)
         if skill.name and skill.name != skill.label:
             label.append(f"  {skill.name}", style="dim")
-        node = tree.root.add(label, data=NodeRef(skill.label), expand=expand)
+        if skill.format == "anton":
+            label.append("  older layout", style="yellow")
+        shadowed = self.listing.clashes.get(skill.label)
+        if shadowed:
+            label.append("  hides " + ", ".join(SOURCE_TITLES.get(k, k) for k in shadowed), style="yellow")
+        node = parent.add(label, data=NodeRef(skill.label), expand=expand)
         if skill.format == "skill_md":
             self._leaf(node, "SKILL.md", NodeRef(skill.label, "SKILL.md", "procedure"), "procedure")
             folders = [("references", "reference", 2, skill.reference_files), ("scripts", "code", 3, skill.code_files)]
@@ -369,7 +388,15 @@ editor, and again closes this screen.
         text = part_text(skill, ref.part, ref.file or "")
         if text is None:
             return OpenedFile(ref, None, True, f"{ref.label}/{ref.file} no longer exists")
-        return OpenedFile(ref, text, False, f"when to use: {skill.cue}" if skill.cue else "")
+        note = f"when to use: {skill.cue}" if skill.cue else ""
+        if skill.format == "anton":
+            note += ("\n" if note else "") + "older layout: saving converts it to SKILL.md (old files backed up)"
+        if skill.allowed_tools is not None:
+            note += ("\n" if note else "") + "allowed tools: " + (", ".join(skill.allowed_tools) or "none")
+        if skill.read_only:
+            where = SOURCE_TITLES.get(skill.source, skill.source)
+            note += ("\n" if note else "") + f"read-only ({where}): saving offers to copy it into your skills"
+        return OpenedFile(ref, text, False, note)
 
     @on(Opened)
     def _opened(self, message: Opened) -> None:
@@ -446,10 +473,89 @@ editor, and again closes this screen.
     async def save_part(self, ref: NodeRef, text: str) -> None:
         try:
             saved = await self.runtime.save_skill_part(ref.label, ref.part, ref.file or "", text)
+        except LegacyLayoutError:
+            self.post_message(self.ConvertAsked(ref, text))
+            return
+        except ReadOnlySkillError as exc:
+            self.post_message(self.CopyAsked(ref, text, str(exc)))
+            return
         except (ValueError, OSError) as exc:
             self.post_message(self.Done(str(exc), error=True))
             return
         self.post_message(self.Done(f"Saved {saved.label}/{ref.file}", saved_text=text))
+
+    class ConvertAsked(Message):
+        """Saving needs the older-layout skill converted to SKILL.md first; the user is asked."""
+
+        def __init__(self, ref: NodeRef, text: str) -> None:
+            super().__init__()
+            self.ref, self.text = ref, text
+
+    class CopyAsked(Message):
+        """Saving an edit of a read-only skill needs a copy of it in the user's skills; the user is asked."""
+
+        def __init__(self, ref: NodeRef, text: str, reason: str) -> None:
+            super().__init__()
+            self.ref, self.text, self.reason = ref, text, reason
+
+    @on(CopyAsked)
+    def _ask_copy(self, message: CopyAsked) -> None:
+        ref, text = message.ref, message.text
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.copy_and_save(ref, text)
+            else:
+                self.notify("Not saved: the skill is read-only.", title="Skills")
+
+        question = (
+            f"{message.reason[:1].upper()}{message.reason[1:]}. Copy it into your skills (~/.anton/skills) with this "
+            "change? Your copy is then used instead of the original, which stays as it is."
+        )
+        self.app.push_screen(ConfirmScreen(question, confirm="Copy and save"), answer)
+
+    @work(group="skills-write", exclusive=True, exit_on_error=False)
+    async def copy_and_save(self, ref: NodeRef, text: str) -> None:
+        try:
+            saved = await self.runtime.copy_and_save_skill_part(ref.label, ref.part, ref.file or "", text)
+        except (ValueError, OSError) as exc:
+            self.post_message(self.Done(str(exc), error=True))
+            return
+        self._unsaved.pop((ref.label, ref.file), None)
+        self.open_ref = None
+        select = replace(ref, label=saved.skill.label)
+        self.post_message(self.Done(saved.warning or f"Saved {saved.skill.label}", select=select, open_after=True))
+
+    @on(ConvertAsked)
+    def _ask_convert(self, message: ConvertAsked) -> None:
+        ref, text = message.ref, message.text
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.convert_and_save(ref, text)
+            else:
+                self.notify("Not saved: the skill keeps its older layout.", title="Skills")
+
+        question = (
+            f"{ref.label} is kept in the older layout (meta.json + declarative.md). Saving converts it to SKILL.md, "
+            "the layout newer Anton writes, under a hyphen-case label; its old files are copied to a backup "
+            "first. Convert and save?"
+        )
+        self.app.push_screen(ConfirmScreen(question, confirm="Convert and save"), answer)
+
+    @work(group="skills-write", exclusive=True, exit_on_error=False)
+    async def convert_and_save(self, ref: NodeRef, text: str) -> None:
+        try:
+            saved = await self.runtime.convert_and_save_skill_part(ref.label, ref.part, ref.file or "", text)
+        except (ValueError, OSError) as exc:
+            self.post_message(self.Done(str(exc), error=True))
+            return
+        self._unsaved.pop((ref.label, ref.file), None)
+        self.open_ref = None
+        new_ref = NodeRef(saved.skill.label, "SKILL.md", "procedure") if ref.part == "procedure" else NodeRef(
+            saved.skill.label
+        )
+        self.post_message(self.Done(saved.warning or f"Saved {saved.skill.label}", select=new_ref, open_after=True))
 
     def action_new_skill(self) -> None:
         def check(values: dict[str, str]) -> str | None:
@@ -473,7 +579,7 @@ editor, and again closes this screen.
         except (ValueError, OSError) as exc:
             self.post_message(self.Done(str(exc), error=True))
             return
-        procedure = NodeRef(skill.label, "declarative.md", "procedure")
+        procedure = NodeRef(skill.label, "SKILL.md" if skill.format == "skill_md" else "declarative.md", "procedure")
         message = f"Created {skill.label}: write its procedure and press Ctrl+S."
         self.post_message(self.Done(message, select=procedure, open_after=True))
 

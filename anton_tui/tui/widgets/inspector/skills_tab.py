@@ -16,6 +16,7 @@ from textual.events import Resize
 from textual.widgets import DataTable, Static
 
 from anton_tui.memory.skill_format import STAGES
+from anton_tui.memory.skill_sources import SOURCE_ORDER, SOURCE_TITLES
 from anton_tui.memory.skills import Skill
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
@@ -35,9 +36,11 @@ COLUMNS = (
     ColumnSpec("stage_1", "Stage 1", 7, drop=1),
     ColumnSpec("stage_2", "Stage 2", 7, drop=3),
     ColumnSpec("stage_3", "Stage 3", 7, drop=4),
+    ColumnSpec("source", "Source", 9, drop=6),
     ColumnSpec("last_used", "Last used", 16, drop=2),
 )
 SORT_KEYS: dict[str, Callable[[SkillRow], Any]] = {}
+SOURCE_SHORT = {"user": "yours", "project": "project", "agents": ".agents", "claude": ".claude", "builtin": "built-in"}
 
 
 @dataclass(frozen=True)
@@ -48,13 +51,14 @@ class SkillRow:
     stages: tuple[tuple[int, int], ...]  # (recommended, used) for stages 1, 2, 3
     last_used: str  # ISO time of the latest use at any stage, "" if never
     cue: str = ""
+    source: str = "user"
 
     @classmethod
     def from_skill(cls, skill: Skill) -> SkillRow:
         stats = skill.stats
         stages = tuple((stats.stage(n).recommended, stats.stage(n).used) for n in STAGES)
         last = max((stats.stage(n).last_used for n in STAGES), default="")
-        return cls(skill.label, skill.name or skill.label, stats.total_recalls, stages, last, skill.cue)
+        return cls(skill.label, skill.name or skill.label, stats.total_recalls, stages, last, skill.cue, skill.source)
 
     def cells(self) -> tuple[object, ...]:
         return (
@@ -62,6 +66,7 @@ class SkillRow:
             self.name,
             self.recalls,
             *(f"{recommended}/{used}" for recommended, used in self.stages),
+            SOURCE_SHORT.get(self.source, self.source),
             self.last_used[:16].replace("T", " "),
         )
 
@@ -69,6 +74,7 @@ class SkillRow:
 SORT_KEYS.update(
     label=lambda row: row.label.casefold(),
     name=lambda row: row.name.casefold(),
+    source=lambda row: SOURCE_ORDER.index(row.source) if row.source in SOURCE_ORDER else 99,
     recalls=lambda row: row.recalls,
     stage_1=lambda row: row.stages[0],
     stage_2=lambda row: row.stages[1],
@@ -97,7 +103,9 @@ class SkillsTab(FileTab):
     HELP = """\
 ## Skills
 
-Procedures Anton saved in `~/.anton/skills`, shared by every project.
+Procedures Anton saved in `~/.anton/skills`, shared by every project, and read-only skills from the project's
+`.agents/skills`, `~/.agents/skills`, `~/.claude/skills` and the built-in ones (**Source**). When two sources hold the
+same label, the project's wins, then yours, then the other tools', then the built-in one; clashes are listed at the top.
 
 - **Recalls**: how often the skill was recalled in total
 - **Stage 1/2/3**: times recommended / times used at each stage (1 procedure, 2 notes, 3 code)
@@ -121,6 +129,12 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
         store = self.stores.skills
         rows = [SkillRow.from_skill(skill) for skill in store.list_all()]
         problems = [f"⚠ skill {broken.label}: {broken.reason}" for broken in store.broken()]
+        for clash in store.clashes():
+            hidden = ", ".join(SOURCE_TITLES.get(key, key) for key in clash.shadowed)
+            problems.append(
+                f"⚠ label {clash.label} is used by more than one source: {SOURCE_TITLES.get(clash.winner)} is used, "
+                f"{hidden} hidden"
+            )
         return SkillsSnapshot(rows, problems)
 
     def apply_snapshot(self, snapshot: SkillsSnapshot) -> None:

@@ -1,0 +1,56 @@
+"""Listing skills from every source: 1,000 of the user's own SKILL.md skills plus 200 in other tools' folders
+(the project's .agents/skills, ~/.agents/skills, ~/.claude/skills) and the built-in ones, as the prompt builds its
+skill list each turn. Target: `list_summaries` under 20 ms warm."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from anton_tui.memory.skill_sources import skill_sources
+from anton_tui.memory.skills import Skill, SkillStore
+from benchmarks.bench_memory import _ms, _warm_median, report
+
+USER_SKILLS = 1000
+OTHER_SKILLS = {"project": 50, "agents": 75, "claude": 75}
+
+
+def seed(base: Path) -> SkillStore:
+    project, home = base / "project", base / "home"
+    store = SkillStore(base / "anton" / "skills", sources=skill_sources(project, home=home))
+    for number in range(USER_SKILLS):
+        store.save(
+            Skill(
+                label=f"user-skill-{number}",
+                name=f"User skill {number}",
+                description=f"Does step {number} of the monthly report",
+                when_to_use="When the monthly report is due",
+                declarative_md="1. Load\n2. Summarise\n" * 20,
+            )
+        )
+    folders = {"project": project / ".agents" / "skills", "agents": home / ".agents" / "skills",
+               "claude": home / ".claude" / "skills"}  # fmt: skip
+    for key, count in OTHER_SKILLS.items():
+        for number in range(count):
+            folder = folders[key] / f"{key}-skill-{number}"
+            folder.mkdir(parents=True)
+            (folder / "SKILL.md").write_text(
+                f"---\nname: {key}-skill-{number}\ndescription: A {key} skill number {number}\n---\n1. Go\n"
+            )
+    return store
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="anton-bench-skills-") as scratch:
+        store = seed(Path(scratch))
+        found = store.list_summaries()
+        expected = USER_SKILLS + sum(OTHER_SKILLS.values())
+        assert len([s for s in found if s["source"] != "builtin"]) == expected, len(found)
+        print(f"skills listed: {len(found)} ({expected} seeded + built-in), pid {os.getpid()}", flush=True)
+        report("skill summaries from every source, first call", _ms(store.list_summaries))
+        report("skill summaries from every source, warm median", _warm_median(store.list_summaries), 20)
+
+
+if __name__ == "__main__":
+    main()
