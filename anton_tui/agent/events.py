@@ -150,6 +150,14 @@ class HistoryTrimmed:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryHistoryBroken:
+    """The history of a memory scope cannot be written; memory itself is saved as usual (said once per scope)."""
+
+    scope: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryNotSaved:
     """The conversation could not be saved to its history file (`reason` is one line; the file was left alone)."""
 
@@ -196,6 +204,7 @@ SessionEvent = Union[
     HistorySummarised,
     HistoryTrimmed,
     HistoryNotSaved,
+    MemoryHistoryBroken,
     UsageUpdated,
     TurnFinished,
     ErrorOccurred,

@@ -258,6 +258,13 @@ class ChatSession(SavedConversation):
         self._confirm_tasks.add(task)
         task.add_done_callback(self._confirm_tasks.discard)
 
+    def producing(self, producer: str, *, why: str = "") -> Any:
+        """Memory writes inside this block are recorded in the history as made by `producer` in this turn."""
+        from anton_tui.memory.origin import producing
+
+        turn = self.turn_count or None
+        return producing(producer, session=self.session_id or "", turn=turn, why=why or f"{producer}, turn {turn}")
+
     def encode_through_gate(self, engrams: list["Engram"], producer: str) -> list["Engram"]:
         """The one path of every producer: gate, then encode now or queue for the user. Returns what was queued."""
         if self.cortex is None or not engrams:
@@ -265,7 +272,9 @@ class ChatSession(SavedConversation):
         passed = [e for e in engrams if not self.cortex.encoding_gate(e)]
         held = [e for e in engrams if self.cortex.encoding_gate(e)]
         if passed and self.cortex.mode != "off":
-            for event in memory_events(self.cortex.encode_all(passed), producer):
+            with self.producing(producer):
+                encoded = self.cortex.encode_all(passed)
+            for event in memory_events(encoded, producer):
                 self._emit(event)
         if held:
             self.queue_for_confirmation(held)
@@ -301,7 +310,9 @@ class ChatSession(SavedConversation):
                 answer = []  # the question was dismissed
             chosen = [engram for engram in dict.fromkeys(answer or []) if engram in engrams]
             if chosen and self.cortex.mode != "off":
-                for event in memory_events(await asyncio.to_thread(self.cortex.encode_all, chosen), "confirmation"):
+                with self.producing("confirmation", why="kept by the user after review"):
+                    encoded = await asyncio.to_thread(self.cortex.encode_all, chosen)
+                for event in memory_events(encoded, "confirmation"):
                     emit(event)
 
     # ----------------------------------------------------------------- the turn
@@ -593,6 +604,7 @@ class ChatSession(SavedConversation):
             history=self.history,
             log_episode=self._log,
             redactor=self.redact,
+            session_id=self.session_id or "",
         )
 
     def _log(self, role: str, content: str, **meta: Any) -> None:

@@ -42,3 +42,4 @@ class ToolContext:
     history: list[dict[str, Any]] = field(default_factory=list)
     log_episode: Callable[..., None] = lambda *args, **kwargs: None
     redactor: "Redactor | None" = None  # what the model reads of a cell's output goes through it
+    session_id: str = ""  # recorded with the memory changes a tool makes

@@ -71,7 +71,11 @@ async def handle_memorize(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolR
     engrams = entries_to_engrams(tool_input.get("entries") or [])
     if not engrams:
         return ToolResult("ERROR: no entries to memorize (each entry needs a non-empty 'text').", success=False)
-    encoded = await asyncio.to_thread(ctx.cortex.encode_all, engrams)
+    from anton_tui.memory.origin import producing
+
+    why = "; ".join(e.text for e in engrams)[:200]
+    with producing("memorize", session=ctx.session_id, turn=ctx.turn, why=f"the model asked to remember: {why}"):
+        encoded = await asyncio.to_thread(ctx.cortex.encode_all, engrams)
     if ctx.cortex.mode == "off":
         return ToolResult("Memory is switched off for this workspace; nothing was saved.", success=True)
     for event in memory_events(encoded, "memorize"):

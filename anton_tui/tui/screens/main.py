@@ -34,6 +34,7 @@ from anton_tui.agent.events import (
     HistoryRepaired,
     HistorySummarised,
     HistoryTrimmed,
+    MemoryHistoryBroken,
     MemoryConfirmationNeeded,
     MemoryWritten,
     ScratchpadActivity,
@@ -405,6 +406,8 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
                 await chat.add_notice(repair_notice(event), "info")
             case HistorySummarised() | HistoryTrimmed() | HistoryNotSaved():
                 await chat.add_notice(history_notice(event), "info")
+            case MemoryHistoryBroken(message=text):
+                await chat.add_notice(Content(text), "info")
             case UsageUpdated():
                 self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
             case ErrorOccurred(message=text, retryable=retryable):

@@ -1,0 +1,74 @@
+"""The Runtime's operations on the memory history: list, show, undo, reset, and recording changes made outside.
+
+`Runtime` takes these methods from `MemoryHistoryOps`; each runs `memory.history_ops` off the event loop. The history
+is started after the first frame (`start_history`, from `warm_up`), and a scope whose history cannot be written is
+reported once on the session's background events as `MemoryHistoryBroken`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from anton_tui.memory.history import Change
+    from anton_tui.memory.history_ops import Undone
+    from anton_tui.memory.stores import MemoryStores
+
+
+class MemoryHistoryOps:
+    """Memory history operations of the `Runtime` (they use its `stores` and `background_events`)."""
+
+    stores: "MemoryStores"
+    background_events: asyncio.Queue | None
+
+    async def start_history(self) -> None:
+        """Record memory as it is now (a first look, or what changed while the app was closed) and report problems."""
+        recorder = self.stores.recorder
+        if recorder is None:
+            return
+        loop = asyncio.get_running_loop()
+        queue = self.background_events
+
+        def report(scope: str, message: str) -> None:
+            from anton_tui.agent.events import MemoryHistoryBroken
+
+            if queue is not None:
+                loop.call_soon_threadsafe(queue.put_nowait, MemoryHistoryBroken(scope, message))
+
+        recorder.on_problem = report
+        await asyncio.to_thread(recorder.start)
+
+    async def record_external(self, scope: str | None = None) -> None:
+        """Memory files changed on disk (the watcher saw it): record what differs from the history as external."""
+        recorder = self.stores.recorder
+        if recorder is None:
+            return
+        for name in [scope] if scope else ["global", "project"]:
+            await asyncio.to_thread(recorder.record_external, name)
+
+    async def memory_log(self, scope: str | None = None, limit: int | None = None) -> "list[Change]":
+        from anton_tui.memory import history_ops
+
+        return await asyncio.to_thread(history_ops.log, self.stores, scope, limit)
+
+    async def memory_show(self, change: str) -> "tuple[Change, str]":
+        from anton_tui.memory import history_ops
+
+        return await asyncio.to_thread(history_ops.show, self.stores, change)
+
+    async def memory_undo(self, change: str) -> "Undone":
+        from anton_tui.memory import history_ops
+
+        return await asyncio.to_thread(history_ops.undo, self.stores, change)
+
+    async def memory_reset(self, scope: str) -> Any:
+        """``/memory reset global|project|episodic``: a recorded change that undo can revert (episodes archived)."""
+        from anton_tui.memory import history_ops
+
+        return await asyncio.to_thread(history_ops.reset, self.stores, scope)
+
+    async def flush_history(self) -> None:
+        recorder = self.stores.recorder
+        if recorder is not None:
+            await asyncio.to_thread(recorder.flush)
