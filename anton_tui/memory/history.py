@@ -129,6 +129,7 @@ class ScopeHistory:
         self.scope = scope
         self._repo: Any = None
         self._lock = threading.Lock()
+        self.clock = time.time  # when a change happened (tests and screenshots fix it)
 
     # ---- the repository ----------------------------------------------------------------------------------------
 
@@ -218,7 +219,8 @@ class ScopeHistory:
                 commit.tree = tree.id
                 commit.parents = [parent] if parent is not None else []
                 commit.author = commit.committer = AUTHOR
-                commit.commit_time = commit.author_time = int(when if when is not None else time.time())
+                now = when if when is not None else self.clock()
+                commit.commit_time = commit.author_time = int(now)
                 commit.commit_timezone = commit.author_timezone = 0
                 summary = summarise(changed) if changed else "nothing changed"
                 commit.message = _message(summary, self.scope, origin)
@@ -226,7 +228,7 @@ class ScopeHistory:
                 for obj in objects:
                     repo.object_store.add_object(obj)
                 if repo.refs.set_if_equals(BRANCH, parent, commit.id):
-                    change = _parse(commit, tuple(sorted(changed)))
+                    change = dataclasses.replace(_parse(commit, tuple(sorted(changed))), time=now)
                     self._append_index(change, parent)
                     return change
             raise HistoryError(f"the {self.scope} memory history kept moving while recording a change")

@@ -115,4 +115,4 @@ def reset(stores: MemoryStores, scope: str) -> Change | None:
 
 
 def format_time(stamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stamp))

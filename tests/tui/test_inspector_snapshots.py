@@ -5,6 +5,7 @@ Update them with `pytest tests/tui/test_inspector_snapshots.py --snapshot-update
 
 from __future__ import annotations
 
+import itertools
 from datetime import datetime
 
 import pytest
@@ -15,13 +16,23 @@ from anton_tui.memory.acc import Event, Lesson
 from .inspector_fixtures import PROJECT_LESSONS, InspectorHost, seeded_stores, settle
 
 SIZES = {"wide": (120, 40), "small": (80, 24)}
-TABS = ("rules", "lessons", "profile", "skills", "acc", "episodes")
+TABS = ("rules", "lessons", "profile", "skills", "acc", "episodes", "history")
+NOON = 1795003200.0  # 2026-11-18 12:00 UTC: the time of the recorded changes in the History screenshot
 
 
 def snapshot_app(tmp_path) -> InspectorHost:
     stores = seeded_stores(tmp_path)
     # One unreadable line, so the warning banner is part of the picture.
     stores.project_hc.lessons_path.write_text(PROJECT_LESSONS + "this line is not a lesson\n")
+    minutes = itertools.count(NOON, 60)
+    for history in stores.recorder.scopes.values():
+        history.clock = lambda: next(minutes)
+    stores.recorder.start()
+    from anton_tui.memory.origin import producing
+
+    with producing("consolidator", session="20261122_042512", turn=3, why="replayed pad main"):
+        stores.project_hc.encode_lesson("Check the API's rate limit header before a long loop", topic="api")
+    stores.recorder.flush()
     return InspectorHost(stores)
 
 
