@@ -31,7 +31,7 @@ BRANCH = b"refs/heads/main"
 AUTHOR = b"anton-tui <anton-tui@localhost>"
 INDEX = "anton-log.jsonl"
 _COMMENT = re.compile(r"\s*<!--.*?-->")
-TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust")
+TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust", "Archive")
 
 
 class HistoryError(Exception):
@@ -52,6 +52,7 @@ class Change:
     why: str = ""
     trust: str = ""
     files: tuple[str, ...] = ()
+    archive: str = ""
 
     @property
     def short(self) -> str:
@@ -98,6 +99,7 @@ def _message(summary: str, scope: str, origin: Origin) -> bytes:
     values = {
         "Producer": origin.producer, "Scope": scope, "Session": origin.session,
         "Turn": "" if origin.turn is None else str(origin.turn), "Why": origin.why, "Trust": origin.trust,
+        "Archive": origin.archive,
     }  # fmt: skip
     trailers = [f"{key}: {' '.join(str(value).split())}" for key, value in values.items() if value]
     return (summary + "\n\n" + "\n".join(trailers) + "\n").encode("utf-8")
@@ -116,7 +118,7 @@ def _parse(commit: Any, files: tuple[str, ...]) -> Change:
         id=commit.id.decode(), time=float(commit.commit_time), scope=found.get("Scope", ""),
         producer=found.get("Producer", "app"), summary=summary, session=found.get("Session", ""),
         turn=int(turn) if turn.isdigit() else None, why=found.get("Why", ""), trust=found.get("Trust", ""),
-        files=files,
+        files=files, archive=found.get("Archive", ""),
     )  # fmt: skip
 
 
@@ -190,7 +192,9 @@ class ScopeHistory:
 
     # ---- recording ---------------------------------------------------------------------------------------------
 
-    def commit(self, updates: dict[str, bytes | None], origin: Origin, when: float | None = None) -> Change | None:
+    def commit(
+        self, updates: dict[str, bytes | None], origin: Origin, when: float | None = None, *, allow_empty: bool = False
+    ) -> Change | None:
         """Record `updates` (file name → bytes, None for a deleted file) over the head; None when nothing changed."""
         from dulwich.objects import Blob, Commit, Tree
 
@@ -205,7 +209,7 @@ class ScopeHistory:
                         after.pop(name, None)
                     else:
                         after[name] = data
-                if after == before and parent is not None:
+                if after == before and parent is not None and not allow_empty:
                     return None
                 changed = {n: (before.get(n), after.get(n)) for n in set(before) | set(after)
                            if before.get(n) != after.get(n)}  # fmt: skip
@@ -222,7 +226,7 @@ class ScopeHistory:
                 now = when if when is not None else self.clock()
                 commit.commit_time = commit.author_time = int(now)
                 commit.commit_timezone = commit.author_timezone = 0
-                summary = summarise(changed) if changed else "nothing changed"
+                summary = summarise(changed) if changed else (origin.why or "nothing changed")
                 commit.message = _message(summary, self.scope, origin)
                 objects.append(commit)
                 for obj in objects:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import shutil
 import time
+from pathlib import Path
 
 from anton_tui.memory.history import Change, HistoryError
 from anton_tui.memory.history_undo import Conflict, revert
-from anton_tui.memory.origin import producing
+from anton_tui.memory.origin import Origin, producing
 from anton_tui.memory.stores import MemoryStores
 
 SCOPES = ("global", "project")
@@ -72,6 +74,8 @@ def undo(stores: MemoryStores, prefix: str) -> Undone:
     target = find(stores, prefix)
     recorder = _recorder(stores)
     history = recorder.history(target.scope)
+    if target.archive:
+        return _restore_episodes(stores, target)
     before, after = history.versions(target.id)
     hc = stores.hippocampus(target.scope)
     names = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
@@ -100,7 +104,13 @@ def undo(stores: MemoryStores, prefix: str) -> Undone:
 
 
 def reset(stores: MemoryStores, scope: str) -> Change | None:
-    """Clear one scope's memory files as Anton's ``/memory reset`` does, as one recorded (and undoable) change."""
+    """Clear one scope's memory files as Anton's ``/memory reset`` does, as one recorded (and undoable) change.
+
+    ``episodic`` moves the project's episode logs (``*.jsonl``; the ``*_history.json`` files stay, as in Anton) to
+    an archive folder beside the project's history, and records that in the project history; undo moves them back.
+    """
+    if scope == "episodic":
+        return _reset_episodes(stores)
     recorder = _recorder(stores)
     history = recorder.history(scope)
     hc = stores.hippocampus(scope)
@@ -112,6 +122,41 @@ def reset(stores: MemoryStores, scope: str) -> Change | None:
             hc.replace_bytes(name, lambda _data: None)
     recorder.flush()
     return history.log(limit=1)[0] if history.head() != head else None
+
+
+def _reset_episodes(stores: MemoryStores) -> Change | None:
+    history = _recorder(stores).history("project")
+    files = stores.episodic.session_files()
+    if not files:
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    archive = history.git_dir.with_name(history.git_dir.stem + "-episodes") / stamp
+    archive.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        shutil.move(str(path), str(archive / path.name))
+    why = f"/memory reset episodic: {len(files)} episode logs archived"
+    return history.commit({}, Origin("reset", why=why, archive=str(archive)), allow_empty=True)
+
+
+def _restore_episodes(stores: MemoryStores, target: Change) -> Undone:
+    """Move an episodic reset's archived logs back; a log started since gets the archived lines first."""
+    history = _recorder(stores).history("project")
+    archive = Path(target.archive)
+    folder = stores.episodic.episodes_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    moved = 0
+    for path in sorted(archive.glob("*.jsonl")) if archive.is_dir() else []:
+        destination = folder / path.name
+        if destination.exists():
+            destination.write_bytes(path.read_bytes() + destination.read_bytes())
+            path.unlink()
+        else:
+            shutil.move(str(path), str(destination))
+        moved += 1
+    if not moved:
+        raise HistoryError(f"the archived episode logs of change {target.short} are no longer in {archive}")
+    why = f"undo of {target.short}: {moved} episode logs brought back"
+    return Undone(target, history.commit({}, Origin("undo", why=why), allow_empty=True))
 
 
 def format_time(stamp: float) -> str:

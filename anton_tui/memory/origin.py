@@ -28,6 +28,7 @@ class Origin:
     turn: int | None = None
     why: str = ""
     trust: str = ""  # "" (not judged), "trusted" or "untrusted: <reason>"
+    archive: str = ""  # a folder the change moved files to (an episodic reset), for undo to bring them back
 
 
 _current: contextvars.ContextVar[Origin] = contextvars.ContextVar("memory_origin", default=Origin())
