@@ -94,6 +94,7 @@ class MemoryConfirmationNeeded:
 
     engrams: tuple["Engram", ...]
     future: asyncio.Future = field(repr=False)
+    reasons: tuple[tuple[str, ...], ...] = ()  # per engram, why it was held (empty: the memory mode asked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +148,16 @@ class HistoryTrimmed:
     reason: str  # long | overflow
     tokens_before: int
     tokens_after: int
+
+
+@dataclass(frozen=True, slots=True)
+class OutsideAccess:
+    """A running cell opened a network connection or read a file outside the workspace: the turn is untrusted."""
+
+    pad: str
+    cell: int
+    kind: str  # network | file
+    target: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +216,7 @@ SessionEvent = Union[
     HistoryTrimmed,
     HistoryNotSaved,
     MemoryHistoryBroken,
+    OutsideAccess,
     UsageUpdated,
     TurnFinished,
     ErrorOccurred,

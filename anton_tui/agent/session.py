@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent import conversations, prompts
+from anton_tui.agent.trust_gate import TrustGate
 from anton_tui.agent.context_fit import ContextKeeper
 from anton_tui.agent.conversations import SavedConversation
 from anton_tui.agent.events import (
@@ -59,7 +60,7 @@ TurnEndHook = Callable[["ChatSession", int], Awaitable[None]]
 DATASOURCE_PATTERN = r"\bDS_([A-Z0-9_]+?)__"
 
 
-class ChatSession(SavedConversation):
+class ChatSession(TrustGate, SavedConversation):
     def __init__(
         self,
         *,
@@ -99,6 +100,7 @@ class ChatSession(SavedConversation):
         self.scratchpad_observers: list[Any] = []
         self.turn_end_hooks: list[TurnEndHook] = []
         self.pending_confirmations: list["Engram"] = []
+        self._init_trust()  # the trust gate (agent/trust_gate.py)
         self.learning: Any = None  # the LearningLoops attached by the factory, if any
         self._emit: Callable[[SessionEvent], None] = self._emit_background
         self._task: asyncio.Task | None = None
@@ -250,6 +252,7 @@ class ChatSession(SavedConversation):
         `background_events`.
         """
         self.pending_confirmations.extend(engrams)
+        self.save_held()
         if engrams and not self._turn_open:
             self._ask_between_turns()
 
@@ -262,13 +265,16 @@ class ChatSession(SavedConversation):
         """Memory writes inside this block are recorded in the history as made by `producer` in this turn."""
         from anton_tui.memory.origin import producing
 
-        turn = self.turn_count or None
-        return producing(producer, session=self.session_id or "", turn=turn, why=why or f"{producer}, turn {turn}")
+        trust = self.trust_now()
+        turn = (trust.turn if trust is not None and trust.turn else self.turn_count) or None
+        return producing(producer, session=self.session_id or "", turn=turn, why=why or f"{producer}, turn {turn}",
+                         trust=trust.describe() if trust is not None and self.trust_gate else "")
 
     def encode_through_gate(self, engrams: list["Engram"], producer: str) -> list["Engram"]:
         """The one path of every producer: gate, then encode now or queue for the user. Returns what was queued."""
         if self.cortex is None or not engrams:
             return []
+        engrams = self.trust_filter(engrams, producer)
         passed = [e for e in engrams if not self.cortex.encoding_gate(e)]
         held = [e for e in engrams if self.cortex.encoding_gate(e)]
         if passed and self.cortex.mode != "off":
@@ -279,6 +285,19 @@ class ChatSession(SavedConversation):
         if held:
             self.queue_for_confirmation(held)
         return held
+
+    def _encode_confirmed(self, engram: "Engram") -> Any:
+        """Save one engram the user kept, recording who proposed it and why it was held."""
+        from anton_tui.memory.origin import producing
+
+        why = self.held_why.get(engram, {})
+        held = "; ".join(why.get("reasons", []))
+        text = f"kept by the user after review (proposed by {why.get('producer') or 'a learner'}"
+        text += f"; held: {held})" if held else ")"
+        trust = why.get("trust", "")
+        with producing("confirmation", session=self.session_id or "", turn=self.turn_count or None, why=text,
+                       trust=f"{trust}; approved by the user" if trust.startswith("untrusted") else trust):
+            return self.cortex.encode_all([engram])  # type: ignore[union-attr]
 
     async def ask_confirmations(self, *, between_turns: bool = False) -> None:
         """Ask about every held-back engram in one `MemoryConfirmationNeeded` and encode what the user keeps.
@@ -300,7 +319,8 @@ class ChatSession(SavedConversation):
             emit = self._emit_background if between_turns else self._emit
             engrams, self.pending_confirmations = list(self.pending_confirmations), []
             future: asyncio.Future = asyncio.get_running_loop().create_future()
-            emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future))
+            reasons = tuple(self.reasons_for(engram) for engram in engrams)
+            emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future, reasons=reasons))
             try:
                 answer = await asyncio.shield(future)
             except asyncio.CancelledError:
@@ -308,12 +328,21 @@ class ChatSession(SavedConversation):
                     self.pending_confirmations[:0] = engrams
                     raise
                 answer = []  # the question was dismissed
+                undecided = [engram for engram in engrams if engram in self.held_why]
+                self.pending_confirmations[:0] = undecided  # what the trust gate held keeps waiting (and is saved)
+                engrams = [engram for engram in engrams if engram not in self.held_why]
             chosen = [engram for engram in dict.fromkeys(answer or []) if engram in engrams]
             if chosen and self.cortex.mode != "off":
-                with self.producing("confirmation", why="kept by the user after review"):
-                    encoded = await asyncio.to_thread(self.cortex.encode_all, chosen)
+                parts = [await asyncio.to_thread(self._encode_confirmed, engram) for engram in chosen]
+                encoded = dataclasses.replace(
+                    parts[0], actions=tuple(a for p in parts for a in p.actions),
+                    engrams=tuple(e for p in parts for e in p.engrams), removed=tuple(r for p in parts for r in p.removed),
+                )  # fmt: skip
                 for event in memory_events(encoded, "confirmation"):
                     emit(event)
+            for engram in engrams:
+                self.held_why.pop(engram, None)
+            self.save_held()
 
     # ----------------------------------------------------------------- the turn
 
@@ -329,6 +358,7 @@ class ChatSession(SavedConversation):
     async def _turn_body(self, user_text: str) -> None:
         self.turn_count += 1
         turn = self.turn_count
+        self.begin_turn_trust(turn)
         self._partial_text = ""
         self._emit(TurnStarted(turn=turn, user_text=user_text))
         self.context.new_turn()
@@ -605,10 +635,14 @@ class ChatSession(SavedConversation):
             log_episode=self._log,
             redactor=self.redact,
             session_id=self.session_id or "",
+            taint=self.taint,
+            trust_filter=self.trust_filter,
         )
 
     def _log(self, role: str, content: str, **meta: Any) -> None:
         if self.episodic is None:
             return
+        if self.turn_trust.untrusted:
+            meta = {**meta, "trust": "untrusted"}  # a later recall of these lines taints that turn too
         self.episodic.log_turn(self.turn_count, role, self.redact(content), **meta)
 

@@ -21,6 +21,7 @@ class MemoryHistoryOps:
 
     stores: "MemoryStores"
     background_events: asyncio.Queue | None
+    session: Any
 
     async def start_history(self) -> None:
         """Record memory as it is now (a first look, or what changed while the app was closed) and report problems."""
@@ -38,6 +39,27 @@ class MemoryHistoryOps:
 
         recorder.on_problem = report
         await asyncio.to_thread(recorder.start)
+        await self.restore_held()
+
+    async def restore_held(self) -> int:
+        """Bring back the memories that waited for review when the app last closed; they are asked again."""
+        restore = getattr(self.session, "restore_held", None)
+        recorder = self.stores.recorder
+        if restore is None or recorder is None:
+            return 0
+        from anton_tui.memory.trust import HeldMemories
+
+        git_dir = recorder.history("project").git_dir
+        held = HeldMemories(git_dir.with_name(git_dir.stem + ".held.json"))
+        count = await asyncio.to_thread(restore, held)
+        if count and hasattr(self.session, "_ask_between_turns"):
+            self.session._ask_between_turns()
+        return count
+
+    @property
+    def held_count(self) -> int:
+        """How many memories wait for the user's review (the header's badge)."""
+        return len(getattr(self.session, "held_why", ()) or ())
 
     async def record_external(self, scope: str | None = None) -> None:
         """Memory files changed on disk (the watcher saw it): record what differs from the history as external."""

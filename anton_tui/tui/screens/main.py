@@ -399,6 +399,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
                 if event.pad is not None and event.cell is not None:
                     self.scratchpad.mark_hidden(event.pad, event.cell, event.kinds)
             case MemoryConfirmationNeeded():
+                self.query_one(AntonHeader).set_held(self.runtime.held_count)
                 self.confirm_memories(event)
             case AccNudge():
                 await chat.add_notice(acc_notice(event), "acc")
@@ -439,6 +440,12 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         self._offer_next_prompt()
         self.post_message(self.TurnEnded(reason))
 
+    async def _show_held(self) -> None:
+        if self.runtime is None:
+            return
+        await self.runtime.flush_history()  # the engine has taken the answer by now
+        self.query_one(AntonHeader).set_held(self.runtime.held_count)
+
     @work(group="memory-confirmation", exit_on_error=False)
     async def confirm_memories(self, event: MemoryConfirmationNeeded) -> None:
         """Ask the user which held-back memories to keep; the engine waits on the event's future."""
@@ -448,6 +455,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams)))
 
     async def on_memory_confirmation_answered(self, message: MemoryConfirmationAnswered) -> None:
+        self.call_later(self._show_held)
         await self.chat.add_notice(
             Content(f"Kept {message.kept} of {message.offered} memories waiting for confirmation."), "memory"
         )

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten
+from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten, OutsideAccess
 from anton_tui.runtime import Runtime
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
@@ -164,7 +164,7 @@ rewritten.
 
     def apply_event(self, event: object) -> None:
         """Follow the session: ACC events go to the feed; memory writes reload the memory tabs."""
-        if isinstance(event, (AccEventObserved, AccNudge)):
+        if isinstance(event, (AccEventObserved, AccNudge, OutsideAccess)):
             self.acc_feed.add(event)
         elif isinstance(event, MemoryWritten):
             self._batcher.add({"memory"})
