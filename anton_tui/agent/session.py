@@ -232,9 +232,21 @@ class ChatSession(TrustGate, SavedConversation):
         prompt = prompts.build_system_prompt(
             project_dir=self.project_dir, memory_context=memory, skills_section=skills_section
         )
+        self._report_context(memory, skills_section, len(prompt))
         live = self.scratchpads.names() if self.scratchpads is not None else []
         note = conversations.pads_note(self.lost_pads, live)
         return f"{prompt}\n\n{note}" if note else prompt
+
+    def _report_context(self, memory: str, skills_section: str, system_chars: int) -> None:
+        """Record what this request carries of memory and skills (see `context_report`)."""
+        from anton_tui.agent.context_report import ContextReports, context_report
+
+        if getattr(self, "context_reports", None) is None:
+            self.context_reports = ContextReports()
+        wisdom = self.cortex.get_scratchpad_context() if self.cortex is not None else ""
+        ratio = getattr(getattr(self.context, "sizer", None), "chars_per_token", 4.0)
+        self.context_reports.record(context_report(self.turn_count, memory, skills_section, wisdom, system_chars,
+                                                   float(ratio)))  # fmt: skip
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         descriptions = {}

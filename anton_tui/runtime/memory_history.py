@@ -94,3 +94,12 @@ class MemoryHistoryOps:
         recorder = self.stores.recorder
         if recorder is not None:
             await asyncio.to_thread(recorder.flush)
+
+    # ---- what the agent saw (agent/context_report.py) ----
+
+    def context_report(self, turn: int | None = None) -> Any:
+        """The memory and skills a turn's request carried (the latest turn by default); None before any."""
+        reports = getattr(self.session, "context_reports", None)
+        if reports is None:
+            return None
+        return reports.latest() if turn is None else reports.by_turn.get(turn)

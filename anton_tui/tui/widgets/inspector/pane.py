@@ -18,13 +18,14 @@ from textual.message import Message
 from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten, OutsideAccess
+from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten, OutsideAccess, TurnFinished
 from anton_tui.runtime import Runtime
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
 from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
 from anton_tui.tui.widgets.inspector.base import FileTab, InspectorTab
 from anton_tui.tui.widgets.inspector.episodes import EpisodesTab
+from anton_tui.tui.widgets.inspector.context_tab import ContextTab
 from anton_tui.tui.widgets.inspector.history_tab import HistoryTab
 from anton_tui.tui.widgets.inspector.lessons import LessonsTab
 from anton_tui.tui.widgets.inspector.profile import ProfileTab
@@ -39,9 +40,10 @@ TABS: dict[str, type[InspectorTab]] = {
     "acc": AccFeedTab,
     "episodes": EpisodesTab,
     "history": HistoryTab,
+    "context": ContextTab,
 }
 AREA_TABS: dict[str, tuple[str, ...]] = {
-    "memory": ("rules", "lessons", "profile", "history"),
+    "memory": ("rules", "lessons", "profile", "history", "context"),
     "skills": ("skills",),
     "episodes": ("episodes",),
 }
@@ -63,6 +65,7 @@ Anton's memory at a glance. Each tab reloads by itself when its files change on 
 - **ACC**: failure patterns the error monitor noticed in this session
 - **Episodes**: search past conversations of this project
 - **History**: every change to memory, who made it and its diff; `u` undoes one
+- **Context**: the memory and skills the latest request carried, line by line, with sizes
 
 Use the arrow keys on the tab row to switch tabs. Lines that cannot be read are shown as warnings and never
 rewritten.
@@ -168,6 +171,8 @@ rewritten.
             self.acc_feed.add(event)
         elif isinstance(event, MemoryWritten):
             self._batcher.add({"memory"})
+        elif isinstance(event, TurnFinished):
+            self.tab("context").refresh_data()
 
     # ---- titles and failures -----------------------------------------------------------------------------------
 
