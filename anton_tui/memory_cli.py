@@ -28,12 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _stores(folder: Path | None) -> Any:
-    from anton_tui.config import settings_from_layers
     from anton_tui.memory.stores import MemoryStores
+    from anton_tui.paths import AntonPaths
     from anton_tui.settings_sources import read_env_layers
 
-    settings = settings_from_layers(read_env_layers(project_dir=folder))
-    stores = MemoryStores.from_settings(settings)
+    layers = read_env_layers(project_dir=folder)  # only the two folders are needed: no validation of the rest
+    stores = MemoryStores.from_paths(AntonPaths(Path(layers.home), Path(layers.project_dir)))
     stores.recorder.start()  # what changed while nothing was watching
     return stores
 

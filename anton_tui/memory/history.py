@@ -132,6 +132,7 @@ class ScopeHistory:
         self._repo: Any = None
         self._lock = threading.Lock()
         self.clock = time.time  # when a change happened (tests and screenshots fix it)
+        self._last: tuple[bytes, dict[str, bytes]] | None = None  # the head this process committed, and its files
 
     # ---- the repository ----------------------------------------------------------------------------------------
 
@@ -202,7 +203,8 @@ class ScopeHistory:
             repo = self.repo()
             for _attempt in range(5):
                 parent = self.head()
-                before = self.files_at(parent)
+                cached = self._last
+                before = dict(cached[1]) if cached is not None and cached[0] == parent else self.files_at(parent)
                 after = dict(before)
                 for name, data in updates.items():
                     if data is None:
@@ -232,6 +234,7 @@ class ScopeHistory:
                 for obj in objects:
                     repo.object_store.add_object(obj)
                 if repo.refs.set_if_equals(BRANCH, parent, commit.id):
+                    self._last = (commit.id, after)  # the next commit starts from these files without reading them
                     change = dataclasses.replace(_parse(commit, tuple(sorted(changed))), time=now)
                     self._append_index(change, parent)
                     return change
@@ -271,16 +274,13 @@ class ScopeHistory:
 
     def _read_index(self, head: str) -> list[Change] | None:
         try:
-            raw = self._index_path().read_text(encoding="utf-8").splitlines()
-        except (FileNotFoundError, UnicodeDecodeError):
+            raw = self._index_path().read_text(encoding="utf-8")
+            rows = json.loads("[" + ",".join(raw.splitlines()) + "]")  # one parse for the whole list
+        except (FileNotFoundError, UnicodeDecodeError, ValueError):
             return None
         changes, seen_parent = [], None
-        for line in raw:
-            try:
-                data = json.loads(line)
-            except ValueError:
-                return None
-            if data.get("parent") != seen_parent:
+        for data in rows:
+            if not isinstance(data, dict) or data.get("parent") != seen_parent:
                 return None  # a commit made without the index (another program), or a torn index: rebuild
             seen_parent = data["id"]
             data.pop("parent", None)
