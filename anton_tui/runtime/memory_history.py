@@ -56,6 +56,10 @@ class MemoryHistoryOps:
             self.session._ask_between_turns()
         return count
 
+    def held_count_without(self, decided: Any) -> int:
+        """How many still wait once the ones just answered (`decided`) are taken out."""
+        return len([e for e in getattr(self.session, "held_why", ()) or () if e not in set(decided)])
+
     @property
     def held_count(self) -> int:
         """How many memories wait for the user's review (the header's badge)."""

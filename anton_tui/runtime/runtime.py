@@ -157,11 +157,11 @@ class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (run
 
     async def warm_up(self) -> None:
         """Pay the slow first-time costs in the background: the model SDK import and the episode search index."""
+        # ---- memory history (runtime/memory_history.py): first, it is quick and brings back held memories ----
+        await self.start_history()
         warm_up = getattr(self.session, "warm_up", None)
         if warm_up is not None:
             await warm_up()
-        # ---- memory history (runtime/memory_history.py) ----
-        await self.start_history()
 
     async def close(self) -> None:
         # ---- memory history: what is queued is committed before exit ----

@@ -440,22 +440,17 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         self._offer_next_prompt()
         self.post_message(self.TurnEnded(reason))
 
-    async def _show_held(self) -> None:
-        if self.runtime is None:
-            return
-        await self.runtime.flush_history()  # the engine has taken the answer by now
-        self.query_one(AntonHeader).set_held(self.runtime.held_count)
-
     @work(group="memory-confirmation", exit_on_error=False)
     async def confirm_memories(self, event: MemoryConfirmationNeeded) -> None:
         """Ask the user which held-back memories to keep; the engine waits on the event's future."""
         from anton_tui.tui.screens.confirm_memory import answer_confirmation
 
         keep = await answer_confirmation(self.app, event)
+        if self.runtime is not None and not event.future.cancelled():  # those asked about no longer wait
+            self.query_one(AntonHeader).set_held(self.runtime.held_count_without(event.engrams))
         self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams)))
 
     async def on_memory_confirmation_answered(self, message: MemoryConfirmationAnswered) -> None:
-        self.call_later(self._show_held)
         await self.chat.add_notice(
             Content(f"Kept {message.kept} of {message.offered} memories waiting for confirmation."), "memory"
         )
