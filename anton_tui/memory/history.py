@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -59,7 +60,32 @@ class Change:
         return self.id[:8]
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self) | {"files": list(self.files)}
+        return {field: getattr(self, field) for field in _FIELDS} | {"files": list(self.files)}
+
+
+_FIELDS = tuple(field.name for field in dataclasses.fields(Change))
+
+
+@functools.cache
+def _row_type() -> type:
+    """One line of the change list, for msgspec (imported only when a list is read)."""
+    import msgspec
+
+    class Row(msgspec.Struct):
+        id: str
+        time: float
+        scope: str
+        producer: str
+        summary: str
+        session: str = ""
+        turn: int | None = None
+        why: str = ""
+        trust: str = ""
+        files: list[str] = []
+        archive: str = ""
+        parent: str | None = None
+
+    return Row
 
 
 def history_dir(home: Path, scope: str, project_dir: Path | None = None) -> Path:
@@ -273,19 +299,20 @@ class ScopeHistory:
         return changes[:limit] if limit is not None else changes
 
     def _read_index(self, head: str) -> list[Change] | None:
+        import msgspec
+
         try:
-            raw = self._index_path().read_text(encoding="utf-8")
-            rows = json.loads("[" + ",".join(raw.splitlines()) + "]")  # one parse for the whole list
-        except (FileNotFoundError, UnicodeDecodeError, ValueError):
+            raw = self._index_path().read_bytes()
+            rows = msgspec.json.decode(b"[" + b",".join(raw.splitlines()) + b"]", type=list[_row_type()])
+        except (FileNotFoundError, msgspec.ValidationError, msgspec.DecodeError):
             return None
         changes, seen_parent = [], None
-        for data in rows:
-            if not isinstance(data, dict) or data.get("parent") != seen_parent:
+        for row in rows:
+            if row.parent != seen_parent:
                 return None  # a commit made without the index (another program), or a torn index: rebuild
-            seen_parent = data["id"]
-            data.pop("parent", None)
-            data["files"] = tuple(data.get("files", ()))
-            changes.append(Change(**data))
+            seen_parent = row.id
+            changes.append(Change(row.id, row.time, row.scope, row.producer, row.summary, row.session, row.turn,
+                                  row.why, row.trust, tuple(row.files), row.archive))  # fmt: skip
         return changes if seen_parent == head else None
 
     def _rebuild_index(self, head: bytes) -> list[Change]:
