@@ -126,3 +126,17 @@ async def test_held_memories_come_back_after_a_restart(fake_llm, tmp_path):  # n
     assert [e.text for e in second.pending_confirmations] == [INJECTED]
     assert "instruction" in second.reasons_for(second.pending_confirmations[0])[0]
     await second.close()
+
+
+async def test_memorize_after_a_fetch_waits_for_review(fake_llm, web_page):  # noqa: F811
+    from tests.fakellm import ToolCallSpec
+
+    session = make_session(fake_llm, memory_mode="autopilot")
+    fetch = f"import urllib.request\npage = urllib.request.urlopen({web_page!r}).read().decode()"
+    remember = ToolCallSpec("memorize", {"entries": [{"text": BENIGN, "kind": "lesson"}]})
+    fake_llm.queue(exec_reply("main", fetch, "fetch"), Reply(calls=[remember]), Reply.text("Noted."), model=PLANNER)
+    events = await run_turn(session, "Remember the price format from that page", answer=lambda engrams: [])
+    question = next(e for e in events if isinstance(e, MemoryConfirmationNeeded))
+    assert [e.text for e in question.engrams] == [BENIGN] and "outside content" in question.reasons[0][0]
+    assert not session.cortex.project_hc.lessons_path.exists()
+    await session.close()
