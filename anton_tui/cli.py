@@ -21,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="anton-tui",
         description="A full-screen terminal app for the Anton agent, whose memory lives in plain files.",
-        epilog="Settings come from the environment, <folder>/.anton/.env and ~/.anton/.env, in that order.",
+        epilog="Settings come from the environment, <folder>/.anton/.env and ~/.anton/.env, in that order. "
+        "`anton-tui memory log|show|undo` works on the memory history without the app.",
     )
     parser.add_argument("--version", action="version", version=f"anton-tui {__version__}")
     parser.add_argument(
@@ -41,12 +42,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _split_subcommand(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """The app's own options, and the arguments of ``memory ...`` when that subcommand is given (else None)."""
+    for index, arg in enumerate(argv):
+        if arg == "memory" and (index == 0 or argv[index - 1] not in ("-f", "--folder", "--theme")):
+            return argv[:index], argv[index + 1 :]
+    return argv, None
+
+
 def main(argv: list[str] | None = None) -> int:
     from anton_tui import gc_policy
 
     gc_policy.hold()
     parser = build_parser()
+    argv, memory_args = _split_subcommand(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
+    if memory_args is not None:
+        from anton_tui.memory_cli import run
+
+        try:
+            return run(memory_args, args.folder)
+        except SettingsError as exc:
+            print(f"anton-tui: {exc}", file=sys.stderr)
+            return SETTINGS_ERROR_EXIT
     if args.folder is not None and not args.folder.expanduser().is_dir():
         parser.error(f"--folder {args.folder}: no such folder")
 

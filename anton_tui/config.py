@@ -60,6 +60,7 @@ class Settings(BaseSettings):
 
     memory_mode: MemoryMode = DEFAULT_MEMORY_MODE
     memory_enabled: bool = True
+    trust_gate: bool = True  # hold memories learned after outside content (and instruction-like ones) for review
     episodic_memory: bool = True
     acc_mode: AccMode = "passive"
     compaction_every_turns: int = Field(10, gt=0)

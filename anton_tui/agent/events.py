@@ -94,6 +94,7 @@ class MemoryConfirmationNeeded:
 
     engrams: tuple["Engram", ...]
     future: asyncio.Future = field(repr=False)
+    reasons: tuple[tuple[str, ...], ...] = ()  # per engram, why it was held (empty: the memory mode asked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +151,24 @@ class HistoryTrimmed:
 
 
 @dataclass(frozen=True, slots=True)
+class OutsideAccess:
+    """A running cell opened a network connection or read a file outside the workspace: the turn is untrusted."""
+
+    pad: str
+    cell: int
+    kind: str  # network | file
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHistoryBroken:
+    """The history of a memory scope cannot be written; memory itself is saved as usual (said once per scope)."""
+
+    scope: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryNotSaved:
     """The conversation could not be saved to its history file (`reason` is one line; the file was left alone)."""
 
@@ -196,6 +215,8 @@ SessionEvent = Union[
     HistorySummarised,
     HistoryTrimmed,
     HistoryNotSaved,
+    MemoryHistoryBroken,
+    OutsideAccess,
     UsageUpdated,
     TurnFinished,
     ErrorOccurred,

@@ -110,6 +110,7 @@ def build_session(
     )
     scratchpads.llm_bridge = make_llm_bridge(lambda: session.llm)
     attach_learning(session, settings)
+    session.trust_gate = settings.trust_gate
     return session
 
 
@@ -129,6 +130,7 @@ def apply_settings(session: ChatSession, settings: "Settings", *, stores: "Memor
     session.llm = llm
     session.start_background(previous.aclose(), "closing the previous model client")
     session.acc_mode = settings.acc_mode
+    session.trust_gate = settings.trust_gate
     session.max_tool_rounds = settings.max_tool_rounds
     session.redact = make_redactor(settings)
     if session.cortex is not None:

@@ -133,7 +133,8 @@ class LearningLoops:
         try:
             if not self.cortex.needs_compaction():
                 return
-            outcomes = await self.cortex.compact_all()
+            with self.session.producing("compaction", why="memory grew past the compaction threshold"):
+                outcomes = await self.cortex.compact_all()
         finally:
             self._compacting = False
         for outcome in outcomes:
@@ -143,7 +144,8 @@ class LearningLoops:
 
     async def compact_now(self) -> list[str]:
         """``/memory vacuum``: compact both scopes now, whatever their size; one line per file looked at."""
-        outcomes = await self.cortex.compact_now()
+        with self.session.producing("compaction", why="/memory vacuum"):
+            outcomes = await self.cortex.compact_now()
         self._report(outcomes)
         return [str(outcome) for outcome in outcomes] or ["Nothing to compact: no memory file has 8 entries or more."]
 

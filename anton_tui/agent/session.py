@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent import conversations, prompts
+from anton_tui.agent.trust_gate import TrustGate
 from anton_tui.agent.context_fit import ContextKeeper
 from anton_tui.agent.conversations import SavedConversation
 from anton_tui.agent.events import (
@@ -59,7 +60,7 @@ TurnEndHook = Callable[["ChatSession", int], Awaitable[None]]
 DATASOURCE_PATTERN = r"\bDS_([A-Z0-9_]+?)__"
 
 
-class ChatSession(SavedConversation):
+class ChatSession(TrustGate, SavedConversation):
     def __init__(
         self,
         *,
@@ -101,6 +102,7 @@ class ChatSession(SavedConversation):
         self.scratchpad_observers: list[Any] = []
         self.turn_end_hooks: list[TurnEndHook] = []
         self.pending_confirmations: list["Engram"] = []
+        self._init_trust()  # the trust gate (agent/trust_gate.py)
         self.learning: Any = None  # the LearningLoops attached by the factory, if any
         self._emit: Callable[[SessionEvent], None] = self._emit_background
         self._task: asyncio.Task | None = None
@@ -240,9 +242,21 @@ class ChatSession(SavedConversation):
         prompt = prompts.build_system_prompt(
             project_dir=self.project_dir, memory_context=memory, skills_section=skills_section
         )
+        self._report_context(memory, skills_section, len(prompt))
         live = self.scratchpads.names() if self.scratchpads is not None else []
         note = conversations.pads_note(self.lost_pads, live)
         return f"{prompt}\n\n{note}" if note else prompt
+
+    def _report_context(self, memory: str, skills_section: str, system_chars: int) -> None:
+        """Record what this request carries of memory and skills (see `context_report`)."""
+        from anton_tui.agent.context_report import ContextReports, context_report
+
+        if getattr(self, "context_reports", None) is None:
+            self.context_reports = ContextReports()
+        wisdom = self.cortex.get_scratchpad_context() if self.cortex is not None else ""
+        ratio = getattr(getattr(self.context, "sizer", None), "chars_per_token", 4.0)
+        self.context_reports.record(context_report(self.turn_count, memory, skills_section, wisdom, system_chars,
+                                                   float(ratio)))  # fmt: skip
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         descriptions = {}
@@ -260,6 +274,7 @@ class ChatSession(SavedConversation):
         `background_events`.
         """
         self.pending_confirmations.extend(engrams)
+        self.save_held()
         if engrams and not self._turn_open:
             self._ask_between_turns()
 
@@ -268,18 +283,43 @@ class ChatSession(SavedConversation):
         self._confirm_tasks.add(task)
         task.add_done_callback(self._confirm_tasks.discard)
 
+    def producing(self, producer: str, *, why: str = "") -> Any:
+        """Memory writes inside this block are recorded in the history as made by `producer` in this turn."""
+        from anton_tui.memory.origin import producing
+
+        trust = self.trust_now()
+        turn = (trust.turn if trust is not None and trust.turn else self.turn_count) or None
+        return producing(producer, session=self.session_id or "", turn=turn, why=why or f"{producer}, turn {turn}",
+                         trust=trust.describe() if trust is not None and self.trust_gate else "")
+
     def encode_through_gate(self, engrams: list["Engram"], producer: str) -> list["Engram"]:
         """The one path of every producer: gate, then encode now or queue for the user. Returns what was queued."""
         if self.cortex is None or not engrams:
             return []
+        engrams = self.trust_filter(engrams, producer)
         passed = [e for e in engrams if not self.cortex.encoding_gate(e)]
         held = [e for e in engrams if self.cortex.encoding_gate(e)]
         if passed and self.cortex.mode != "off":
-            for event in memory_events(self.cortex.encode_all(passed), producer):
+            with self.producing(producer):
+                encoded = self.cortex.encode_all(passed)
+            for event in memory_events(encoded, producer):
                 self._emit(event)
         if held:
             self.queue_for_confirmation(held)
         return held
+
+    def _encode_confirmed(self, engram: "Engram") -> Any:
+        """Save one engram the user kept, recording who proposed it and why it was held."""
+        from anton_tui.memory.origin import producing
+
+        why = self.held_why.get(engram, {})
+        held = "; ".join(why.get("reasons", []))
+        text = f"kept by the user after review (proposed by {why.get('producer') or 'a learner'}"
+        text += f"; held: {held})" if held else ")"
+        trust = why.get("trust", "")
+        with producing("confirmation", session=self.session_id or "", turn=self.turn_count or None, why=text,
+                       trust=f"{trust}; approved by the user" if trust.startswith("untrusted") else trust):
+            return self.cortex.encode_all([engram])  # type: ignore[union-attr]
 
     async def ask_confirmations(self, *, between_turns: bool = False) -> None:
         """Ask about every held-back engram in one `MemoryConfirmationNeeded` and encode what the user keeps.
@@ -301,7 +341,8 @@ class ChatSession(SavedConversation):
             emit = self._emit_background if between_turns else self._emit
             engrams, self.pending_confirmations = list(self.pending_confirmations), []
             future: asyncio.Future = asyncio.get_running_loop().create_future()
-            emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future))
+            reasons = tuple(self.reasons_for(engram) for engram in engrams)
+            emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future, reasons=reasons))
             try:
                 answer = await asyncio.shield(future)
             except asyncio.CancelledError:
@@ -309,10 +350,21 @@ class ChatSession(SavedConversation):
                     self.pending_confirmations[:0] = engrams
                     raise
                 answer = []  # the question was dismissed
+                undecided = [engram for engram in engrams if engram in self.held_why]
+                self.pending_confirmations[:0] = undecided  # what the trust gate held keeps waiting (and is saved)
+                engrams = [engram for engram in engrams if engram not in self.held_why]
             chosen = [engram for engram in dict.fromkeys(answer or []) if engram in engrams]
             if chosen and self.cortex.mode != "off":
-                for event in memory_events(await asyncio.to_thread(self.cortex.encode_all, chosen), "confirmation"):
+                parts = [await asyncio.to_thread(self._encode_confirmed, engram) for engram in chosen]
+                encoded = dataclasses.replace(
+                    parts[0], actions=tuple(a for p in parts for a in p.actions),
+                    engrams=tuple(e for p in parts for e in p.engrams), removed=tuple(r for p in parts for r in p.removed),
+                )  # fmt: skip
+                for event in memory_events(encoded, "confirmation"):
                     emit(event)
+            for engram in engrams:
+                self.held_why.pop(engram, None)
+            self.save_held()
 
     # ----------------------------------------------------------------- the turn
 
@@ -329,6 +381,7 @@ class ChatSession(SavedConversation):
         self._tool_limit = None
         self.turn_count += 1
         turn = self.turn_count
+        self.begin_turn_trust(turn)
         self._partial_text = ""
         self._emit(TurnStarted(turn=turn, user_text=user_text))
         self.context.new_turn()
@@ -626,10 +679,15 @@ class ChatSession(SavedConversation):
             history=self.history,
             log_episode=self._log,
             redactor=self.redact,
+            session_id=self.session_id or "",
+            taint=self.taint,
+            trust_filter=self.trust_filter,
         )
 
     def _log(self, role: str, content: str, **meta: Any) -> None:
         if self.episodic is None:
             return
+        if self.turn_trust.untrusted:
+            meta = {**meta, "trust": "untrusted"}  # a later recall of these lines taints that turn too
         self.episodic.log_turn(self.turn_count, role, self.redact(content), **meta)
 

@@ -64,7 +64,10 @@ class Cortex:
         self.episodic = episodic
         global_hc.scope = "global"
         self.profile_conflicts: list[str] = []
-        self._merge_project_profile()
+        from anton_tui.memory.origin import producing
+
+        with producing("identity", why="a project profile.md folded into the global profile, as Anton does"):
+            self._merge_project_profile()
 
     @property
     def mode(self) -> str:

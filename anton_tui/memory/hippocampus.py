@@ -16,6 +16,7 @@ import datetime as dt
 import functools
 import os
 from collections.abc import Callable, Iterator
+from typing import Any
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from anton_tui.memory.engram import (
     parse_rules_file,
     sanitize_slug,
 )
+from anton_tui.memory import origin as _origin
 from anton_tui.memory.locking import append_locked, exclusive, read_whole_lines, remove_stale_temps
 from anton_tui.memory.replace import recover_carries, rewriting
 from anton_tui.redact import MARKER, Redactor
@@ -248,6 +250,7 @@ class Hippocampus:
         self.rules_path = self.base_dir / "rules.md"
         self.lessons_path = self.base_dir / "lessons.md"
         self.profile_path = self.base_dir / "profile.md"
+        self.recorder: Any = None  # a MemoryRecorder: every write is noted there with its origin (see `history`)
 
     def __repr__(self) -> str:
         return f"Hippocampus({str(self.base_dir)!r}, scope={self.scope!r})"
@@ -297,6 +300,41 @@ class Hippocampus:
                 return False
             rewrite.replace("".join(lines).encode("utf-8"))
             _forget(path)
+            self._note(path)
+            return True
+
+    def _note(self, path: Path) -> None:
+        """Hand the bytes a write just left in `path` to the history (called under the file's sidecar lock)."""
+        if self.recorder is None:
+            return
+        try:
+            data: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            data = None
+        except OSError:
+            return
+        self.recorder.note(self.scope, path.name, data, _origin.current())
+
+    def replace_bytes(self, kind_file: str, compute: Callable[[bytes | None], bytes | None]) -> bool:
+        """Replace one file's bytes under its locks: `compute` gets the current bytes (None: no file) and returns the
+        new ones (None: remove the file). False when nothing changed. Used by undo and reset, which restore exact
+        earlier bytes rather than parsed entries."""
+        name, path, parser = self._target(kind_file)
+        with self._writing(path), rewriting(path) as rewrite:
+            try:
+                current: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                current = None
+            new = compute(current)
+            if new == current:
+                return False
+            if new is None:
+                path.unlink()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                rewrite.replace(new)
+            _forget(path)
+            self._note(path)
             return True
 
     @staticmethod
@@ -371,6 +409,7 @@ class Hippocampus:
             else:
                 rewrite.replace("".join(kept).encode("utf-8"))
             _forget(path)
+            self._note(path)
             return True
 
     # ---- rules -------------------------------------------------------------------------------------------------
@@ -474,6 +513,7 @@ class Hippocampus:
                 return False
             if parsed.raw.strip():
                 append_locked(path, line if parsed.raw.endswith((b"\n", b"\r")) else b"\n" + line)
+                self._note(path)
                 return True
             with rewriting(path) as rewrite:  # a new file: under the file's lock, in case Anton appended meanwhile
                 current = _read(path, parse_lessons_file, self.scope, fresh=True, locked=True)
@@ -482,6 +522,7 @@ class Hippocampus:
                 head = current.raw if current.raw.strip() else b"# Lessons\n"
                 rewrite.replace(head + (line if head.endswith((b"\n", b"\r")) else b"\n" + line))
             _forget(path)
+            self._note(path)
         return True
 
     # ---- scratchpad wisdom -------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 
 from anton_tui.memory.episodes import EpisodicMemory
 from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.history_recorder import MemoryRecorder
 from anton_tui.memory.skill_sources import SkillSource
 from anton_tui.memory.skills import SkillStore
 from anton_tui.paths import AntonPaths
@@ -26,17 +27,28 @@ class MemoryStores:
     skills: SkillStore
     episodic: EpisodicMemory
     paths: AntonPaths
+    recorder: MemoryRecorder | None = None  # the history of every memory change (see `history`)
 
     @classmethod
     def from_paths(
-        cls, paths: AntonPaths, *, episodic_enabled: bool = True, skill_sources: Iterable[SkillSource] = ()
+        cls,
+        paths: AntonPaths,
+        *,
+        episodic_enabled: bool = True,
+        skill_sources: Iterable[SkillSource] = (),
+        history: bool = True,
     ) -> MemoryStores:
+        global_hc = Hippocampus(paths.global_memory, scope="global")
+        project_hc = Hippocampus(paths.project_memory, scope="project")
+        recorder = MemoryRecorder.from_paths(paths) if history else None
+        global_hc.recorder = project_hc.recorder = recorder
         return cls(
-            global_hc=Hippocampus(paths.global_memory, scope="global"),
-            project_hc=Hippocampus(paths.project_memory, scope="project"),
+            global_hc=global_hc,
+            project_hc=project_hc,
             skills=SkillStore(paths.skills, sources=skill_sources),
             episodic=EpisodicMemory(paths.episodes, enabled=episodic_enabled),
             paths=paths,
+            recorder=recorder,
         )
 
     @classmethod

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from anton_tui.memory.origin import producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
+from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
 from anton_tui.settings_sources import FirstFrame
 
@@ -71,7 +73,7 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime:
+class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (runtime/memory_history.py)
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -164,11 +166,16 @@ class Runtime:
 
     async def warm_up(self) -> None:
         """Pay the slow first-time costs in the background: the model SDK import and the episode search index."""
+        # ---- memory history (runtime/memory_history.py): first, it is quick and brings back held memories ----
+        await self.start_history()
         warm_up = getattr(self.session, "warm_up", None)
         if warm_up is not None:
             await warm_up()
 
     async def close(self) -> None:
+        # ---- memory history: what is queued is committed before exit ----
+        if self._stores is not None:
+            await self.flush_history()
         close = getattr(self._closing, "close", None)
         if close is not None:
             await _maybe_await(close())
@@ -200,10 +207,12 @@ class Runtime:
 
     async def update_entry(self, scope: str, kind_file: str, entry_id: str, text: str) -> bool:
         """Replace one entry's text; False when it changed on disk meanwhile. Raises MemoryFileError or ValueError."""
-        return await off_loop(self.stores.hippocampus(scope).update_entry, kind_file, entry_id, text)
+        with producing("user edit", why=f"edited in the app ({scope} {kind_file})"):
+            return await off_loop(self.stores.hippocampus(scope).update_entry, kind_file, entry_id, text)
 
     async def delete_entry(self, scope: str, kind_file: str, entry_id: str) -> bool:
-        return await off_loop(self.stores.hippocampus(scope).delete_entry, kind_file, entry_id)
+        with producing("user edit", why=f"deleted in the app ({scope} {kind_file})"):
+            return await off_loop(self.stores.hippocampus(scope).delete_entry, kind_file, entry_id)
 
     async def entries(self, kind_file: str) -> list[tuple[str, Engram]]:
         """Every entry of `rules`, `lessons` or `profile` in both scopes, global first."""

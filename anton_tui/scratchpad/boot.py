@@ -154,6 +154,57 @@ class CellState:
     index = 0
 
 
+class OutsideWatch:
+    """Notices, with an audit hook, when a running cell opens a network connection or reads a file outside the
+    workspace (and outside Python's own folders), and tells the parent at once: `outside {cell, kind, target}`.
+    What a cell's subprocesses do is not seen."""
+
+    LIMIT = 20  # per cell
+    SYSTEM_FILES = frozenset(f"/etc/{name}/" for name in ("mime.types", "localtime", "hosts", "resolv.conf",
+                                                           "nsswitch.conf", "gai.conf", "host.conf"))
+
+    def __init__(self, channel, state, workspace):
+        self.channel, self.state = channel, state
+        self.active = False
+        self.seen = set()
+        inside = [workspace, sys.prefix, sys.base_prefix, sys.exec_prefix, "/dev", "/proc", "/sys"]
+        inside += [p for p in sys.path if p and os.path.isabs(p)]
+        inside += ["/usr/share/zoneinfo", "/etc/ssl", "/usr/lib/ssl"]  # what the standard library reads by itself
+        self.inside = tuple(os.path.join(os.path.normpath(p), "") for p in inside)
+        self._busy = threading.local()
+
+    def start_cell(self):
+        self.seen = set()
+        self.active = True
+
+    def hook(self, event, args):
+        if not self.active or getattr(self._busy, "on", False):
+            return
+        if event == "socket.connect":
+            address = args[1] if len(args) > 1 else None
+            if isinstance(address, tuple) and len(address) >= 2:
+                self._report("network", f"{address[0]}:{address[1]}")
+        elif event == "open":
+            path, mode = args[0], args[1] if len(args) > 1 else "r"
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            if not isinstance(path, str) or (isinstance(mode, str) and any(c in mode for c in "wax+")):
+                return
+            full = os.path.join(os.path.normpath(os.path.join(os.getcwd(), path)), "")
+            if not full.startswith(self.inside) and full not in self.SYSTEM_FILES:
+                self._report("file", full.rstrip("/"))
+
+    def _report(self, kind, target):
+        if (kind, target) in self.seen or len(self.seen) >= self.LIMIT:
+            return
+        self.seen.add((kind, target))
+        self._busy.on = True
+        try:
+            self.channel.send({"op": protocol.OUTSIDE, "cell": self.state.index, "kind": kind, "target": target})
+        finally:
+            self._busy.on = False
+
+
 class OutputForwarder:
     """Reads the pipes behind fds 1 and 2 and sends what arrives to the parent as `out` messages.
 
@@ -281,7 +332,8 @@ class LanguageModel:
 
 
 class Runtime:
-    def __init__(self, config, channel, inbox, forwarder, state, logs, outputs):
+    def __init__(self, config, channel, inbox, forwarder, state, logs, outputs, watch=None):
+        self.watch = watch
         self.config = config
         self.outputs = outputs
         self.channel = channel
@@ -354,6 +406,8 @@ class Runtime:
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         error = None
         memory_error = False
+        if self.watch is not None:
+            self.watch.start_cell()
         try:
             compiled = compile(code, filename, "exec", TOP_LEVEL_AWAIT, True)
             outcome = eval(compiled, self.namespace)
@@ -369,6 +423,8 @@ class Runtime:
         except BaseException as exc:  # the cell's own failure, reported to the model
             error = self._format_exception(exc, filename)
         self._flush_std()
+        if self.watch is not None:
+            self.watch.active = False
         broken = None
         try:
             notice = self.outputs.repair()
@@ -481,7 +537,9 @@ def main():
     root = logging.getLogger()
     root.addHandler(logs)
     root.setLevel(logging.INFO)
-    runtime = Runtime(config, channel, Inbox(inbox_fd), forwarder, state, logs, outputs)
+    watch = OutsideWatch(channel, state, os.path.abspath(workspace))
+    sys.addaudithook(watch.hook)  # cannot be removed by a cell; it only reports, never blocks
+    runtime = Runtime(config, channel, Inbox(inbox_fd), forwarder, state, logs, outputs, watch)
     forwarder.start()
     _apply_memory_limit(config.get("memory_limit_mb"))
     channel.send({"op": protocol.READY, "pid": os.getpid(), "python": sys.version.split()[0],

@@ -29,6 +29,8 @@ class Cell:
     truncated: bool = False
     # Something the model must know that the cell itself did not say, e.g. that the process restarted before it.
     notice: str | None = None
+    # What the cell reached outside the workspace while it ran: "network 1.2.3.4:443", "file /etc/hosts".
+    outside: list[str] = field(default_factory=list)
 
     @property
     def duration(self) -> float | None:

@@ -44,11 +44,21 @@ class CellHeartbeat:
 
 
 @dataclass(frozen=True, slots=True)
+class CellOutside:
+    """The running cell opened a network connection or read a file outside the workspace."""
+
+    pad: str
+    index: int
+    kind: Literal["network", "file"]
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
 class CellFinished:
     pad: str
     index: int
     cell: "Cell"
 
 
-ScratchpadEvent = Union[CellStarted, CellOutput, CellProgress, CellHeartbeat, CellFinished]
+ScratchpadEvent = Union[CellStarted, CellOutput, CellProgress, CellHeartbeat, CellOutside, CellFinished]
 ScratchpadEventSink = Callable[[ScratchpadEvent], None]

@@ -16,6 +16,7 @@ This module is loaded by the child program from its file path as well, so it mus
 Parent -> child:  exec {cell, code, nonce} | llm_reply {id, reply | error}
 Child -> parent:  ready {pid, python, executable} | out {cell, stream, text} | progress {cell, message}
                   | llm {cell, id, request} | result {cell, nonce, error, logs, memory_error, notice}
+                  | outside {cell, kind: network | file, target}
 
 `op` is always the first key, so every message starts with MESSAGE_START.
 """
@@ -32,6 +33,7 @@ OUT = "out"
 PROGRESS = "progress"
 LLM_REQUEST = "llm"
 RESULT = "result"
+OUTSIDE = "outside"  # a running cell reached outside: a network connection or a file outside the workspace
 
 # The longest line either side may send (a line carries at most one output chunk, a traceback or an LLM request).
 MAX_LINE_BYTES = 32 * 1024 * 1024

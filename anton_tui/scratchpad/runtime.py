@@ -26,6 +26,7 @@ from anton_tui.scratchpad import protocol
 from anton_tui.scratchpad.cell import Cell
 from anton_tui.scratchpad.events import (
     CellFinished,
+    CellOutside,
     CellHeartbeat,
     CellOutput,
     CellProgress,
@@ -482,6 +483,11 @@ class Scratchpad:
                 self._park(stream, text)
         elif op == protocol.PROGRESS and run is not None:
             run.progress(str(message.get("message", "")))
+        elif op == protocol.OUTSIDE and run is not None:
+            kind = "network" if message.get("kind") == "network" else "file"
+            target = str(message.get("target", ""))[:300]
+            run.cell.outside.append(f"{kind} {target}")
+            run.emit(CellOutside(self.name, run.cell.index, kind, target))
         elif op == protocol.LLM_REQUEST:
             task = asyncio.get_running_loop().create_task(self._answer_llm(process, message, run))
             self._llm_tasks[task] = process

@@ -211,6 +211,8 @@ class AntonApp(AppActions, App[int]):
             gc_policy.settle()
 
     def on_files_changed(self, message: Any) -> None:
+        if "memory" in message.areas and self.runtime is not None:
+            self.run_worker(self.runtime.record_external(), group="memory-history", exit_on_error=False)
         if "themes" in message.areas:
             self.reload_user_themes()
         if "skills" in message.areas:

@@ -561,3 +561,27 @@ async def test_a_user_invocable_skill_is_a_slash_command_that_starts_a_recalling
 
     output = await run("/csv_summary now", ctx)  # a skill that is not user-invocable is no command
     assert output.level == "error" and "Unknown command" in output.plain() and len(sent) == 1
+
+
+async def test_memory_reset_clears_a_scope_and_undo_brings_it_back(stores: MemoryStores, anton_home: Path,
+                                                                   project_dir: Path) -> None:
+    from anton_tui.memory import history_ops
+
+    rules = (anton_home / "memory" / "rules.md").read_bytes()
+    ctx = context(stores, Recorder(answers=[False, True, True]))
+    assert (await run("/memory reset global", ctx)).plain().strip() == "Canceled."
+    assert (anton_home / "memory" / "rules.md").read_bytes() == rules
+    output = await run("/memory reset global", ctx)
+    assert output.level == "success" and "Reset finished: global" in output.plain()
+    assert not (anton_home / "memory" / "rules.md").exists()
+    change = history_ops.log(stores)[0]
+    assert change.producer == "reset" and history_ops.undo(stores, change.short).done
+    assert (anton_home / "memory" / "rules.md").read_bytes() == rules
+
+    logs = sorted(p.name for p in (project_dir / ".anton" / "episodes").glob("*.jsonl"))
+    output = await run("/memory reset episodic", ctx)
+    assert output.level == "success"
+    assert not list((project_dir / ".anton" / "episodes").glob("*.jsonl"))
+    reset = history_ops.log(stores)[0]
+    assert "archived" in reset.summary and history_ops.undo(stores, reset.short).done
+    assert sorted(p.name for p in (project_dir / ".anton" / "episodes").glob("*.jsonl")) == logs

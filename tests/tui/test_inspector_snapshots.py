@@ -5,6 +5,7 @@ Update them with `pytest tests/tui/test_inspector_snapshots.py --snapshot-update
 
 from __future__ import annotations
 
+import itertools
 from datetime import datetime
 
 import pytest
@@ -15,13 +16,25 @@ from anton_tui.memory.acc import Event, Lesson
 from .inspector_fixtures import PROJECT_LESSONS, InspectorHost, seeded_stores, settle
 
 SIZES = {"wide": (120, 40), "small": (80, 24)}
-TABS = ("rules", "lessons", "profile", "skills", "acc", "episodes")
+TABS = ("rules", "lessons", "profile", "skills", "acc", "episodes", "history", "context")
+NOON = 1795003200.0  # 2026-11-18 12:00 UTC: the time of the recorded changes in the History screenshot
 
 
 def snapshot_app(tmp_path) -> InspectorHost:
     stores = seeded_stores(tmp_path)
     # One unreadable line, so the warning banner is part of the picture.
     stores.project_hc.lessons_path.write_text(PROJECT_LESSONS + "this line is not a lesson\n")
+    minutes = itertools.count(NOON, 60)
+    for history in stores.recorder.scopes.values():
+        history.clock = lambda: next(minutes)
+    stores.recorder.start()
+    from anton_tui.memory.origin import Origin
+
+    path = stores.project_hc.lessons_path  # a dated line, as the consolidator writes it, noted as its change
+    path.write_text(path.read_text() + "- Check the API's rate limit header <!-- topic:api ts:2026-11-22 -->\n")
+    origin = Origin("consolidator", session="20261122_042512", turn=3, why="replayed pad main")
+    stores.recorder.note("project", "lessons.md", path.read_bytes(), origin)
+    stores.recorder.flush()
     return InspectorHost(stores)
 
 
@@ -42,6 +55,17 @@ async def show(pilot, tab: str) -> None:
         feed.add(AccNudge(lesson, nudged=True), at=datetime(2026, 11, 22, 4, 25, 21))
     if tab == "episodes":
         app.pane.tab("episodes").search("bitcoin")
+    if tab == "context":
+        from anton_tui.agent.context_report import ContextReports, context_report
+
+        stores = app.stores
+        memory = "\n".join(f"## Your Memory — {label}\n{text}" for label, text in (
+            ("Identity", stores.global_hc.recall_identity()), ("Global Rules", stores.global_hc.recall_rules()),
+            ("Project Lessons", stores.project_hc.recall_lessons(1000))))  # fmt: skip
+        reports = ContextReports()
+        reports.record(context_report(4, memory, "- `csv_summary` — summarise a CSV", "", 9000, 3.5))
+        app.pane.runtime.session.context_reports = reports
+        app.pane.tab("context").refresh_data()
     await settle(pilot)
 
 

@@ -18,7 +18,7 @@ PROBE = textwrap.dedent(
 
     def heavy():
         lazy = ("anthropic", "openai", "watchdog", "markdown_it", "pygments", "yaml", "pydantic", "pydantic_settings",
-                "detect_secrets")
+                "detect_secrets", "dulwich")
         return [m for m in lazy if m in sys.modules]
 
     seen = {}

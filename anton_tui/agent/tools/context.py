@@ -42,3 +42,6 @@ class ToolContext:
     history: list[dict[str, Any]] = field(default_factory=list)
     log_episode: Callable[..., None] = lambda *args, **kwargs: None
     redactor: "Redactor | None" = None  # what the model reads of a cell's output goes through it
+    session_id: str = ""  # recorded with the memory changes a tool makes
+    taint: Callable[[str], None] = lambda reason: None  # outside content entered this turn (see memory/trust.py)
+    trust_filter: Callable[[list, str], list] = lambda engrams, producer: list(engrams)  # the rest wait for review

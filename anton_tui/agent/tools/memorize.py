@@ -71,12 +71,23 @@ async def handle_memorize(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolR
     engrams = entries_to_engrams(tool_input.get("entries") or [])
     if not engrams:
         return ToolResult("ERROR: no entries to memorize (each entry needs a non-empty 'text').", success=False)
-    encoded = await asyncio.to_thread(ctx.cortex.encode_all, engrams)
+    from anton_tui.memory.origin import producing
+
+    offered = engrams
+    engrams = ctx.trust_filter(engrams, "memorize")
+    held = [e for e in offered if e not in engrams]
+    if not engrams:
+        return ToolResult(f"Held for the user's review before saving ({len(held)} entries); nothing saved yet.")
+
+    why = "; ".join(e.text for e in engrams)[:200]
+    with producing("memorize", session=ctx.session_id, turn=ctx.turn, why=f"the model asked to remember: {why}"):
+        encoded = await asyncio.to_thread(ctx.cortex.encode_all, engrams)
     if ctx.cortex.mode == "off":
         return ToolResult("Memory is switched off for this workspace; nothing was saved.", success=True)
     for event in memory_events(encoded, "memorize"):
         ctx.emit(event)
-    return ToolResult("Memory updated: " + "; ".join(encoded.actions))
+    note = f" ({len(held)} more held for the user's review)" if held else ""
+    return ToolResult("Memory updated: " + "; ".join(encoded.actions) + note)
 
 
 MEMORIZE_TOOL = ToolDef("memorize", DESCRIPTION, INPUT_SCHEMA, handle_memorize)

@@ -34,10 +34,13 @@ async def handle_recall(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolRes
     max_results = int(tool_input.get("max_results") or 20)
     days_back = tool_input.get("days_back")
     days_back = int(days_back) if days_back not in (None, "") else None
-    text = await asyncio.to_thread(
-        ctx.episodic.recall_formatted, query, max_results=max_results, days_back=days_back
-    )
-    return ToolResult(text)
+    from anton_tui.memory.episode_record import format_recall
+
+    episodes = await asyncio.to_thread(ctx.episodic.recall, query, max_results=max_results, days_back=days_back)
+    untrusted = sorted({ep.session for ep in episodes if (ep.meta or {}).get("trust") == "untrusted"})
+    if untrusted:  # what an untrusted turn left in the log is outside content again
+        ctx.taint(f"recalled episodes of untrusted turns (session {', '.join(untrusted[:3])})")
+    return ToolResult(format_recall(episodes, query))
 
 
 RECALL_TOOL = ToolDef("recall", DESCRIPTION, INPUT_SCHEMA, handle_recall)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from anton_tui.agent.events import ScratchpadActivity, SecretsRemoved
+from anton_tui.agent.events import OutsideAccess, ScratchpadActivity, SecretsRemoved
+from anton_tui.scratchpad.events import CellOutside
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolDef, ToolResult
 from anton_tui.scratchpad.cell import Cell
@@ -75,7 +76,7 @@ async def _exec(ctx: ToolContext, name: str, tool_input: dict[str, Any]) -> Tool
         code,
         description=description,
         estimated_seconds=estimate,
-        on_event=lambda event: ctx.emit(ScratchpadActivity(event)),
+        on_event=lambda event: _on_event(ctx, name, event),
     )
     if ctx.redactor is not None:  # the model, the learners and the episode log read the cell scrubbed
         from anton_tui.redact import scrub_cell
@@ -142,3 +143,12 @@ async def handle_scratchpad(ctx: ToolContext, tool_input: dict[str, Any]) -> Too
 
 
 SCRATCHPAD_TOOL = ToolDef("scratchpad", DESCRIPTION, INPUT_SCHEMA, handle_scratchpad)
+
+
+def _on_event(ctx: ToolContext, name: str, event: Any) -> None:
+    """Pass a cell's events on; outside access also marks the turn untrusted and is shown in the ACC feed."""
+    ctx.emit(ScratchpadActivity(event))
+    if isinstance(event, CellOutside):
+        what = "connected to" if event.kind == "network" else "read"
+        ctx.taint(f"cell {event.index} of {name} {what} {event.target}")
+        ctx.emit(OutsideAccess(pad=name, cell=event.index, kind=event.kind, target=event.target))

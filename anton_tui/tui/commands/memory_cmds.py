@@ -325,6 +325,23 @@ async def vacuum(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     return as_output(result, default="Compaction finished.")
 
 
+async def reset(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    """``/memory reset global|project|episodic``: Anton's reset, as a recorded change that can be undone."""
+    scope = args.words[0] if args.words else ""
+    if scope not in ("global", "project", "episodic"):
+        return error("Say which scope to clear: /memory reset global, project or episodic.")
+    what = "episode logs (archived, not deleted)" if scope == "episodic" else f"{scope} rules, lessons and profile"
+    if not await ctx.ask(f"Clear the {what}? The change is recorded and can be undone in the History tab."):
+        return info("Canceled.")
+    try:
+        change = await ctx.runtime.memory_reset(scope)
+    except Exception as exc:  # noqa: BLE001 - a history that cannot be written is said, memory is untouched
+        return error(f"Not reset: {exc}")
+    if change is None:
+        return info(f"Nothing to clear in {scope}.")
+    return success(f"Reset finished: {scope} (change {change.short}; undo it in the History tab).")
+
+
 async def memory_help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     rows = [
         ("/memory", "dashboard: mode, counts per scope, compaction and episodes"),
@@ -333,6 +350,7 @@ async def memory_help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput
         ("/memory rules|lessons|identity delete <n>", "remove entry n (asks first)"),
         ("/memory episodes [delete <turn>]", "this session's turns; remove one from the log"),
         ("/memory vacuum", "compact both scopes now (asks first)"),
+        ("/memory reset global|project|episodic", "clear a scope as a recorded change that can be undone"),
     ]
     table = Table.grid(padding=(0, 2))
     for command, meaning in rows:

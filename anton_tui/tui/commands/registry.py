@@ -131,6 +131,8 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("memory episodes", "[delete <turn>]", "This session's turns; remove one from the log",
                 memory_cmds.episodes, "Memory", True, ("delete",)),
     CommandSpec("memory vacuum", "", "Compact both memory scopes now", memory_cmds.vacuum, "Memory"),
+    CommandSpec("memory reset", "global|project|episodic", "Clear a scope (recorded; undo in the History tab)",
+                memory_cmds.reset, "Memory", True, ("global", "project", "episodic")),
     CommandSpec("memory help", "", "What the /memory commands do", memory_cmds.memory_help, "Memory"),
     CommandSpec("skill save", "[hint]", "Draft a skill from this conversation and save it", skill_cmds.save_skill,
                 "Skills", True),

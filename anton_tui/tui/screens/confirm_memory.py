@@ -63,14 +63,30 @@ class ConfirmMemoryScreen(ModalScreen[list[Engram]]):
     HELP = """\
 ## Memories waiting for confirmation
 
-In copilot mode Anton saves what it is sure of and asks about the rest. **Space** checks or unchecks the
+In copilot mode Anton saves what it is sure of and asks about the rest. Memories marked **held** were learned
+after outside content entered a turn (a web page, a file outside the project) or read like an instruction to the
+agent; they wait for you even in autopilot and start unchecked. **Space** checks or unchecks the
 highlighted memory, **Enter** (or **S**) saves the checked ones, **A** saves all of them, **D** or **Escape**
 discards all of them.
 """
 
-    def __init__(self, engrams: Sequence[Engram]) -> None:
+    def __init__(self, engrams: Sequence[Engram], reasons: Sequence[Sequence[str]] = ()) -> None:
         super().__init__()
         self.engrams: tuple[Engram, ...] = tuple(engrams)
+        # why each was held for review (the trust gate); empty for those the memory mode asks about
+        self.reasons: tuple[tuple[str, ...], ...] = tuple(tuple(r) for r in reasons) + ((),) * (
+            len(self.engrams) - len(reasons))
+
+    def _line(self, index: int) -> Content:
+        line = engram_prompt(self.engrams[index])
+        return Content.assemble(("⚠ held · ", "bold $text-warning"), line) if self.reasons[index] else line
+
+    def _detail(self, index: int) -> Content:
+        detail = engram_detail(self.engrams[index])
+        held = self.reasons[index]
+        if not held:
+            return detail
+        return Content.assemble(detail, "\n", ("Held for review: " + "; ".join(held), "$text-warning"))
 
     def compose(self) -> ComposeResult:
         count = len(self.engrams)
@@ -83,10 +99,11 @@ discards all of them.
                 markup=False,
             )
             yield SelectionList[int](
-                *(Selection(engram_prompt(engram), index, True) for index, engram in enumerate(self.engrams)),
+                *(Selection(self._line(index), index, not self.reasons[index])
+                  for index in range(len(self.engrams))),  # held ones start unchecked
                 id="confirm-memory-list",
             )
-            yield Static(engram_detail(self.engrams[0]) if self.engrams else "", id="confirm-memory-detail")
+            yield Static(self._detail(0) if self.engrams else "", id="confirm-memory-detail")
             with Horizontal(id="confirm-memory-buttons"):
                 yield Button("Save checked", variant="primary", id="save-checked")
                 yield Button("Save all", id="save-all")
@@ -99,7 +116,7 @@ discards all of them.
 
     @on(SelectionList.SelectionHighlighted)
     def _highlighted(self, event: SelectionList.SelectionHighlighted) -> None:
-        self.query_one("#confirm-memory-detail", Static).update(engram_detail(self.engrams[event.selection.value]))
+        self.query_one("#confirm-memory-detail", Static).update(self._detail(event.selection.value))
 
     @property
     def checked(self) -> list[Engram]:
@@ -127,12 +144,17 @@ async def answer_confirmation(app: App[Any], event: Any) -> list[Engram]:
 
     It waits for the dialog with `push_screen_wait`, so it must run inside a worker (for example a method decorated
     with `@work`); called elsewhere Textual raises `NoActiveWorker`. If the wait is interrupted (the app closes),
-    the future is resolved with an empty list, so the engine saves nothing it was not told to.
+    the future is cancelled: the engine saves nothing it was not told to, and what the trust gate held keeps
+    waiting for the next start.
     """
-    chosen: list[Engram] = []
+    chosen: list[Engram] | None = None
     try:
-        chosen = list(await app.push_screen_wait(ConfirmMemoryScreen(event.engrams)) or [])
+        screen = ConfirmMemoryScreen(event.engrams, getattr(event, "reasons", ()) or ())
+        chosen = list(await app.push_screen_wait(screen) or [])
     finally:
         if not event.future.done():
-            event.future.set_result(chosen)
-    return chosen
+            if chosen is None:
+                event.future.cancel()  # interrupted: nothing was decided (memories held for review keep waiting)
+            else:
+                event.future.set_result(chosen)
+    return chosen or []

@@ -32,6 +32,7 @@ from anton_tui.agent.events import (
     HistoryRepaired,
     HistorySummarised,
     HistoryTrimmed,
+    MemoryHistoryBroken,
     MemoryConfirmationNeeded,
     MemoryWritten,
     ScratchpadActivity,
@@ -416,6 +417,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
                 if event.pad is not None and event.cell is not None:
                     self.scratchpad.mark_hidden(event.pad, event.cell, event.kinds)
             case MemoryConfirmationNeeded():
+                self.query_one(AntonHeader).set_held(self.runtime.held_count)
                 self.confirm_memories(event)
             case AccNudge():
                 await chat.add_notice(acc_notice(event), "acc")
@@ -426,6 +428,8 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
                 await chat.add_block(SummaryBlock(event.summary, detail))
             case HistoryTrimmed() | HistoryNotSaved():
                 await chat.add_notice(history_notice(event), "info")
+            case MemoryHistoryBroken(message=text):
+                await chat.add_notice(Content(text), "info")
             case UsageUpdated():
                 self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
             case ErrorOccurred(message=text, retryable=retryable):
@@ -463,6 +467,8 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         from anton_tui.tui.screens.confirm_memory import answer_confirmation
 
         keep = await answer_confirmation(self.app, event)
+        if self.runtime is not None and not event.future.cancelled():  # those asked about no longer wait
+            self.query_one(AntonHeader).set_held(self.runtime.held_count_without(event.engrams))
         self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams)))
 
     async def on_memory_confirmation_answered(self, message: MemoryConfirmationAnswered) -> None:

@@ -65,6 +65,9 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
         yield Static(Content(f"{self.provider}/"), id="provider")
         yield Static(Content(self.model), id="model")
         yield Static(Content(f"memory {self.memory_mode}"), id="memory-mode")
+        held = Static(Content(""), id="held")
+        held.display = False  # shown while memories wait for review
+        yield held
         yield Static(Content("ready"), id="turn-status")
         yield Static(Content("0 in · 0 out"), id="tokens")
 
@@ -72,6 +75,13 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
         self.query_one("#tokens", Static).update(
             Content(f"{format_tokens(input_tokens)} in · {format_tokens(output_tokens)} out")
         )
+
+    def set_held(self, count: int) -> None:
+        """The badge of memories held for review (hidden at 0)."""
+        badge = self.query_one("#held", Static)
+        badge.display = count > 0
+        badge.update(Content(f"⚠ {count} held"))
+        badge.tooltip = f"{count} learned memories wait for your review (they are asked after the next turn)"
 
     def set_model(self, provider: str, model: str, memory_mode: str) -> None:
         """After /setup: the new provider, model and memory mode."""

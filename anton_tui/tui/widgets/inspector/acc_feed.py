@@ -19,7 +19,7 @@ from textual.coordinate import Coordinate
 from textual.events import Resize
 from textual.widgets import DataTable, Static
 
-from anton_tui.agent.events import AccEventObserved, AccNudge
+from anton_tui.agent.events import AccEventObserved, AccNudge, OutsideAccess
 from anton_tui.memory.acc import Event, Lesson
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
@@ -65,7 +65,7 @@ def _event_summary(detail: Mapping[str, Any], round_idx: int) -> str:
     return " · ".join(parts)
 
 
-def feed_item(entry: AccEventObserved | AccNudge | Event | Lesson, at: datetime) -> FeedItem:
+def feed_item(entry: AccEventObserved | AccNudge | OutsideAccess | Event | Lesson, at: datetime) -> FeedItem:
     """What one session event looks like in the feed."""
     nudged = False
     if isinstance(entry, AccEventObserved):
@@ -86,6 +86,11 @@ def feed_item(entry: AccEventObserved | AccNudge | Event | Lesson, at: datetime)
         full = f"{entry.kind} (severity {entry.severity}, round {entry.round_idx})"
         full += f"\n{details}" if details else ""
         return FeedItem(at, "event", entry.kind, "", entry.severity, summary, full)
+    if isinstance(entry, OutsideAccess):
+        what = "connected to" if entry.kind == "network" else "read"
+        summary = f"{entry.pad} cell {entry.cell} {what} {entry.target}"
+        full = f"{summary}\nOutside content entered this turn: what the learners take from it waits for review."
+        return FeedItem(at, "outside", "outside_access", entry.kind, 2, summary, full)
     raise TypeError(f"the ACC feed shows AccEventObserved and AccNudge, not {type(entry).__name__}")
 
 
@@ -103,6 +108,8 @@ scratchpad resets or kills, switching scratchpad names, oversized cells, history
 - **event**: something it observed (with its severity)
 - **nudge**: a lesson shown to the model straight away (`ANTON_ACC_MODE=active`)
 - **lesson**: a lesson saved to the rules at the end of the turn
+- **outside**: a cell reached the network or a file outside the workspace; what is learned from that turn waits
+  for your review
 
 The feed covers this session only; the newest line is at the bottom. `c` clears it.
 """

@@ -18,13 +18,15 @@ from textual.message import Message
 from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten
+from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten, OutsideAccess, TurnFinished
 from anton_tui.runtime import Runtime
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
 from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
 from anton_tui.tui.widgets.inspector.base import FileTab, InspectorTab
 from anton_tui.tui.widgets.inspector.episodes import EpisodesTab
+from anton_tui.tui.widgets.inspector.context_tab import ContextTab
+from anton_tui.tui.widgets.inspector.history_tab import HistoryTab
 from anton_tui.tui.widgets.inspector.lessons import LessonsTab
 from anton_tui.tui.widgets.inspector.profile import ProfileTab
 from anton_tui.tui.widgets.inspector.rules import RulesTab
@@ -37,9 +39,11 @@ TABS: dict[str, type[InspectorTab]] = {
     "skills": SkillsTab,
     "acc": AccFeedTab,
     "episodes": EpisodesTab,
+    "history": HistoryTab,
+    "context": ContextTab,
 }
 AREA_TABS: dict[str, tuple[str, ...]] = {
-    "memory": ("rules", "lessons", "profile"),
+    "memory": ("rules", "lessons", "profile", "history", "context"),
     "skills": ("skills",),
     "episodes": ("episodes",),
 }
@@ -60,6 +64,8 @@ Anton's memory at a glance. Each tab reloads by itself when its files change on 
 - **Skills**: saved procedures and how often they were used; `s` sorts
 - **ACC**: failure patterns the error monitor noticed in this session
 - **Episodes**: search past conversations of this project
+- **History**: every change to memory, who made it and its diff; `u` undoes one
+- **Context**: the memory and skills the latest request carried, line by line, with sizes
 
 Use the arrow keys on the tab row to switch tabs. Lines that cannot be read are shown as warnings and never
 rewritten.
@@ -133,6 +139,8 @@ rewritten.
             return  # the first tab is shown while the pane mounts; `load_tabs` reads it after the first frame
         for tab in event.pane.query_children(FileTab):
             tab.ensure_loaded()
+        for tab in event.pane.query_children(HistoryTab):
+            tab.ensure_loaded()
 
     def refresh_data(self) -> None:
         """Reload every tab from disk."""
@@ -147,7 +155,7 @@ rewritten.
         tab_ids = {tab_id for area in areas for tab_id in AREA_TABS.get(area, ())}
         for tab_id in TABS:
             tab = self.tab(tab_id)
-            unread = isinstance(tab, FileTab) and not tab.load_started
+            unread = isinstance(tab, (FileTab, HistoryTab)) and not tab.load_started
             if tab_id in tab_ids and not unread:
                 tab.refresh_data()
 
@@ -159,10 +167,12 @@ rewritten.
 
     def apply_event(self, event: object) -> None:
         """Follow the session: ACC events go to the feed; memory writes reload the memory tabs."""
-        if isinstance(event, (AccEventObserved, AccNudge)):
+        if isinstance(event, (AccEventObserved, AccNudge, OutsideAccess)):
             self.acc_feed.add(event)
         elif isinstance(event, MemoryWritten):
             self._batcher.add({"memory"})
+        elif isinstance(event, TurnFinished):
+            self.tab("context").refresh_data()
 
     # ---- titles and failures -----------------------------------------------------------------------------------
 

@@ -1,0 +1,365 @@
+"""Keeps the history of one memory scope in a git repository: every change a commit that says who made it and why.
+
+The repository lives under ``$ANTON_HOME/history`` (``global.git``, ``projects/<hash of the project path>.git``),
+never in the memory folder, so nothing appears in the user's project tree or in what Anton reads. Its work tree is
+the memory folder (``core.worktree``), so ``git --git-dir=... log -p`` works too. Commits are built straight from
+objects with dulwich (imported lazily), without an index or a checkout: each one holds the three memory files
+(``rules.md``, ``lessons.md``, ``profile.md``) as they were right after the write.
+
+A commit message is a one-line summary and trailers (``Producer:``, ``Scope:``, ``Session:``, ``Turn:``, ``Why:``,
+``Trust:``). ``anton-log.jsonl`` in the git directory lists the same facts per commit so that listing 10,000 changes
+does not parse 10,000 objects; it is derived and rebuilt from the commits whenever its last line is not the head.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from anton_tui.memory.origin import Origin
+
+FILES = ("rules.md", "lessons.md", "profile.md")
+BRANCH = b"refs/heads/main"
+AUTHOR = b"anton-tui <anton-tui@localhost>"
+INDEX = "anton-log.jsonl"
+_COMMENT = re.compile(r"\s*<!--.*?-->")
+TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust", "Archive")
+
+
+class HistoryError(Exception):
+    """The history cannot be read or written (a broken repository, a change that does not exist)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Change:
+    """One recorded change of one scope."""
+
+    id: str
+    time: float
+    scope: str
+    producer: str
+    summary: str
+    session: str = ""
+    turn: int | None = None
+    why: str = ""
+    trust: str = ""
+    files: tuple[str, ...] = ()
+    archive: str = ""
+
+    @property
+    def short(self) -> str:
+        return self.id[:8]
+
+    def to_json(self) -> dict[str, Any]:
+        return {field: getattr(self, field) for field in _FIELDS} | {"files": list(self.files)}
+
+
+_FIELDS = tuple(field.name for field in dataclasses.fields(Change))
+
+
+@functools.cache
+def _row_type() -> type:
+    """One line of the change list, for msgspec (imported only when a list is read)."""
+    import msgspec
+
+    class Row(msgspec.Struct):
+        id: str
+        time: float
+        scope: str
+        producer: str
+        summary: str
+        session: str = ""
+        turn: int | None = None
+        why: str = ""
+        trust: str = ""
+        files: list[str] = []
+        archive: str = ""
+        parent: str | None = None
+
+    return Row
+
+
+def history_dir(home: Path, scope: str, project_dir: Path | None = None) -> Path:
+    """Where the history of a scope is kept (under `home`, never in the project)."""
+    if scope == "global":
+        return Path(home) / "history" / "global.git"
+    digest = hashlib.sha256(str(Path(project_dir or ".").resolve()).encode("utf-8")).hexdigest()[:16]
+    return Path(home) / "history" / "projects" / f"{digest}.git"
+
+
+def summarise(files: dict[str, tuple[bytes | None, bytes | None]]) -> str:
+    """A one-line summary of what changed: ``lessons.md +1 -0: <first added line>``."""
+    parts, first = [], ""
+    for name, (old, new) in sorted(files.items()):
+        a, b = _lines(old), _lines(new)
+        added = removed = 0
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+            removed += i2 - i1 if tag != "equal" else 0
+            added += j2 - j1 if tag != "equal" else 0
+            if tag != "equal" and not first:
+                shown = [line for line in (b[j1:j2] or a[i1:i2]) if line.strip() and not line.startswith("#")]
+                first = ("" if j2 > j1 else "removed ") + shown[0].strip().lstrip("- ").strip() if shown else ""
+        if new is None:
+            parts.append(f"{name} deleted")
+        else:
+            parts.append(f"{name} +{added} -{removed}")
+    first = _COMMENT.sub("", first).strip()
+    text = ", ".join(parts) + (f": {first}" if first else "")
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def _lines(data: bytes | None) -> list[str]:
+    return data.decode("utf-8", "replace").splitlines(keepends=True) if data else []
+
+
+def _message(summary: str, scope: str, origin: Origin) -> bytes:
+    values = {
+        "Producer": origin.producer, "Scope": scope, "Session": origin.session,
+        "Turn": "" if origin.turn is None else str(origin.turn), "Why": origin.why, "Trust": origin.trust,
+        "Archive": origin.archive,
+    }  # fmt: skip
+    trailers = [f"{key}: {' '.join(str(value).split())}" for key, value in values.items() if value]
+    return (summary + "\n\n" + "\n".join(trailers) + "\n").encode("utf-8")
+
+
+def _parse(commit: Any, files: tuple[str, ...]) -> Change:
+    text = commit.message.decode("utf-8", "replace")
+    summary, _, rest = text.partition("\n")
+    found: dict[str, str] = {}
+    for line in rest.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key in TRAILERS:
+            found[key] = value
+    turn = found.get("Turn", "")
+    return Change(
+        id=commit.id.decode(), time=float(commit.commit_time), scope=found.get("Scope", ""),
+        producer=found.get("Producer", "app"), summary=summary, session=found.get("Session", ""),
+        turn=int(turn) if turn.isdigit() else None, why=found.get("Why", ""), trust=found.get("Trust", ""),
+        files=files, archive=found.get("Archive", ""),
+    )  # fmt: skip
+
+
+class ScopeHistory:
+    """The history repository of one scope. All methods are blocking; the app calls them off the event loop."""
+
+    def __init__(self, git_dir: Path, work_tree: Path, scope: str) -> None:
+        self.git_dir = Path(git_dir)
+        self.work_tree = Path(work_tree)
+        self.scope = scope
+        self._repo: Any = None
+        self._lock = threading.Lock()
+        self.clock = time.time  # when a change happened (tests and screenshots fix it)
+        self._last: tuple[bytes, dict[str, bytes]] | None = None  # the head this process committed, and its files
+
+    # ---- the repository ----------------------------------------------------------------------------------------
+
+    def repo(self, create: bool = True) -> Any:
+        """The dulwich repository, created on first use (None when it does not exist and `create` is false)."""
+        if self._repo is not None:
+            return self._repo
+        from dulwich.errors import NotGitRepository
+        from dulwich.repo import Repo
+
+        try:
+            if (self.git_dir / "HEAD").exists() or not create:
+                self._repo = Repo(str(self.git_dir))
+            else:
+                self.git_dir.mkdir(parents=True, exist_ok=True)
+                self._repo = Repo.init_bare(str(self.git_dir))
+                self._repo.refs.set_symbolic_ref(b"HEAD", BRANCH)
+                config = self._repo.get_config()
+                config.set((b"core",), b"bare", False)
+                config.set((b"core",), b"worktree", str(self.work_tree).encode())
+                config.write_to_path()
+        except NotGitRepository as exc:
+            if not create:
+                return None
+            raise HistoryError(f"{self.git_dir} is not a git repository: {exc}") from exc
+        except (OSError, ValueError, KeyError) as exc:
+            raise HistoryError(f"{self.git_dir} cannot be opened: {exc}") from exc
+        return self._repo
+
+    def head(self) -> bytes | None:
+        repo = self.repo()
+        try:
+            return repo.refs[BRANCH]
+        except KeyError:
+            return None
+
+    def files_at(self, commit_id: bytes | str | None) -> dict[str, bytes]:
+        """The memory files as a commit holds them (an empty dict for no commit)."""
+        if commit_id is None:
+            return {}
+        repo = self.repo()
+        cid = commit_id.encode() if isinstance(commit_id, str) else commit_id
+        try:
+            tree = repo[repo[cid].tree]
+            return {entry.path.decode(): repo[entry.sha].data for entry in tree.items()}
+        except (KeyError, ValueError, AttributeError) as exc:
+            raise HistoryError(f"change {cid.decode()[:8]} of the {self.scope} memory cannot be read: {exc}") from exc
+
+    def disk_files(self) -> dict[str, bytes]:
+        """The memory files as they are on disk now."""
+        found = {}
+        for name in FILES:
+            try:
+                found[name] = (self.work_tree / name).read_bytes()
+            except FileNotFoundError:
+                continue
+        return found
+
+    # ---- recording ---------------------------------------------------------------------------------------------
+
+    def commit(
+        self, updates: dict[str, bytes | None], origin: Origin, when: float | None = None, *, allow_empty: bool = False
+    ) -> Change | None:
+        """Record `updates` (file name → bytes, None for a deleted file) over the head; None when nothing changed."""
+        from dulwich.objects import Blob, Commit, Tree
+
+        with self._lock:
+            repo = self.repo()
+            for _attempt in range(5):
+                parent = self.head()
+                cached = self._last
+                before = dict(cached[1]) if cached is not None and cached[0] == parent else self.files_at(parent)
+                after = dict(before)
+                for name, data in updates.items():
+                    if data is None:
+                        after.pop(name, None)
+                    else:
+                        after[name] = data
+                if after == before and parent is not None and not allow_empty:
+                    return None
+                changed = {n: (before.get(n), after.get(n)) for n in set(before) | set(after)
+                           if before.get(n) != after.get(n)}  # fmt: skip
+                tree, objects = Tree(), []
+                for name, data in sorted(after.items()):
+                    blob = Blob.from_string(data)
+                    objects.append(blob)
+                    tree.add(name.encode(), 0o100644, blob.id)
+                objects.append(tree)
+                commit = Commit()
+                commit.tree = tree.id
+                commit.parents = [parent] if parent is not None else []
+                commit.author = commit.committer = AUTHOR
+                now = when if when is not None else self.clock()
+                commit.commit_time = commit.author_time = int(now)
+                commit.commit_timezone = commit.author_timezone = 0
+                summary = summarise(changed) if changed else (origin.why or "nothing changed")
+                commit.message = _message(summary, self.scope, origin)
+                objects.append(commit)
+                for obj in objects:
+                    repo.object_store.add_object(obj)
+                if repo.refs.set_if_equals(BRANCH, parent, commit.id):
+                    self._last = (commit.id, after)  # the next commit starts from these files without reading them
+                    change = dataclasses.replace(_parse(commit, tuple(sorted(changed))), time=now)
+                    self._append_index(change, parent)
+                    return change
+            raise HistoryError(f"the {self.scope} memory history kept moving while recording a change")
+
+    def record_disk(self, origin: Origin, current: dict[str, bytes] | None = None) -> Change | None:
+        """Record the files as they are on disk (read now unless given): an external change, or a first look."""
+        current = self.disk_files() if current is None else current
+        updates: dict[str, bytes | None] = {name: current.get(name) for name in FILES}
+        if self.head() is None and not current:
+            return None
+        return self.commit(updates, origin)
+
+    # ---- the list of changes -----------------------------------------------------------------------------------
+
+    def _index_path(self) -> Path:
+        return self.git_dir / INDEX
+
+    def _append_index(self, change: Change, parent: bytes | None) -> None:
+        path = self._index_path()
+        line = json.dumps(change.to_json() | {"parent": parent.decode() if parent else None}) + "\n"
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+
+    def log(self, limit: int | None = None) -> list[Change]:
+        """The changes, newest first (at most `limit`)."""
+        if not (self.git_dir / "HEAD").exists():
+            return []
+        head = self.head()
+        if head is None:
+            return []
+        changes = self._read_index(head.decode())
+        if changes is None:
+            changes = self._rebuild_index(head)
+        changes.reverse()
+        return changes[:limit] if limit is not None else changes
+
+    def _read_index(self, head: str) -> list[Change] | None:
+        import msgspec
+
+        try:
+            raw = self._index_path().read_bytes()
+            rows = msgspec.json.decode(b"[" + b",".join(raw.splitlines()) + b"]", type=list[_row_type()])
+        except (FileNotFoundError, msgspec.ValidationError, msgspec.DecodeError):
+            return None
+        changes, seen_parent = [], None
+        for row in rows:
+            if row.parent != seen_parent:
+                return None  # a commit made without the index (another program), or a torn index: rebuild
+            seen_parent = row.id
+            changes.append(Change(row.id, row.time, row.scope, row.producer, row.summary, row.session, row.turn,
+                                  row.why, row.trust, tuple(row.files), row.archive))  # fmt: skip
+        return changes if seen_parent == head else None
+
+    def _rebuild_index(self, head: bytes) -> list[Change]:
+        repo = self.repo()
+        chain, cid = [], head
+        while cid is not None:
+            commit = repo[cid]
+            parent = commit.parents[0] if commit.parents else None
+            before = self.files_at(parent) if parent else {}
+            after = self.files_at(cid)
+            files = tuple(sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n)))
+            chain.append((_parse(commit, files), parent))
+            cid = parent
+        chain.reverse()
+        tmp = self._index_path().with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for change, parent in chain:
+                handle.write(json.dumps(change.to_json() | {"parent": parent.decode() if parent else None}) + "\n")
+        os.replace(tmp, self._index_path())
+        return [change for change, _parent in chain]
+
+    def find(self, prefix: str) -> Change | None:
+        """The change whose id starts with `prefix` (None when none does; HistoryError when several do)."""
+        prefix = prefix.strip().lower()
+        if len(prefix) < 4:
+            raise HistoryError("name a change by at least 4 characters of its id")
+        found = [change for change in self.log() if change.id.startswith(prefix)]
+        if len(found) > 1:
+            raise HistoryError(f"{prefix} names {len(found)} changes; give more characters")
+        return found[0] if found else None
+
+    def versions(self, change_id: str) -> tuple[dict[str, bytes], dict[str, bytes]]:
+        """The memory files before and after a change."""
+        repo = self.repo()
+        commit = repo[change_id.encode()]
+        parent = commit.parents[0] if commit.parents else None
+        return self.files_at(parent), self.files_at(commit.id)
+
+    def diff(self, change_id: str) -> str:
+        """The change as a unified diff of its files."""
+        before, after = self.versions(change_id)
+        out: list[str] = []
+        for name in sorted(set(before) | set(after)):
+            if before.get(name) == after.get(name):
+                continue
+            a, b = _lines(before.get(name)), _lines(after.get(name))
+            for line in difflib.unified_diff(a, b, f"a/{name}" if name in before else "/dev/null",
+                                             f"b/{name}" if name in after else "/dev/null"):  # fmt: skip
+                out.append(line if line.endswith("\n") else line + "\n")
+        return "".join(out)

@@ -1,0 +1,211 @@
+"""The History tab: every recorded memory change, newest first, the diff of the one selected, and undo.
+
+It reads through the runtime (`memory_log`, `memory_show`, `memory_undo`), whose work runs off the event loop. Undo
+asks first; when later changes touched the same lines it shows what cannot be undone automatically and changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from anton_tui.tui.screens.confirm import ConfirmScreen
+from anton_tui.tui.widgets.inspector.base import ColumnSpec, FixedColumnsTable, InspectorTab, pick, set_columns
+
+LIMIT = 500
+COLUMNS = (
+    ColumnSpec("time", "UTC", 11, drop=2),
+    ColumnSpec("scope", "Scope", 7, drop=1),
+    ColumnSpec("producer", "By", 12),
+    ColumnSpec("summary", "Change", None),
+)
+
+
+def short_time(stamp: float) -> str:
+    return time.strftime("%m-%d %H:%M", time.gmtime(stamp))  # UTC, as the Episodes tab
+
+
+class HistoryTab(InspectorTab):
+    """The memory history of both scopes (see the module docstring)."""
+
+    TITLE = "History"
+    BINDINGS = [
+        Binding("u", "undo", "Undo change", id="inspector.undo"),
+        Binding("r", "reload", "Reload", id="inspector.reload"),
+    ]
+    HELP = """\
+## History
+
+Every change to the memory files, newest first: when, which scope, who made it (memorize, cerebellum,
+consolidator, acc, identity, compaction, reset, user edit, undo, or external for editors and other programs) and
+what changed. The diff of the selected change is shown below.
+
+- `u`: undo the selected change (a new change that reverts it; you are asked first)
+- `r`: reload
+"""
+
+    class Listed(Message):
+        def __init__(self, changes: list[Any], error: str | None) -> None:
+            super().__init__()
+            self.changes = changes
+            self.error = error
+
+    class Shown(Message):
+        def __init__(self, change_id: str, diff: str) -> None:
+            super().__init__()
+            self.change_id = change_id
+            self.diff = diff
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.changes: list[Any] = []
+        self.diff_of: str | None = None
+        self.load_started = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="status")
+        yield FixedColumnsTable(cursor_type="row", zebra_stripes=True, classes="history")
+        with VerticalScroll(classes="diff"):
+            yield Static(classes="diff-text")
+
+    def on_mount(self) -> None:
+        self._status("Loading…")
+
+    def _status(self, text: str) -> None:
+        self.query_one(".status", Static).update(Content(text))
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one(DataTable)
+
+    # ---- loading -----------------------------------------------------------------------------------------------
+
+    def refresh_data(self) -> None:
+        self.load_started = True
+        self._list()
+
+    def ensure_loaded(self) -> None:
+        if not self.load_started:
+            self.refresh_data()
+
+    @work(exclusive=True, exit_on_error=False, group="inspector-history")
+    async def _list(self) -> None:
+        try:
+            await self.runtime.record_external()  # what an editor or Anton changed since
+            changes = await self.runtime.memory_log(limit=LIMIT)
+        except Exception as exc:  # noqa: BLE001 - a broken history is shown, never fatal
+            self.post_message(self.Listed([], f"The history cannot be read: {exc}"))
+        else:
+            self.post_message(self.Listed(changes, None))
+
+    @on(Listed)
+    def _listed(self, message: Listed) -> None:
+        message.stop()
+        self.changes = message.changes
+        if message.error:
+            self._status(message.error)
+        elif not self.changes:
+            self._status("No memory changes recorded yet.")
+        else:
+            self._status(f"{len(self.changes)} changes, newest first. u: undo the selected one.")
+        self.fill_table()
+        self.post_message(self.Summary(self, len(self.changes)))
+
+    def fill_table(self) -> None:
+        table = self.table
+        index = table.cursor_row
+        shown = set_columns(table, COLUMNS)
+        for change in self.changes:
+            values = (short_time(change.time), change.scope, change.producer, change.summary)
+            table.add_row(*pick(values, shown), key=change.id)
+        if self.changes:
+            table.move_cursor(row=min(max(index, 0), len(self.changes) - 1), animate=False)
+            self._select(table.cursor_row)
+        else:
+            self.query_one(".diff-text", Static).update(Content(""))
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._select(event.cursor_row)
+
+    def _select(self, row: int) -> None:
+        if 0 <= row < len(self.changes):
+            self._show(self.changes[row].id)
+
+    @work(exclusive=True, exit_on_error=False, group="inspector-history-diff")
+    async def _show(self, change_id: str) -> None:
+        try:
+            _change, diff = await self.runtime.memory_show(change_id)
+        except Exception as exc:  # noqa: BLE001
+            diff = f"(cannot be shown: {exc})"
+        self.post_message(self.Shown(change_id, diff))
+
+    @on(Shown)
+    def _shown(self, message: Shown) -> None:
+        message.stop()
+        change = next((c for c in self.changes if c.id == message.change_id), None)
+        if change is None:
+            return
+        from textual.highlight import highlight
+
+        self.diff_of = change.id
+        facts = [f"{change.short} · {change.scope} · {change.producer}"]
+        facts += [f"session {change.session}"] if change.session else []
+        facts += [f"turn {change.turn}"] if change.turn is not None else []
+        head = " · ".join(facts)
+        why = f"\n{change.why}" if change.why else ""
+        trust = f"\ntrust: {change.trust}" if change.trust else ""
+        body = highlight(message.diff, language="diff") if message.diff else Content("(no difference)")
+        self.query_one(".diff-text", Static).update(Content.assemble((head + why + trust, "dim"), "\n", body))
+
+    # ---- undo --------------------------------------------------------------------------------------------------
+
+    def selected(self) -> Any:
+        row = self.table.cursor_row
+        return self.changes[row] if self.changes and 0 <= row < len(self.changes) else None
+
+    def action_reload(self) -> None:
+        self.refresh_data()
+
+    def action_undo(self) -> None:
+        change = self.selected()
+        if change is None:
+            self.notify("No change selected.", severity="warning")
+            return
+        question = f"Undo change {change.short} ({change.producer}, {change.scope})?"
+        self.app.push_screen(ConfirmScreen(question, change.summary, confirm="Undo"), partial(self._confirmed, change))
+
+    def _confirmed(self, change: Any, confirmed: bool | None) -> None:
+        if confirmed:
+            self._undo(change.id)
+
+    @work(exit_on_error=False, group="inspector-write")
+    async def _undo(self, change_id: str) -> None:
+        try:
+            outcome = await self.runtime.memory_undo(change_id)
+        except Exception as exc:  # noqa: BLE001
+            self.notify(str(exc), title="Not undone", severity="error", timeout=10)
+            return
+        if not outcome.done:
+            text = "\n".join(conflict.describe() for conflict in outcome.conflicts)
+            self.notify(text, title="Cannot be undone automatically; nothing was changed", severity="warning",
+                        timeout=15)  # fmt: skip
+        elif outcome.change is None:
+            self.notify("Nothing to undo: memory already reads as before that change.")
+        else:
+            self.notify(f"Undone by change {outcome.change.short}.")
+        self.refresh_data()
+
+    def focus_main(self) -> None:
+        self.table.focus()
