@@ -212,13 +212,41 @@ async def test_help_lists_every_command(stores: MemoryStores) -> None:
         ("/skill shwo csv_summary", "Unknown command: /skill shwo. Did you mean /skill show?"),
         ("/memory vaccum", "Did you mean /memory vacuum?"),
         ("/xyzzy", "Unknown command: /xyzzy. /help lists the commands."),
-        ("/clear now", "Unknown command: /clear now."),
+        ("/clear now", "/clear takes no arguments"),
     ],
 )
 async def test_unknown_commands_suggest_the_closest(stores: MemoryStores, line: str, expected: str) -> None:
     output = await run(line, context(stores))
     assert output.level == "error"
     assert expected in output.plain(200)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("/memory vacuum now", "/memory vacuum takes no arguments"),
+        ("/setup anthropic", "/setup takes no arguments"),
+        ("/skill list all", "/skill list takes no arguments"),
+    ],
+)
+async def test_a_known_command_with_extra_words_never_suggests_itself(
+    stores: MemoryStores, line: str, expected: str
+) -> None:
+    text = (await run(line, context(stores))).plain(200)
+    assert expected in text
+    assert "Did you mean" not in text and "Unknown command" not in text
+
+
+async def test_skill_edit_opens_the_named_skill_in_the_skills_screen(stores: MemoryStores) -> None:
+    recorder = Recorder()
+    assert await run("/skill edit csv_summary", context(stores, recorder)) is None
+    assert recorder.calls == [("open_skills", "csv_summary")]
+    recorder = Recorder()
+    assert await run("/skill edit csv_sumary", context(stores, recorder)) is None  # a typo finds the closest
+    assert recorder.calls == [("open_skills", "csv_summary")]
+    output = await run("/skill edit no_such_thing_at_all", context(stores, Recorder()))
+    assert output.level == "error" and "No skill is labelled no_such_thing_at_all" in output.plain(200)
+    assert complete("/skill edit c", context(stores)) == ["/skill edit csv_summary"]
 
 
 # --------------------------------------------------------------------------- /memory
