@@ -37,6 +37,17 @@ class CommandMenu(OptionList, can_focus=False):
         )
         self.highlighted = 0 if commands else None
         self.display = bool(commands)
+        self.chosen = False
+
+    chosen = False
+    """True once the user moved the highlight with Up/Down: only then does Enter take the highlighted entry."""
+
+    def choose(self, step: int) -> None:
+        if step < 0:
+            self.action_cursor_up()
+        else:
+            self.action_cursor_down()
+        self.chosen = True
 
     def hide(self) -> None:
         self.display = False
@@ -59,7 +70,8 @@ class Prompt(TextArea):
 Type a message and press **Enter** to send it. **Ctrl+J** (or **Shift+Enter**, where your terminal reports it)
 starts a new line. **Up** on the first line and **Down** on the last line recall earlier messages.
 
-Type **/** to see the commands; **Up**/**Down** choose, **Tab** or **Enter** completes, **Escape** closes the list.
+Type **/** to see the commands; **Enter** runs what you typed, **Tab** completes the highlighted command,
+**Up**/**Down** pick another (then **Enter** completes it), **Escape** closes the list.
 While Anton is working, **Escape** cancels the turn.
 """
 
@@ -107,7 +119,8 @@ While Anton is working, **Escape** cancels the turn.
         self.clear()
 
     def action_submit(self) -> None:
-        completion = self.menu.highlighted_name
+        # Enter sends what is typed; only an entry the user picked from the list with Up/Down is completed first.
+        completion = self.menu.highlighted_name if self.menu.chosen else None
         if completion is not None and self.text.strip() != f"/{completion}":
             self.complete_command(completion)
             return
@@ -135,11 +148,8 @@ While Anton is working, **Escape** cancels the turn.
             event.prevent_default()
 
     def _menu_key(self, key: str) -> bool:
-        if key == "up":
-            self.menu.action_cursor_up()
-            return True
-        if key == "down":
-            self.menu.action_cursor_down()
+        if key in ("up", "down"):
+            self.menu.choose(-1 if key == "up" else 1)
             return True
         if key == "tab" and (name := self.menu.highlighted_name):
             self.complete_command(name)
