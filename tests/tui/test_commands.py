@@ -262,7 +262,7 @@ async def test_dashboard_shows_counts_per_scope(stores: MemoryStores, project_di
     assert "Identity  (empty)" in project_part
     assert "Rules     1" in project_part and "Lessons   2" in project_part and "Topics    pandas" in project_part
     assert "Total entries: 7" in text
-    assert "Compaction not needed" in text and "more than 20 entries" in text
+    assert "Compaction not needed" in text and "more than 20 entries" in text.replace("\n", " ")
     assert "Episodic memory: ON · 1 session" in text
 
 
@@ -369,9 +369,29 @@ async def test_episodes_table_and_delete(stores: MemoryStores, project_dir: Path
     assert output.level == "error" and "turns: 2" in output.plain()
 
 
-async def test_vacuum_asks_then_compacts(stores: MemoryStores) -> None:
+RULE = "a rules or lessons file is compacted once it holds 8 entries or more"
+
+
+async def test_vacuum_with_nothing_big_enough_says_so_without_asking(stores: MemoryStores) -> None:
+    recorder = Recorder(answers=[])
+    session = QuietSession()
+    session.learning = Learning(recorder, ["should not run"])
+    output = await run("/memory vacuum", context(stores, recorder, session=session))
+    assert output.level == "info"
+    text = output.plain(300)
+    assert "Nothing to compact" in text and RULE in text
+    assert "largest is global rules.md with 3" in text
+    assert recorder.calls == [], "no question, no compaction"
+    dashboard = await text_of("/memory", context(stores), width=300)
+    assert RULE in dashboard and "more than 20" in dashboard
+    assert RULE in await text_of("/memory help", context(stores), width=300)
+
+
+async def test_vacuum_asks_then_compacts_the_files_big_enough(stores: MemoryStores, anton_home: Path) -> None:
+    lessons = "".join(f"- Lesson number {n} about the API <!-- ts:2026-01-0{n % 9 + 1} -->\n" for n in range(9))
+    (anton_home / "memory" / "lessons.md").write_text("# Lessons\n" + lessons)
     output = await run("/memory vacuum", context(stores))
-    assert output.level == "warning"
+    assert output.level == "warning"  # no model in this session
     recorder = Recorder(answers=[False, True])
     session = QuietSession()
     session.learning = Learning(recorder, ["global: kept 3 of 4", "project: skipped"])
@@ -381,7 +401,8 @@ async def test_vacuum_asks_then_compacts(stores: MemoryStores) -> None:
     output = await run("/memory vacuum", ctx)
     assert ("compact_now",) in recorder.calls
     assert output.plain() == "global: kept 3 of 4\nproject: skipped\n"
-    assert "global 4, project 3 entries" in recorder.calls[0][1]
+    assert "global lessons.md (9 entries)" in recorder.calls[0][1]
+    assert "rules.md" not in recorder.calls[0][1]
 
 
 async def test_memory_help_shows_brackets(stores: MemoryStores) -> None:

@@ -17,6 +17,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from anton_tui.memory.compaction import MIN_FILE_ENTRIES, RULE, file_sizes
 from anton_tui.memory.cortex import COMPACTION_THRESHOLD
 from anton_tui.memory.engram import Engram
 from anton_tui.memory.episodes import Episode
@@ -96,8 +97,7 @@ def _dashboard(ctx: CommandContext) -> CommandOutput:
             )
         )
     else:
-        limit = COMPACTION_THRESHOLD
-        lines.append(Text(f"Compaction not needed (it starts when a scope holds more than {limit} entries)."))
+        lines.append(Text(f"Compaction not needed ({RULE})."))
     episodic_on = bool(settings.episodic_memory)
     sessions = ctx.stores.episodic.session_count()
     lines.append(
@@ -318,8 +318,13 @@ async def _delete_turn(ctx: CommandContext, session: str | None, turns: dict, nu
 async def vacuum(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if not ctx.runtime.can_compact:
         return warning("Compaction needs the model and is not available in this session.")
-    counts = await off_loop(lambda: ", ".join(f"{scope} {hc.entry_count()}" for scope, hc in _scopes(ctx)))
-    if not await ctx.ask(f"Compact memory now ({counts} entries)? The model keeps what is still useful."):
+    sizes = await off_loop(lambda: [(n, f"{scope} {file}.md") for scope, hc in _scopes(ctx) for file, n in
+                                    file_sizes(hc).items()])  # fmt: skip
+    due = [f"{name} ({n} entries)" for n, name in sizes if n >= MIN_FILE_ENTRIES]
+    if not due:
+        largest, name = max(sizes, default=(0, "none"))
+        return info(f"Nothing to compact: {RULE}. The largest is {name} with {largest}.")
+    if not await ctx.ask(f"Compact {', '.join(due)} now? The model keeps what is still useful."):
         return info("Memory left as it is.")
     result = await ctx.runtime.compact_now()
     return as_output(result, default="Compaction finished.")
@@ -334,7 +339,8 @@ async def memory_help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput
         ("/memory episodes [delete <turn>]", "this session's turns; remove one from the log"),
         ("/memory vacuum", "compact both scopes now (asks first)"),
     ]
+    notes = Text(f"Compaction: {RULE}.")
     table = Table.grid(padding=(0, 2))
     for command, meaning in rows:
         table.add_row(Text(command, style="bold"), Text(meaning))
-    return CommandOutput(table)
+    return CommandOutput(Group(table, Text(""), notes))
