@@ -228,3 +228,46 @@ async def test_a_project_env_that_is_not_utf8_is_not_saved_into(project_dir: Pat
         assert "not UTF-8" in error_text(app)
         assert app.results == []
     assert path.read_bytes() == original
+
+
+def source_text(app: App, row: str) -> str:
+    return str(app.screen.query_one(f"#row-{row} .setup-source", Static).render())
+
+
+async def test_each_value_says_where_it_comes_from_and_which_one_is_in_effect(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_env(project_dir, "ANTON_MEMORY_MODE=copilot\nANTON_ANTHROPIC_API_KEY=sk-ant-saved-in-file\n")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-the-shell")
+    monkeypatch.setenv("ANTON_ACC_MODE", "passive")
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        key = app.screen.query_one("#api-key", Input)
+        assert "ANTHROPIC_API_KEY" in key.placeholder and "environment" in key.placeholder
+        assert "a key is saved" not in key.placeholder
+        assert "in effect: ANTHROPIC_API_KEY from the environment" in source_text(app, "api-key")
+        assert "in effect: .anton/.env of this project" in source_text(app, "memory-mode")
+        assert "in effect: ANTON_ACC_MODE from the environment" in source_text(app, "acc-mode")
+        assert "a value saved here is not used while it is set" in source_text(app, "acc-mode")
+        assert "default" in source_text(app, "planning-model")
+        key.value = "sk-ant-typed-here"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        messages = [str(n.message) for n in app._notifications]
+    assert "ANTON_ANTHROPIC_API_KEY=sk-ant-typed-here" in env_file(project_dir).read_text()
+    warning = next(m for m in messages if "environment" in m)
+    assert "ANTHROPIC_API_KEY" in warning and "ANTON_ACC_MODE" in warning
+    assert app.results[0].anthropic_api_key.get_secret_value() == "sk-ant-from-the-shell"
+
+
+async def test_a_key_only_in_the_environment_is_not_called_saved(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTON_ANTHROPIC_API_KEY", "sk-ant-from-the-shell")
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        placeholder = app.screen.query_one("#api-key", Input).placeholder
+        assert "a key is saved" not in placeholder and "ANTON_ANTHROPIC_API_KEY" in placeholder
+        await pilot.press("ctrl+s")  # an empty key keeps using the environment's
+        await settle(pilot)
+    assert "API_KEY" not in env_file(project_dir).read_text()
