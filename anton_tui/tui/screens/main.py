@@ -272,7 +272,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         suggest = self.runtime.suggest_prompt if self.runtime is not None else None
         if suggest is not None and not prompt.text and (suggestion := suggest()):
             prompt.load_text(suggestion)
-            prompt.move_cursor(prompt.document.end)
+            prompt.select_all()  # Enter sends it; typing replaces it
 
     @work(group="background-events", exit_on_error=False)
     async def follow_background_events(self) -> None:
