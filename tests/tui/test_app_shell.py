@@ -136,12 +136,48 @@ async def test_side_panes_hide_resize_and_maximise() -> None:
         assert screen.maximized is None
 
 
-async def test_narrow_terminals_start_without_the_inspector() -> None:
-    app = scripted_app(make_settings(), ScriptedSession([]))
+async def test_a_narrow_terminal_shows_one_pane_at_a_time_switched_with_f4() -> None:
+    app = scripted_app(make_settings(), ScriptedSession([]), inspector=True)
     async with app.run_test(size=(80, 24)) as pilot:
-        assert not app.screen.query_one("#inspector").display
+        screen = app.screen
+        conversation, side = screen.query_one("#conversation"), screen.query_one("#side")
+        inspector, scratchpad = screen.query_one("#inspector"), screen.query_one(ScratchpadPane)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Chat" in text and "Scratchpad" in text and "Memory" in text, "the pane bar names every pane"
+        assert "f4" in text.splitlines()[-1], "the footer shows the key that switches panes"
+        assert conversation.display and not side.display
+        assert conversation.outer_size.width == 80
+
+        await pilot.press("f4")
+        await pilot.pause()
+        assert not conversation.display and scratchpad.display and not inspector.display
+        assert side.outer_size.width == 80
+
+        await pilot.press("f4")
+        await pilot.pause()
+        assert inspector.display and not scratchpad.display
+        assert inspector.size.height >= 15, "the inspector gets the whole body, not a sliver"
+        assert app.focused is not None and inspector in app.focused.ancestors_with_self
+
+        await pilot.press("f4")
+        await pilot.pause()
+        assert conversation.display and not side.display
+        assert isinstance(app.focused, Prompt)
+
         await pilot.press("f3")
-        assert app.screen.query_one("#inspector").display
+        await pilot.pause()
+        assert inspector.display and not conversation.display
+        await pilot.press("f3")
+        await pilot.pause()
+        assert conversation.display and isinstance(app.focused, Prompt)
+
+
+async def test_the_pane_bar_only_shows_in_narrow_terminals() -> None:
+    app = scripted_app(make_settings(), ScriptedSession([]), inspector=True)
+    async with app.run_test(size=SIZE) as pilot:
+        assert not app.screen.query_one("#pane-bar").display
+        assert app.screen.query_one("#conversation").display and app.screen.query_one("#side").display
 
 
 async def test_header_shows_workspace_model_and_memory_mode(tmp_path) -> None:

@@ -271,3 +271,20 @@ async def test_a_key_only_in_the_environment_is_not_called_saved(
         await pilot.press("ctrl+s")  # an empty key keeps using the environment's
         await settle(pilot)
     assert "API_KEY" not in env_file(project_dir).read_text()
+
+
+async def test_tab_at_80x24_never_focuses_the_scrolling_form_and_keeps_the_focused_field_in_view(
+    project_dir: Path,
+) -> None:
+    from textual.containers import VerticalScroll
+
+    app = SetupHost(load_settings(), first_run=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = app.screen.query_one("#setup-form")
+        for _ in range(14):
+            await pilot.press("tab")
+            await pilot.pause()
+            assert not isinstance(app.focused, VerticalScroll)
+            focused = app.focused
+            if focused is not None and form in focused.ancestors:
+                assert form.scrollable_content_region.contains_region(focused.region), focused

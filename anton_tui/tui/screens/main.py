@@ -66,6 +66,7 @@ from anton_tui.tui.widgets.chat import (
 )
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
+from anton_tui.tui.widgets.pane_bar import PANES, PaneBar
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 
@@ -102,6 +103,8 @@ class MainScreen(Screen):
 ## Layout and keys
 
 The chat and the prompt fill the left; the scratchpad (top) and the memory inspector (bottom) share the right.
+Below 100 columns one pane at a time fills the screen: **F4** switches between the chat, the scratchpad and the
+memory inspector (the bar above names them), and **F2** / **F3** jump to the scratchpad / the inspector and back.
 **Tab** moves the focus between panes. **F2** and **F3** show or hide the scratchpad and the inspector,
 **Alt+Left** / **Alt+Right** make the right-hand column wider or narrower, **F5** maximises the focused pane (again,
 or **Escape**, to restore). **Escape** cancels a running turn; **Ctrl+R** sends the last message again after an error
@@ -113,6 +116,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         Binding("ctrl+r", "retry", "Retry", id="main.retry"),
         Binding("f2", "toggle_scratchpad", "Scratchpad", id="main.toggle-scratchpad"),
         Binding("f3", "toggle_inspector", "Inspector", id="main.toggle-inspector"),
+        Binding("f4", "next_pane", "Next pane", id="main.next-pane"),
         Binding("f5", "toggle_maximize", "Maximise", id="main.maximize"),
         Binding("alt+left", f"resize_side({SIDE_WIDTH_STEP})", "Wider side panes", id="main.widen-side", show=False),
         Binding(
@@ -122,6 +126,8 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
     ]
 
     side_width: reactive[int] = reactive(SIDE_WIDTH_DEFAULT, init=False)  # main.tcss sets the same default
+    narrow_pane: reactive[str] = reactive("conversation", init=False)
+    """The pane a narrow terminal shows across its width (see `PaneBar`)."""
 
     def __init__(
         self,
@@ -159,6 +165,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         self._turn_closed = True
         self._retry_offered = False
         self._take_width_class()
+        self.add_class("-pane-conversation", update=False)
 
     def _take_width_class(self) -> None:
         """Start with the class of `HORIZONTAL_BREAKPOINTS` that fits the terminal: Textual sets it on the first
@@ -174,6 +181,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
 
     def compose(self) -> ComposeResult:
         yield AntonHeader(id="header", **self._header_args)
+        yield PaneBar(id="pane-bar")
         with Horizontal(id="body"):
             with Conversation(id="conversation"):
                 yield ChatView(id="chat", max_blocks=self._max_blocks or MAX_BLOCKS)
@@ -181,7 +189,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
             with Vertical(id="side"):
                 yield ScratchpadPane(id="scratchpad")
                 yield self._inspector_widget()
-        yield Footer()
+        yield Footer(compact=self.narrow)  # compact below 100 columns, so that every key fits
 
     def _inspector_widget(self) -> Widget:
         if not self._show_inspector or self.runtime is None:
@@ -507,6 +515,10 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
             return self.busy
         if action == "retry":
             return not self.busy and self._retry_offered and self.last_prompt is not None
+        if action == "next_pane":
+            return self.narrow
+        if action == "toggle_maximize":
+            return not self.narrow  # one pane already fills a narrow screen
         return True
 
     async def action_cancel_turn(self) -> None:
@@ -529,11 +541,58 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         else:
             await self.send(self.last_prompt)
 
+    @property
+    def narrow(self) -> bool:
+        return self.has_class("-narrow")
+
+    def on_resize(self) -> None:
+        try:
+            self.query_one(Footer).compact = self.narrow
+        except NoMatches:
+            pass
+
     def action_toggle_scratchpad(self) -> None:
-        self._toggle_side_pane(self.scratchpad)
+        if self.narrow:
+            self.narrow_pane = "conversation" if self.narrow_pane == "scratchpad" else "scratchpad"
+        else:
+            self._toggle_side_pane(self.scratchpad)
 
     def action_toggle_inspector(self) -> None:
-        self._toggle_side_pane(self.inspector)
+        if self.narrow:
+            self.narrow_pane = "conversation" if self.narrow_pane == "inspector" else "inspector"
+        else:
+            self._toggle_side_pane(self.inspector)
+
+    def action_next_pane(self) -> None:
+        names = [name for name, _ in PANES]
+        self.narrow_pane = names[(names.index(self.narrow_pane) + 1) % len(names)]
+
+    @on(PaneBar.Chosen)
+    def _pane_chosen(self, message: PaneBar.Chosen) -> None:
+        self.narrow_pane = message.pane
+
+    def watch_narrow_pane(self, pane: str) -> None:
+        for name, _ in PANES:
+            self.set_class(name == pane, f"-pane-{name}")
+        self.query_one(PaneBar).show(pane, self._key_of("main.next-pane"))
+        if pane == "conversation":
+            self.action_focus_prompt()
+        else:
+            self.call_after_refresh(self._focus_into, pane)
+
+    def _focus_into(self, pane: str) -> None:
+        target = self.query_one(f"#{pane}")
+        if self.focused is not None and target in self.focused.ancestors_with_self:
+            return
+        first = next((widget for widget in target.query("*") if widget.focusable), None)
+        if first is not None:
+            first.focus()
+        else:
+            self.set_focus(None)
+
+    def _key_of(self, binding_id: str) -> str:
+        keymap = getattr(self.app, "keymap", None) or {}
+        return keymap.get(binding_id, "f4")
 
     def _toggle_side_pane(self, pane: Widget) -> None:
         pane.display = not pane.display

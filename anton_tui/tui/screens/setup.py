@@ -221,7 +221,7 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
         with Vertical(id="setup-dialog"):
             yield Label(Content(title), id="setup-title")
             yield Static(Content(f"Saved to {_relative_env(s)} (only you can read it)."), id="setup-where")
-            with VerticalScroll(id="setup-form"):
+            with VerticalScroll(id="setup-form", can_focus=False):  # the focused field scrolls into view
                 provider = _select(PROVIDERS, s.planning_provider, "provider")
                 yield self._row("Provider", provider, "row-provider", "planning_provider")
                 key_hint = self._key_placeholder(s.planning_provider)
