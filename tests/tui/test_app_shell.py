@@ -86,6 +86,58 @@ async def test_f1_opens_help_describing_each_pane_and_closes_again() -> None:
         assert isinstance(app.screen, MainScreen)
 
 
+def sections(source: str) -> list[str]:
+    return [line for line in source.splitlines() if line.startswith("## ")]
+
+
+async def test_f1_shows_the_focused_panes_help_first_and_scrolls_from_the_keyboard() -> None:
+    app = scripted_app(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        assert sections(app.screen.query_one(Markdown).source)[0] == "## Prompt"
+        scroller = app.screen.query_one("#help-text")
+        assert app.focused is scroller
+        assert scroller.max_scroll_y > 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert scroller.scroll_y > 0
+        await pilot.press("end")
+        await pilot.pause()
+        assert scroller.scroll_y == scroller.max_scroll_y
+        await pilot.press("home")
+        await pilot.pause()
+        assert scroller.scroll_y == 0
+        await pilot.press("escape")
+
+        pane = app.screen.query_one(ScratchpadPane)
+        await pane.apply(CellStarted("main", 1, "a cell", "print(1)"))
+        await pilot.press("f2")  # narrow: the scratchpad fills the screen
+        await pilot.pause()
+        pane.pad_view("main").cells[0].focus()
+        await pilot.press("f1")
+        await pilot.pause()
+        order = sections(app.screen.query_one(Markdown).source)
+        assert order[0] == "## Scratchpad"
+        assert "## Prompt" in order and "## Layout and keys" in order, "the rest follows"
+
+
+async def test_a_long_confirmation_detail_scrolls_from_the_keyboard() -> None:
+    from anton_tui.tui.screens.confirm import ConfirmScreen
+
+    app = scripted_app(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        detail = "\n".join(f"line {n} of the detail" for n in range(60))
+        app.push_screen(ConfirmScreen("Delete all of these?", detail))
+        await pilot.pause()
+        box = app.screen.query_one("#confirm-detail")
+        assert box.max_scroll_y > 0
+        box.focus()
+        await pilot.press("down", "down", "pagedown")
+        await pilot.pause()
+        assert box.scroll_y > 2
+
+
 async def test_key_map_from_settings_remaps_bindings() -> None:
     app = scripted_app(make_settings(keymap={"main.toggle-scratchpad": "f9"}), ScriptedSession([]))
     async with app.run_test(size=SIZE) as pilot:
