@@ -94,6 +94,14 @@ class AntonApp(AppActions, App[int]):
         self._unknown_theme = None if wanted in self.available_themes else wanted
         self.theme = DEFAULT_THEME if self._unknown_theme else wanted
 
+    def get_system_commands(self, screen: Any) -> Any:
+        """Textual's palette entries, less those an Anton entry already offers."""
+        from anton_tui.tui.commands.palette import DUPLICATED_BUILT_INS
+
+        for command in super().get_system_commands(screen):
+            if command.title not in DUPLICATED_BUILT_INS:
+                yield command
+
     def get_default_screen(self) -> MainScreen:
         self._main_screen = MainScreen(
             self.runtime,

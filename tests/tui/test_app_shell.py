@@ -20,7 +20,7 @@ from anton_tui.tui.widgets.chat import ChatView
 from anton_tui.tui.widgets.prompt import Prompt
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 
-from .app_support import ScriptedSession, scripted_app, make_settings, screen_text
+from .app_support import ScriptedSession, scripted_app, make_settings, screen_text, wait_until
 
 SIZE = (120, 40)
 OWN_MODULES = [
@@ -275,3 +275,21 @@ def test_secondary_screens_are_not_imported_at_start() -> None:
     code = "import sys; import anton_tui.tui.app; print('anton_tui.tui.screens.help' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+async def test_at_120_columns_no_tab_or_footer_label_is_cut() -> None:
+    from textual.widgets import Tab
+
+    app = scripted_app(make_settings(), ScriptedSession([]), inspector=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: bool(screen.query("#inspector Tab")))
+        pane = screen.query_one(ScratchpadPane)
+        await pane.apply(CellStarted("main", 1, "a cell", "print(1)"))
+        pane.pad_view("main").cells[0].focus()  # the pane with the most keys
+        await pilot.pause()
+        side = screen.query_one("#side").region
+        for tab in screen.query("#inspector Tab").results(Tab):
+            assert side.contains_region(tab.region), f"tab {tab.label.plain} is cut"
+        footer = screen_text(app).splitlines()[-1]
+        assert "f1 Help" in footer and "palette" in footer, footer

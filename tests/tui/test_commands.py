@@ -524,8 +524,8 @@ async def test_palette_offers_commands_that_apply_and_runs_them(stores: MemorySt
         provider = AntonCommands(app.screen)
         discovered = [hit.text async for hit in provider.discover()]
         assert "/memory" in discovered and "/memory rules" in discovered and "/skill save" in discovered
-        assert "Show or hide the scratchpad pane" in discovered
-        assert "Show or hide the memory inspector" not in discovered  # this screen has no inspector
+        assert "Scratchpad pane" in discovered
+        assert "Memory inspector pane" not in discovered  # this screen has no inspector
         assert not any(title.startswith(("Show skill", "Theme:")) for title in discovered)
         assert not any("Delete skill" in title for title in discovered)
 
@@ -534,10 +534,33 @@ async def test_palette_offers_commands_that_apply_and_runs_them(stores: MemorySt
         await hits[0].command()
         theme_hits = [hit.text async for hit in provider.search("theme")]
         assert any(title.startswith("Theme: ") for title in theme_hits)
-        [toggle] = [hit async for hit in provider.discover() if hit.text == "Show or hide the scratchpad pane"]
+        [toggle] = [hit async for hit in provider.discover() if hit.text == "Scratchpad pane"]
+        assert toggle.help.startswith("Show or hide the scratchpad")
         await toggle.command()
         await pilot.pause()
     assert app.ran == ["/skill remove csv_summary", "toggle_scratchpad"]
+
+
+async def test_help_keeps_descriptions_readable_in_a_narrow_chat(stores: MemoryStores) -> None:
+    text = await text_of("/help", context(stores), width=76)
+    for spec in COMMANDS:
+        first_words = " ".join(spec.help.split()[:3])
+        assert first_words in text, f"{spec.name}: {first_words!r} is broken across lines"
+
+
+def test_clear_is_described_one_way() -> None:
+    [clear] = [spec for spec in COMMANDS if spec.name == "clear"]
+    assert clear.help == "Start a new conversation (memory, skills and past episodes stay)"
+
+
+async def test_the_palette_has_no_second_quit_theme_or_maximise(stores: MemoryStores) -> None:
+    from anton_tui.tui.app import AntonApp
+
+    app = AntonApp(Runtime(load_settings(), QuietSession(), stores=stores), inspector=False)
+    async with app.run_test(size=(100, 30)):
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+    assert "Quit" not in titles and "Theme" not in titles and "Maximize" not in titles
+    assert "Keys" in titles or "Screenshot" in titles, "the other built-ins stay"
 
 
 async def test_palette_offers_rename_and_delete_for_the_selected_skill(stores: MemoryStores) -> None:

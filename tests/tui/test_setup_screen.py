@@ -288,3 +288,33 @@ async def test_tab_at_80x24_never_focuses_the_scrolling_form_and_keeps_the_focus
             focused = app.focused
             if focused is not None and form in focused.ancestors:
                 assert form.scrollable_content_region.contains_region(focused.region), focused
+
+
+@pytest.mark.parametrize(
+    ("provider", "key", "said"),
+    [
+        ("anthropic", "hello", "Anthropic keys start with sk-ant-"),
+        ("anthropic", "sk-proj-abcdef123456", "looks like an OpenAI key"),
+        ("openai", "sk-ant-api03-abcdef", "looks like an Anthropic key"),
+        ("openai", "my-key", "OpenAI keys start with sk-"),
+        ("anthropic", "sk-ant-abc$def", "'$'"),
+    ],
+)
+def test_a_key_of_the_wrong_shape_is_refused_with_the_reason(
+    project_dir: Path, provider: str, key: str, said: str
+) -> None:
+    from anton_tui.tui.screens.setup import SetupError, SetupValues, env_updates
+
+    values = SetupValues(provider, key, "", "m1", "m2", "autopilot", True, "passive")
+    with pytest.raises(SetupError) as caught:
+        env_updates(values, load_settings())
+    assert said in str(caught.value) and caught.value.field == "api-key"
+
+
+def test_keys_of_the_right_shape_and_any_key_of_a_compatible_server_pass(project_dir: Path) -> None:
+    from anton_tui.tui.screens.setup import SetupValues, env_updates
+
+    for provider, key, url in [("anthropic", "sk-ant-api03-Ab_9-x", ""), ("openai", "sk-proj-Ab_9", ""),
+                               ("openai-compatible", "anything-goes", "http://localhost:11434/v1")]:  # fmt: skip
+        values = SetupValues(provider, key, url, "m1", "m2", "autopilot", True, "passive")
+        assert key in env_updates(values, load_settings()).values()

@@ -50,8 +50,8 @@ class CommandSpec:
 
 async def _help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     table = Table(title="Slash commands", title_justify="left", show_header=False, box=None, padding=(0, 2))
-    table.add_column(no_wrap=True)
-    table.add_column()
+    table.add_column(overflow="fold", ratio=2)  # a long usage wraps rather than squeeze the description
+    table.add_column(min_width=24, ratio=3)
     group = None
     for spec in COMMANDS:
         if spec.group != group:
@@ -157,7 +157,7 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("setup", "", "Provider, API key, models and memory settings", _setup, "Workspace"),
     CommandSpec("theme", "[name]", "List the themes, or switch to one", _theme, "Workspace", True,
                 lambda ctx: ctx.themes()),
-    CommandSpec("clear", "", "Clear the chat view (history and memory stay)", _clear, "Workspace"),
+    CommandSpec("clear", "", "Start a new conversation (memory, skills and past episodes stay)", _clear, "Workspace"),
     CommandSpec("help", "", "This list", _help, "General"),
     CommandSpec("exit", "", "Leave anton-tui", _exit, "General"),
 ]  # fmt: skip

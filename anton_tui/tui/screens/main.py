@@ -73,6 +73,7 @@ from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 SIDE_WIDTH_DEFAULT = 40  # percent of the screen
 SIDE_WIDTH_RANGE = (20, 75)
 SIDE_WIDTH_STEP = 5
+COMPACT_FOOTER_BELOW = 140  # columns; below this the footer drops its extra spaces so that every key fits
 
 _TURN = "turn"
 
@@ -189,7 +190,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
             with Vertical(id="side"):
                 yield ScratchpadPane(id="scratchpad")
                 yield self._inspector_widget()
-        yield Footer(compact=self.narrow)  # compact below 100 columns, so that every key fits
+        yield Footer(compact=self._compact_footer())  # so that every key fits
 
     def _inspector_widget(self) -> Widget:
         if not self._show_inspector or self.runtime is None:
@@ -229,6 +230,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         return self.query_one("#inspector")
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self.fit_side_to_tabs)
         self._prompt = self.query_one(Prompt)
         self._prompt.focus()
         if self.runtime is not None:
@@ -264,6 +266,18 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
         pane = InspectorPane(self.runtime, id="inspector")
         pane.display = display
         await self.query_one("#side").mount(pane)
+        self.call_after_refresh(self.fit_side_to_tabs)
+
+    def on_inspector_pane_loaded(self) -> None:
+        self.fit_side_to_tabs()
+
+    def fit_side_to_tabs(self) -> None:
+        """Keep the right-hand column wide enough for every tab label of the inspector, whichever tabs it has."""
+        from textual.widgets import Tab
+
+        labels = [tab.label.cell_length for tab in self.query("#inspector Tab").results(Tab)]
+        if labels:
+            self.query_one("#side").styles.min_width = sum(width + 2 for width in labels) + 1  # + the border
 
     def show_model(self, runtime: Runtime) -> None:
         """The header follows the runtime's provider, model and memory mode."""
@@ -359,7 +373,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
 
     async def on_chat_cleared(self, message: ChatCleared) -> None:
         await self.chat.clear()
-        self.notify("Started a new conversation. Memory, skills and past episodes are kept.")
+        self.notify("Started a new conversation (memory, skills and past episodes stay).")
 
     async def send(self, text: str) -> None:
         """Show the message and start a turn with it."""
@@ -545,9 +559,15 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
     def narrow(self) -> bool:
         return self.has_class("-narrow")
 
+    def _compact_footer(self) -> bool:
+        try:
+            return self.app.size.width < COMPACT_FOOTER_BELOW
+        except NoActiveAppError:
+            return False
+
     def on_resize(self) -> None:
         try:
-            self.query_one(Footer).compact = self.narrow
+            self.query_one(Footer).compact = self._compact_footer()
         except NoMatches:
             pass
 

@@ -10,6 +10,7 @@ the settings reloaded from disk, so the app can apply them at once.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -93,6 +94,29 @@ def _model(value: str, what: str, field: str) -> str:
     return name
 
 
+KEY_PREFIX = {"anthropic": "sk-ant-", "openai": "sk-"}
+_KEY_CHARACTERS = re.compile(r"[A-Za-z0-9_\-]")
+
+
+def _check_key_shape(provider: str, key: str) -> None:
+    """Refuse a key that cannot be the provider's, saying what looks wrong (a compatible server takes any key)."""
+    prefix = KEY_PREFIX.get(provider)
+    if prefix is None:
+        return
+    name = PROVIDER_NAMES[provider]
+    if provider == "anthropic" and key.startswith("sk-") and not key.startswith(prefix):
+        raise SetupError("That looks like an OpenAI key; Anthropic keys start with sk-ant-.", "api-key")
+    if provider == "openai" and key.startswith(KEY_PREFIX["anthropic"]):
+        raise SetupError("That looks like an Anthropic key; choose Anthropic as the provider, or paste an OpenAI "
+                         "key (they start with sk-).", "api-key")  # fmt: skip
+    if not key.startswith(prefix):
+        raise SetupError(f"That is not an {name} API key: {name} keys start with {prefix} (this one starts with "
+                         f"{key[:len(prefix)]!r}).", "api-key")  # fmt: skip
+    odd = next((ch for ch in key if not _KEY_CHARACTERS.fullmatch(ch)), None)
+    if odd is not None:
+        raise SetupError(f"An {name} key has only letters, digits, - and _; this one has {odd!r}.", "api-key")
+
+
 def env_updates(values: SetupValues, settings: Any) -> dict[str, str | None]:
     """The `.env` lines to write for `values` (None removes a line). Raises SetupError before anything is written."""
     if values.provider not in KEY_VARIABLE:
@@ -107,6 +131,7 @@ def env_updates(values: SetupValues, settings: Any) -> dict[str, str | None]:
     if any(ch.isspace() for ch in key):
         raise SetupError("The API key has a space in it; paste just the key.", "api-key")
     if key:
+        _check_key_shape(values.provider, key)
         updates[KEY_VARIABLE[values.provider]] = key
     elif values.provider != "openai-compatible" and not _has_key(settings, values.provider):
         raise SetupError(f"Enter your {PROVIDER_NAMES[values.provider]} API key (or try the demo).", "api-key")
