@@ -17,7 +17,6 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from anton_tui.memory.compaction import MIN_FILE_ENTRIES, RULE, file_sizes
 from anton_tui.memory.cortex import COMPACTION_THRESHOLD
 from anton_tui.memory.engram import Engram
 from anton_tui.memory.episodes import Episode
@@ -97,7 +96,7 @@ def _dashboard(ctx: CommandContext) -> CommandOutput:
             )
         )
     else:
-        lines.append(Text(f"Compaction not needed ({RULE})."))
+        lines.append(Text(f"Compaction not needed ({_compaction_rule()})."))
     episodic_on = bool(settings.episodic_memory)
     sessions = ctx.stores.episodic.session_count()
     lines.append(
@@ -315,9 +314,17 @@ async def _delete_turn(ctx: CommandContext, session: str | None, turns: dict, nu
 # --------------------------------------------------------------------------- compaction and help
 
 
+def _compaction_rule() -> str:
+    from anton_tui.memory.compaction import RULE  # pydantic: not before the first frame
+
+    return RULE
+
+
 async def vacuum(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if not ctx.runtime.can_compact:
         return warning("Compaction needs the model and is not available in this session.")
+    from anton_tui.memory.compaction import MIN_FILE_ENTRIES, RULE, file_sizes
+
     sizes = await off_loop(lambda: [(n, f"{scope} {file}.md") for scope, hc in _scopes(ctx) for file, n in
                                     file_sizes(hc).items()])  # fmt: skip
     due = [f"{name} ({n} entries)" for n, name in sizes if n >= MIN_FILE_ENTRIES]
@@ -339,7 +346,7 @@ async def memory_help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput
         ("/memory episodes [delete <turn>]", "this session's turns; remove one from the log"),
         ("/memory vacuum", "compact both scopes now (asks first)"),
     ]
-    notes = Text(f"Compaction: {RULE}.")
+    notes = Text(f"Compaction: {_compaction_rule()}.")
     table = Table.grid(padding=(0, 2))
     for command, meaning in rows:
         table.add_row(Text(command, style="bold"), Text(meaning))
