@@ -189,3 +189,44 @@ async def test_escape_closes_the_command_list_first() -> None:
         await pilot.press("escape")
         assert not menu.display
         assert app.screen.query_one(Prompt).text == "/"
+
+
+def editor_script(tmp_path, body: str):
+    script = tmp_path / "editor.sh"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o755)
+    return str(script)
+
+
+async def test_ctrl_g_edits_the_message_in_the_users_editor(tmp_path, monkeypatch) -> None:
+    seen = tmp_path / "seen.txt"
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, f'cp "$1" {seen}\nprintf "%s and more\\n" "$(cat "$1")" > "$1"\n'))
+    session = ScriptedSession(REPLY)
+    app = scripted_app(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"a draft", "ctrl+g")
+        await pilot.pause()
+        prompt = app.screen.query_one(Prompt)
+        assert seen.read_text() == "a draft", "the editor got the message"
+        assert prompt.text == "a draft and more"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        assert session.prompts == ["a draft and more"]
+    assert not list(tmp_path.glob("anton-prompt-*")), "nothing is left in the folder"
+
+
+async def test_a_failing_editor_or_none_leaves_the_message_and_says_why(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = scripted_app(make_settings(), ScriptedSession(REPLY))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"keep me", "ctrl+g")
+        await pilot.pause()
+        assert app.screen.query_one(Prompt).text == "keep me"
+        assert any("$VISUAL or $EDITOR" in message for message in notifications(app))
+        monkeypatch.setenv("VISUAL", editor_script(tmp_path, 'echo gone > "$1"\nexit 3\n'))
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert app.screen.query_one(Prompt).text == "keep me"
+        assert any("exited with status 3" in message for message in notifications(app))

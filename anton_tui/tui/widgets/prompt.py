@@ -68,7 +68,8 @@ class Prompt(TextArea):
 ## Prompt
 
 Type a message and press **Enter** to send it. **Ctrl+J** (or **Shift+Enter**, where your terminal reports it)
-starts a new line. **Up** on the first line and **Down** on the last line recall earlier messages.
+starts a new line. **Up** on the first line and **Down** on the last line recall earlier messages. **Ctrl+G** opens
+the message in your editor (`$VISUAL`, else `$EDITOR`) and brings the text back when you close it.
 
 Type **/** to see the commands; **Enter** runs what you typed, **Tab** completes the highlighted command,
 **Up**/**Down** pick another (then **Enter** completes it), **Escape** closes the list.
@@ -78,6 +79,7 @@ While Anton is working, **Escape** cancels the turn.
     BINDINGS = [
         Binding("enter", "submit", "Send", id="prompt.submit", priority=True),
         Binding("ctrl+j,shift+enter", "newline", "New line", id="prompt.newline", show=False),
+        Binding("ctrl+g", "external_editor", "Edit in $EDITOR", id="prompt.editor", show=False, priority=True),
     ]
 
     class Submitted(Message):
@@ -127,6 +129,30 @@ While Anton is working, **Escape** cancels the turn.
         self.menu.hide()
         if self.text.strip():
             self.post_message(self.Submitted(self.text))
+
+    def action_external_editor(self) -> None:
+        """Hand the terminal to the user's editor with the message in it; the edited text comes back here."""
+        from textual.app import SuspendNotSupported
+
+        from anton_tui.runtime.editor import EditorError, edit_text, editor_command
+
+        command = editor_command()
+        if command is None:
+            self.notify("Set $VISUAL or $EDITOR to edit the message in your editor.", severity="warning")
+            return
+        try:
+            try:
+                with self.app.suspend():
+                    edited = edit_text(self.text, command)
+            except SuspendNotSupported:  # no terminal to hand over (a test, a web driver): run it as it is
+                edited = edit_text(self.text, command)
+        except EditorError as exc:
+            self.notify(f"Editor: {exc}.", severity="error")
+            return
+        if edited.changed:
+            self.load_text(edited.text)
+            self.move_cursor(self.document.end)
+        self.focus()
 
     def action_newline(self) -> None:
         start, end = self.selection
