@@ -91,6 +91,8 @@ class Settings(BaseSettings):
 
     theme: str = DEFAULT_THEME
     keymap: dict[str, str] = Field(default_factory=dict)
+    notify_bell: bool = True  # ring the terminal bell when a turn ends, a question waits or an error comes, unfocused
+    notify_desktop: bool = True  # and send a desktop notification (OSC 9 / OSC 777) then
 
     _env_warnings: list[str] = PrivateAttr(default_factory=list)
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)

@@ -118,6 +118,9 @@ class AppActions:
             return
         if self._main_screen is not None:
             self._main_screen.show_model(self.runtime)
+        if self._attention is not None:
+            self._attention.bell = bool(getattr(settings, "notify_bell", True))
+            self._attention.desktop = bool(getattr(settings, "notify_desktop", True))
         from anton_tui.tui.screens.setup import environment_overrides
 
         if shadowed := environment_overrides(settings):

@@ -420,6 +420,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
                 if event.pad is not None and event.cell is not None:
                     self.scratchpad.mark_hidden(event.pad, event.cell, event.kinds)
             case MemoryConfirmationNeeded():
+                self._alert("Anton is waiting", "Memories to confirm.")
                 self.confirm_memories(event)
             case AccNudge():
                 await chat.add_notice(acc_notice(event), "acc")
@@ -430,12 +431,19 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
             case UsageUpdated():
                 self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
             case ErrorOccurred(message=text, retryable=retryable):
+                self._alert("Anton: error", text)
                 self._retry_offered = retryable
                 await chat.add_error(text, retryable=retryable)
             case TurnFinished(stop_reason=reason):
                 await self._close_turn(reason)
         if (apply_event := getattr(self.inspector, "apply_event", None)) is not None:
             apply_event(event)
+
+    def _alert(self, title: str, body: str) -> None:
+        """Bell and desktop notification, while the terminal is in the background (see `tui/attention.py`)."""
+        attention = getattr(self.app, "attention", None)
+        if attention is not None:
+            attention.alert(title, body)
 
     async def _close_turn(self, reason: str) -> None:
         """End the turn in the UI once, whichever of TurnFinished or the worker ending comes first."""
@@ -480,6 +488,7 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
             text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
             if worker.group == _TURN:
                 self._retry_offered = True
+                self._alert("Anton: error", text)
                 await self.chat.add_error(text, retryable=True)
             else:
                 self.notify(text, title="Something went wrong", severity="error", timeout=10)
