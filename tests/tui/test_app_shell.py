@@ -293,3 +293,18 @@ async def test_at_120_columns_no_tab_or_footer_label_is_cut() -> None:
             assert side.contains_region(tab.region), f"tab {tab.label.plain} is cut"
         footer = screen_text(app).splitlines()[-1]
         assert "f1 Help" in footer and "palette" in footer, footer
+
+
+async def test_in_a_narrow_terminal_the_pane_bar_marks_scratchpad_activity_until_it_is_shown() -> None:
+    from anton_tui.agent.events import ScratchpadActivity
+    from anton_tui.tui.messages import SessionEventMessage
+
+    app = scripted_app(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        bar_line = lambda: screen_text(app).splitlines()[1]  # noqa: E731
+        assert "Scratchpad •" not in bar_line()
+        app.screen.post_message(SessionEventMessage(ScratchpadActivity(CellStarted("main", 1, "a cell", "x = 1"))))
+        await wait_until(pilot, lambda: "Scratchpad •" in bar_line())
+        await pilot.press("f2")
+        await pilot.pause()
+        assert "Scratchpad •" not in bar_line()

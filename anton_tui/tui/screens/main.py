@@ -411,6 +411,8 @@ or a cancelled turn. **Ctrl+L** puts the cursor back in the prompt. **F1** shows
                 await chat.finish_tool(event)
             case ScratchpadActivity(event=activity):
                 await self.scratchpad.apply(activity)
+                if self.narrow:
+                    self.query_one(PaneBar).mark_news("scratchpad")
             case MemoryWritten(producer="acc"):
                 pass  # the AccNudge that comes with it already shows the new rule, with its detector
             case MemoryWritten():

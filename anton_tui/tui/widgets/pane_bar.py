@@ -35,19 +35,27 @@ class PaneBar(Static):
         super().__init__(id=id)
         self.key = key
         self.current = PANES[0][0]
+        self.news: set[str] = set()  # panes that changed while another one was shown
         self._spans: list[tuple[int, int, str]] = []
 
     def on_mount(self) -> None:
         self.show(self.current)
 
+    def mark_news(self, pane: str) -> None:
+        """Something happened in `pane` while it is not shown: a dot after its name says so until it is."""
+        if pane != self.current and pane not in self.news:
+            self.news.add(pane)
+            self.show(self.current)
+
     def show(self, pane: str, key: str | None = None) -> None:
         self.current = pane
+        self.news.discard(pane)
         self.key = key or self.key
         parts: list[Content] = []
         self._spans = []
         offset = 0
         for name, label in PANES:
-            text = f" {label} "
+            text = f" {label}{' •' if name in self.news else ''} "
             style = "reverse bold" if name == pane else ""
             parts.append(Content.styled(text, style) if style else Content(text))
             self._spans.append((offset, offset + len(text), name))
