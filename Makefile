@@ -7,10 +7,12 @@ STAMP := $(VENV)/.installed
 .PHONY: run test bench screenshots setup clean
 
 $(STAMP): pyproject.toml
+	@echo "Setting up $(VENV) (first time: about a minute; pip shows its progress below)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --progress-bar on -e '.[test]'
 	touch $(STAMP)
+	@echo "Set up. Next times start at once."
 
 setup: $(STAMP)
 

@@ -98,9 +98,12 @@ class Settings(BaseSettings):
 
     theme: str = DEFAULT_THEME
     keymap: dict[str, str] = Field(default_factory=dict)
+    notify_bell: bool = True  # ring the terminal bell when a turn ends, a question waits or an error comes, unfocused
+    notify_desktop: bool = True  # and send a desktop notification (OSC 9 / OSC 777) then
 
     _env_warnings: list[str] = PrivateAttr(default_factory=list)
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+    _variables: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @field_validator("home", "project_dir")
     @classmethod
@@ -130,6 +133,11 @@ class Settings(BaseSettings):
     def source_of(self, field_name: str) -> str:
         """Where a field's value came from: a .env path, ``the environment``, ``the command line`` or ``default``."""
         return self._sources.get(field_name, DEFAULT)
+
+    def variable_of(self, field_name: str) -> str:
+        """The variable a field's value was read from (``ANTHROPIC_API_KEY`` or ``ANTON_ANTHROPIC_API_KEY``...); for a
+        default, the variable that would set it."""
+        return self._variables.get(field_name) or env_names(field_name)[0]
 
     def has_api_key(self, role: Literal["planning", "coding"] = "planning") -> bool:
         """Whether the provider for ``role`` can be called: it has a key, or is an OpenAI-compatible server with a URL."""
@@ -182,6 +190,7 @@ def settings_from_layers(layers: EnvLayers) -> Settings:
         raise _settings_error(exc, chosen) from None
     settings._env_warnings = list(layers.warnings)
     settings._sources = {field_name: source for field_name, (_, source, _) in chosen.items()}
+    settings._variables = {field_name: variable for field_name, (_, _, variable) in chosen.items()}
     return settings
 
 

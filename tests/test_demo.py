@@ -53,3 +53,51 @@ async def test_demo_replays_both_turns_for_real(anton_home: Path):
     finally:
         await demo.close()
     assert not demo.root.exists()
+
+
+def drain(queue) -> list:
+    found = []
+    while not queue.empty():
+        found.append(queue.get_nowait())
+    return found
+
+
+async def test_five_demo_turns_show_no_error_and_the_background_work_has_recorded_answers(anton_home: Path):
+    demo = build_demo(load_settings(), chunk_delay=0)
+    seen: list = []
+    try:
+        for n in range(5):
+            seen += await play(demo, demo.next_prompt() or f"And what else, {n}?")
+            await demo.session.wait_background(timeout=20)
+            seen += drain(demo.session.background_events)
+    finally:
+        await demo.close()
+    errors = [e.message for e in seen if isinstance(e, ev.ErrorOccurred)]
+    assert errors == []
+    assert sum(isinstance(e, ev.TurnFinished) for e in seen) == 5
+
+
+async def test_the_demo_keeps_copilot_when_it_is_chosen(anton_home: Path, monkeypatch):
+    monkeypatch.setenv("ANTON_MEMORY_MODE", "copilot")
+    demo = build_demo(load_settings(), chunk_delay=0)
+    try:
+        assert demo.settings.memory_mode == "copilot"
+        asked = []
+        async for event in demo.session.turn(demo.next_prompt()):
+            if isinstance(event, ev.MemoryConfirmationNeeded):
+                asked.append(event)
+                event.future.set_result(list(event.engrams))
+        await demo.session.wait_background(timeout=20)
+        for event in drain(demo.session.background_events):
+            if isinstance(event, ev.MemoryConfirmationNeeded):
+                asked.append(event)
+                event.future.set_result(list(event.engrams))
+        assert asked, "copilot asks about the memories it is unsure of"
+    finally:
+        await demo.close()
+    monkeypatch.setenv("ANTON_MEMORY_MODE", "off")
+    demo = build_demo(load_settings(), chunk_delay=0)
+    try:
+        assert demo.settings.memory_mode == "autopilot", "the demo is there to show memory at work"
+    finally:
+        await demo.close()

@@ -147,7 +147,9 @@ class LearningLoops:
         with self.session.producing("compaction", why="/memory vacuum"):
             outcomes = await self.cortex.compact_now()
         self._report(outcomes)
-        return [str(outcome) for outcome in outcomes] or ["Nothing to compact: no memory file has 8 entries or more."]
+        from anton_tui.memory.compaction import RULE
+
+        return [str(outcome) for outcome in outcomes] or [f"Nothing to compact: {RULE}."]
 
     def _report(self, outcomes: list["CompactionOutcome"]) -> None:
         changed = tuple(str(outcome) for outcome in outcomes if outcome.changed)

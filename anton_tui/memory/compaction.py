@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIN_FILE_ENTRIES = 8  # smaller files are not worth a model call
+RULE = (
+    f"a rules or lessons file is compacted once it holds {MIN_FILE_ENTRIES} entries or more: in the background "
+    "when a scope has more than 20 entries, or now with /memory vacuum"
+)
+"""The one way the app states when compaction happens (the 20 is `cortex.COMPACTION_THRESHOLD`)."""
 MAX_TOKENS = 4096  # the answer is a list of numbers, so this is plenty even for hundreds of entries
 FILES = ("rules", "lessons")
 
@@ -88,6 +93,11 @@ class CompactionOutcome:
 
 def _listed(numbers: tuple[int, ...]) -> str:
     return ", ".join(str(number) for number in numbers)
+
+
+def file_sizes(hc: "Hippocampus") -> dict[str, int]:
+    """How many entries compaction would offer the model in each file of one scope (what `MIN_FILE_ENTRIES` counts)."""
+    return {file: len(candidates(hc.read_file(file), file)) for file in FILES}
 
 
 def candidates(parsed: ParsedFile, file: str) -> list[tuple[Engram, int]]:

@@ -88,11 +88,20 @@ class AntonApp(AppActions, App[int]):
         self.switch_to_demo = False
         self.settings_error: SettingsError | None = None
         self._pending_settings: Any = None
+        self._attention: Any = None
         self.keymap: dict[str, str] = dict(self.frame.keymap)
         self.themes = AppThemes(self, Path(self.frame.home) / "themes")
         wanted = self.frame.theme or DEFAULT_THEME
         self._unknown_theme = None if wanted in self.available_themes else wanted
         self.theme = DEFAULT_THEME if self._unknown_theme else wanted
+
+    def get_system_commands(self, screen: Any) -> Any:
+        """Textual's palette entries, less those an Anton entry already offers."""
+        from anton_tui.tui.commands.palette import DUPLICATED_BUILT_INS
+
+        for command in super().get_system_commands(screen):
+            if command.title not in DUPLICATED_BUILT_INS:
+                yield command
 
     def get_default_screen(self) -> MainScreen:
         self._main_screen = MainScreen(
@@ -232,7 +241,35 @@ class AntonApp(AppActions, App[int]):
         for problem in problems:
             self.notify(f"{problem} (file skipped)", title="Theme file not loaded", severity="error", timeout=10)
 
+    # --- the user's attention while the terminal is in the background -------------------------------------------
+
+    @property
+    def attention(self) -> Any:
+        if self._attention is None:
+            from anton_tui.tui.attention import Attention
+
+            settings = self.runtime.settings if self.runtime is not None else None
+            self._attention = Attention(
+                self._write_to_terminal,
+                bell=bool(getattr(settings, "notify_bell", True)),
+                desktop=bool(getattr(settings, "notify_desktop", True)),
+            )
+        return self._attention
+
+    def _write_to_terminal(self, text: str) -> None:
+        if not self.is_headless and self._driver is not None:
+            self._driver.write(text)
+            self._driver.flush()
+
+    def on_app_focus(self) -> None:
+        self.attention.focused = True
+
+    def on_app_blur(self) -> None:
+        self.attention.focused = False
+
     def on_main_screen_turn_ended(self, message: MainScreen.TurnEnded) -> None:
+        if message.reason not in ("cancelled", "error"):  # an error has already said so, with its text
+            self.attention.alert("Anton", "The answer is ready.")
         self.call_after_refresh(gc_policy.collect_between_turns)  # once the end of the turn is on screen
         if self._pending_settings is not None:
             self.apply_pending_settings()

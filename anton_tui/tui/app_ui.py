@@ -118,7 +118,17 @@ class AppActions:
             return
         if self._main_screen is not None:
             self._main_screen.show_model(self.runtime)
-        self.notify("Settings saved and applied.")
+        if self._attention is not None:
+            self._attention.bell = bool(getattr(settings, "notify_bell", True))
+            self._attention.desktop = bool(getattr(settings, "notify_desktop", True))
+        from anton_tui.tui.screens.setup import environment_overrides
+
+        if shadowed := environment_overrides(settings):
+            names = ", ".join(shadowed)
+            self.notify(f"Settings saved and applied, except {names}: the environment decides those.",
+                        severity="warning", timeout=10)  # fmt: skip
+        else:
+            self.notify("Settings saved and applied.")
 
     @work(group="settings-pending", exclusive=True, exit_on_error=False)
     async def apply_pending_settings(self: AntonApp) -> None:

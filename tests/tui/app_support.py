@@ -41,6 +41,11 @@ class AppSettings:
     planning_provider: str = "anthropic"
     planning_model: str = "claude-test"
     keymap: dict[str, str] = field(default_factory=dict)
+    episodic_memory: bool = True
+
+    @property
+    def effective_memory_mode(self) -> str:
+        return self.memory_mode
 
 
 class ScriptedSession:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.command_registry import SlashCommand
@@ -122,12 +124,12 @@ async def test_slash_lists_matching_commands_and_tab_completes() -> None:
         assert not menu.display
 
 
-async def test_enter_on_a_completed_command_runs_it() -> None:
+async def test_enter_on_a_chosen_command_completes_it_and_enter_again_runs_it() -> None:
     session = ScriptedSession(REPLY)
     app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("slash", "h", "e")
-        await pilot.press("enter")  # completes /help
+        await pilot.press("slash", "h", "e", "down")  # picked from the list
+        await pilot.press("enter")
         assert app.screen.query_one(Prompt).text == "/help "
         await pilot.press("enter")  # runs it: the command list appears in the chat
         await wait_until(pilot, lambda: bool(app.screen.query(CommandReply)))
@@ -136,6 +138,35 @@ async def test_enter_on_a_completed_command_runs_it() -> None:
         assert "/skill save" in reply.output.plain() and "/memory vacuum" in reply.output.plain()
         assert app.screen.query_one(Prompt).text == ""
         assert session.prompts == [], "commands are not sent to the model"
+
+
+@pytest.mark.parametrize(("typed", "shown"), [("skill", "CSV Summary"), ("memory", "Memory mode")])
+async def test_enter_on_an_exact_command_runs_it_as_typed(typed: str, shown: str) -> None:
+    settings = make_settings()
+    skill = settings.home / "skills" / "csv_summary"
+    skill.mkdir(parents=True)
+    (skill / "meta.json").write_text('{"label": "csv_summary", "name": "CSV Summary", "when_to_use": "csv"}')
+    (skill / "declarative.md").write_text("1. Load it\n")
+    session = ScriptedSession(REPLY)
+    app = scripted_app(settings, session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *typed, "enter")  # no pause: Enter right after the last letter
+        await wait_until(pilot, lambda: bool(app.screen.query(CommandReply)))
+        reply = app.screen.query_one(CommandReply)
+        assert reply.line == f"/{typed}"
+        assert shown in reply.output.plain(200)
+        assert app.screen.query_one(Prompt).text == ""
+
+
+async def test_enter_never_rewrites_a_typed_prefix() -> None:
+    session = ScriptedSession(REPLY)
+    app = scripted_app(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", "h", "e", "enter")
+        await pilot.pause()
+        assert app.screen.query_one(Prompt).text == "/he"
+        assert any("Did you mean /help?" in message for message in notifications(app))
+        assert not app.screen.query(CommandReply)
 
 
 async def test_unknown_command_is_reported_and_kept_in_the_prompt() -> None:
@@ -158,3 +189,44 @@ async def test_escape_closes_the_command_list_first() -> None:
         await pilot.press("escape")
         assert not menu.display
         assert app.screen.query_one(Prompt).text == "/"
+
+
+def editor_script(tmp_path, body: str):
+    script = tmp_path / "editor.sh"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o755)
+    return str(script)
+
+
+async def test_ctrl_g_edits_the_message_in_the_users_editor(tmp_path, monkeypatch) -> None:
+    seen = tmp_path / "seen.txt"
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, f'cp "$1" {seen}\nprintf "%s and more\\n" "$(cat "$1")" > "$1"\n'))
+    session = ScriptedSession(REPLY)
+    app = scripted_app(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"a draft", "ctrl+g")
+        await pilot.pause()
+        prompt = app.screen.query_one(Prompt)
+        assert seen.read_text() == "a draft", "the editor got the message"
+        assert prompt.text == "a draft and more"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        assert session.prompts == ["a draft and more"]
+    assert not list(tmp_path.glob("anton-prompt-*")), "nothing is left in the folder"
+
+
+async def test_a_failing_editor_or_none_leaves_the_message_and_says_why(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = scripted_app(make_settings(), ScriptedSession(REPLY))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"keep me", "ctrl+g")
+        await pilot.pause()
+        assert app.screen.query_one(Prompt).text == "keep me"
+        assert any("$VISUAL or $EDITOR" in message for message in notifications(app))
+        monkeypatch.setenv("VISUAL", editor_script(tmp_path, 'echo gone > "$1"\nexit 3\n'))
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert app.screen.query_one(Prompt).text == "keep me"
+        assert any("exited with status 3" in message for message in notifications(app))

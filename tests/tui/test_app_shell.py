@@ -20,7 +20,7 @@ from anton_tui.tui.widgets.chat import ChatView
 from anton_tui.tui.widgets.prompt import Prompt
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 
-from .app_support import ScriptedSession, scripted_app, make_settings, screen_text
+from .app_support import ScriptedSession, scripted_app, make_settings, screen_text, wait_until
 
 SIZE = (120, 40)
 OWN_MODULES = [
@@ -86,6 +86,58 @@ async def test_f1_opens_help_describing_each_pane_and_closes_again() -> None:
         assert isinstance(app.screen, MainScreen)
 
 
+def sections(source: str) -> list[str]:
+    return [line for line in source.splitlines() if line.startswith("## ")]
+
+
+async def test_f1_shows_the_focused_panes_help_first_and_scrolls_from_the_keyboard() -> None:
+    app = scripted_app(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        assert sections(app.screen.query_one(Markdown).source)[0] == "## Prompt"
+        scroller = app.screen.query_one("#help-text")
+        assert app.focused is scroller
+        assert scroller.max_scroll_y > 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert scroller.scroll_y > 0
+        await pilot.press("end")
+        await pilot.pause()
+        assert scroller.scroll_y == scroller.max_scroll_y
+        await pilot.press("home")
+        await pilot.pause()
+        assert scroller.scroll_y == 0
+        await pilot.press("escape")
+
+        pane = app.screen.query_one(ScratchpadPane)
+        await pane.apply(CellStarted("main", 1, "a cell", "print(1)"))
+        await pilot.press("f2")  # narrow: the scratchpad fills the screen
+        await pilot.pause()
+        pane.pad_view("main").cells[0].focus()
+        await pilot.press("f1")
+        await pilot.pause()
+        order = sections(app.screen.query_one(Markdown).source)
+        assert order[0] == "## Scratchpad"
+        assert "## Prompt" in order and "## Layout and keys" in order, "the rest follows"
+
+
+async def test_a_long_confirmation_detail_scrolls_from_the_keyboard() -> None:
+    from anton_tui.tui.screens.confirm import ConfirmScreen
+
+    app = scripted_app(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        detail = "\n".join(f"line {n} of the detail" for n in range(60))
+        app.push_screen(ConfirmScreen("Delete all of these?", detail))
+        await pilot.pause()
+        box = app.screen.query_one("#confirm-detail")
+        assert box.max_scroll_y > 0
+        box.focus()
+        await pilot.press("down", "down", "pagedown")
+        await pilot.pause()
+        assert box.scroll_y > 2
+
+
 async def test_key_map_from_settings_remaps_bindings() -> None:
     app = scripted_app(make_settings(keymap={"main.toggle-scratchpad": "f9"}), ScriptedSession([]))
     async with app.run_test(size=SIZE) as pilot:
@@ -136,12 +188,48 @@ async def test_side_panes_hide_resize_and_maximise() -> None:
         assert screen.maximized is None
 
 
-async def test_narrow_terminals_start_without_the_inspector() -> None:
-    app = scripted_app(make_settings(), ScriptedSession([]))
+async def test_a_narrow_terminal_shows_one_pane_at_a_time_switched_with_f4() -> None:
+    app = scripted_app(make_settings(), ScriptedSession([]), inspector=True)
     async with app.run_test(size=(80, 24)) as pilot:
-        assert not app.screen.query_one("#inspector").display
+        screen = app.screen
+        conversation, side = screen.query_one("#conversation"), screen.query_one("#side")
+        inspector, scratchpad = screen.query_one("#inspector"), screen.query_one(ScratchpadPane)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Chat" in text and "Scratchpad" in text and "Memory" in text, "the pane bar names every pane"
+        assert "f4" in text.splitlines()[-1], "the footer shows the key that switches panes"
+        assert conversation.display and not side.display
+        assert conversation.outer_size.width == 80
+
+        await pilot.press("f4")
+        await pilot.pause()
+        assert not conversation.display and scratchpad.display and not inspector.display
+        assert side.outer_size.width == 80
+
+        await pilot.press("f4")
+        await pilot.pause()
+        assert inspector.display and not scratchpad.display
+        assert inspector.size.height >= 15, "the inspector gets the whole body, not a sliver"
+        assert app.focused is not None and inspector in app.focused.ancestors_with_self
+
+        await pilot.press("f4")
+        await pilot.pause()
+        assert conversation.display and not side.display
+        assert isinstance(app.focused, Prompt)
+
         await pilot.press("f3")
-        assert app.screen.query_one("#inspector").display
+        await pilot.pause()
+        assert inspector.display and not conversation.display
+        await pilot.press("f3")
+        await pilot.pause()
+        assert conversation.display and isinstance(app.focused, Prompt)
+
+
+async def test_the_pane_bar_only_shows_in_narrow_terminals() -> None:
+    app = scripted_app(make_settings(), ScriptedSession([]), inspector=True)
+    async with app.run_test(size=SIZE) as pilot:
+        assert not app.screen.query_one("#pane-bar").display
+        assert app.screen.query_one("#conversation").display and app.screen.query_one("#side").display
 
 
 async def test_header_shows_workspace_model_and_memory_mode(tmp_path) -> None:
@@ -187,3 +275,36 @@ def test_secondary_screens_are_not_imported_at_start() -> None:
     code = "import sys; import anton_tui.tui.app; print('anton_tui.tui.screens.help' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+async def test_at_120_columns_no_tab_or_footer_label_is_cut() -> None:
+    from textual.widgets import Tab
+
+    app = scripted_app(make_settings(), ScriptedSession([]), inspector=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: bool(screen.query("#inspector Tab")))
+        pane = screen.query_one(ScratchpadPane)
+        await pane.apply(CellStarted("main", 1, "a cell", "print(1)"))
+        pane.pad_view("main").cells[0].focus()  # the pane with the most keys
+        await pilot.pause()
+        side = screen.query_one("#side").region
+        for tab in screen.query("#inspector Tab").results(Tab):
+            assert side.contains_region(tab.region), f"tab {tab.label.plain} is cut"
+        footer = screen_text(app).splitlines()[-1]
+        assert "f1 Help" in footer and "palette" in footer, footer
+
+
+async def test_in_a_narrow_terminal_the_pane_bar_marks_scratchpad_activity_until_it_is_shown() -> None:
+    from anton_tui.agent.events import ScratchpadActivity
+    from anton_tui.tui.messages import SessionEventMessage
+
+    app = scripted_app(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        bar_line = lambda: screen_text(app).splitlines()[1]  # noqa: E731
+        assert "Scratchpad •" not in bar_line()
+        app.screen.post_message(SessionEventMessage(ScratchpadActivity(CellStarted("main", 1, "a cell", "x = 1"))))
+        await wait_until(pilot, lambda: "Scratchpad •" in bar_line())
+        await pilot.press("f2")
+        await pilot.pause()
+        assert "Scratchpad •" not in bar_line()

@@ -35,6 +35,10 @@ monthly = sales.resample("ME", on="date")["amount"].sum()
 print(monthly.tail(3))"""
 
 
+def shown(widget) -> bool:
+    return all(node.display for node in widget.ancestors_with_self if node is not widget.screen and node is not widget.app)
+
+
 def mid_turn_script(pause: Pause) -> list:
     recall = {"query": "sales report format"}
     scratch = {"action": "exec", "name": "main", "code": CODE, "one_line_description": "monthly sales totals"}
@@ -75,8 +79,40 @@ def test_main_screen_mid_turn(snap_compare, size: tuple[int, int], tmp_path: Pat
         await wait_until(pilot, lambda: isinstance(app.focused, Prompt))  # the screenshot starts before the screen
         await pilot.press(*"How are sales trending?", "enter")
         await wait_until(pilot, pause.reached.is_set)
-        await wait_until(pilot, lambda: "11890.5" in screen_text(app))
+        scratchpad = app.screen.scratchpad  # below 100 columns it waits behind F4
+        await wait_until(pilot, lambda: not shown(scratchpad) or "11890.5" in screen_text(app))
         await wait_until(pilot, lambda: "month." in screen_text(app))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize(
+    ("size", "keys"),
+    [((80, 24), ()), ((80, 24), ("f4",)), ((80, 24), ("f4", "f4")), ((120, 40), ())],
+    ids=["80x24-chat", "80x24-scratchpad", "80x24-inspector", "120x40"],
+)
+def test_panes_at_each_size(snap_compare, size: tuple[int, int], keys: tuple[str, ...], tmp_path: Path) -> None:
+    """Below 100 columns one pane fills the body and the pane bar names the others; wide, all three show."""
+    pause = Pause()
+    settings = AppSettings(
+        home=tmp_path / "home",
+        project_dir=Path("/srv/projects/sales-analysis"),
+        planning_provider="anthropic",
+        planning_model="claude-sonnet",
+    )
+    app = scripted_app(settings, ScriptedSession(mid_turn_script(pause)), cursor_blink=False, version="0.0.0",
+                       inspector=True)  # fmt: skip
+
+    async def run_before(pilot) -> None:
+        await wait_until(pilot, lambda: isinstance(app.focused, Prompt))
+        await pilot.press(*"How are sales trending?", "enter")
+        await wait_until(pilot, pause.reached.is_set)
+        await wait_until(pilot, lambda: "month." in screen_text(app))
+        await pilot.press(*keys)
+        inspector = app.screen.query_one("#inspector")
+        await wait_until(pilot, lambda: not shown(inspector) or "No rules yet" in screen_text(app))
+        await wait_until(pilot, lambda: not shown(app.screen.scratchpad) or "11890.5" in screen_text(app))
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

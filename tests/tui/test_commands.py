@@ -213,13 +213,41 @@ async def test_help_lists_every_command(stores: MemoryStores) -> None:
         ("/skill shwo csv_summary", "Unknown command: /skill shwo. Did you mean /skill show?"),
         ("/memory vaccum", "Did you mean /memory vacuum?"),
         ("/xyzzy", "Unknown command: /xyzzy. /help lists the commands."),
-        ("/clear now", "Unknown command: /clear now."),
+        ("/clear now", "/clear takes no arguments"),
     ],
 )
 async def test_unknown_commands_suggest_the_closest(stores: MemoryStores, line: str, expected: str) -> None:
     output = await run(line, context(stores))
     assert output.level == "error"
     assert expected in output.plain(200)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("/memory vacuum now", "/memory vacuum takes no arguments"),
+        ("/setup anthropic", "/setup takes no arguments"),
+        ("/skill list all", "/skill list takes no arguments"),
+    ],
+)
+async def test_a_known_command_with_extra_words_never_suggests_itself(
+    stores: MemoryStores, line: str, expected: str
+) -> None:
+    text = (await run(line, context(stores))).plain(200)
+    assert expected in text
+    assert "Did you mean" not in text and "Unknown command" not in text
+
+
+async def test_skill_edit_opens_the_named_skill_in_the_skills_screen(stores: MemoryStores) -> None:
+    recorder = Recorder()
+    assert await run("/skill edit csv_summary", context(stores, recorder)) is None
+    assert recorder.calls == [("open_skills", "csv_summary")]
+    recorder = Recorder()
+    assert await run("/skill edit csv_sumary", context(stores, recorder)) is None  # a typo finds the closest
+    assert recorder.calls == [("open_skills", "csv_summary")]
+    output = await run("/skill edit no_such_thing_at_all", context(stores, Recorder()))
+    assert output.level == "error" and "No skill is labelled no_such_thing_at_all" in output.plain(200)
+    assert complete("/skill edit c", context(stores)) == ["/skill edit csv_summary"]
 
 
 # --------------------------------------------------------------------------- /memory
@@ -235,7 +263,7 @@ async def test_dashboard_shows_counts_per_scope(stores: MemoryStores, project_di
     assert "Identity  (empty)" in project_part
     assert "Rules     1" in project_part and "Lessons   2" in project_part and "Topics    pandas" in project_part
     assert "Total entries: 7" in text
-    assert "Compaction not needed" in text and "more than 20 entries" in text
+    assert "Compaction not needed" in text and "more than 20 entries" in text.replace("\n", " ")
     assert "Episodic memory: ON · 1 session" in text
 
 
@@ -342,9 +370,29 @@ async def test_episodes_table_and_delete(stores: MemoryStores, project_dir: Path
     assert output.level == "error" and "turns: 2" in output.plain()
 
 
-async def test_vacuum_asks_then_compacts(stores: MemoryStores) -> None:
+RULE = "a rules or lessons file is compacted once it holds 8 entries or more"
+
+
+async def test_vacuum_with_nothing_big_enough_says_so_without_asking(stores: MemoryStores) -> None:
+    recorder = Recorder(answers=[])
+    session = QuietSession()
+    session.learning = Learning(recorder, ["should not run"])
+    output = await run("/memory vacuum", context(stores, recorder, session=session))
+    assert output.level == "info"
+    text = output.plain(300)
+    assert "Nothing to compact" in text and RULE in text
+    assert "largest is global rules.md with 3" in text
+    assert recorder.calls == [], "no question, no compaction"
+    dashboard = await text_of("/memory", context(stores), width=300)
+    assert RULE in dashboard and "more than 20" in dashboard
+    assert RULE in await text_of("/memory help", context(stores), width=300)
+
+
+async def test_vacuum_asks_then_compacts_the_files_big_enough(stores: MemoryStores, anton_home: Path) -> None:
+    lessons = "".join(f"- Lesson number {n} about the API <!-- ts:2026-01-0{n % 9 + 1} -->\n" for n in range(9))
+    (anton_home / "memory" / "lessons.md").write_text("# Lessons\n" + lessons)
     output = await run("/memory vacuum", context(stores))
-    assert output.level == "warning"
+    assert output.level == "warning"  # no model in this session
     recorder = Recorder(answers=[False, True])
     session = QuietSession()
     session.learning = Learning(recorder, ["global: kept 3 of 4", "project: skipped"])
@@ -354,7 +402,8 @@ async def test_vacuum_asks_then_compacts(stores: MemoryStores) -> None:
     output = await run("/memory vacuum", ctx)
     assert ("compact_now",) in recorder.calls
     assert output.plain() == "global: kept 3 of 4\nproject: skipped\n"
-    assert "global 4, project 3 entries" in recorder.calls[0][1]
+    assert "global lessons.md (9 entries)" in recorder.calls[0][1]
+    assert "rules.md" not in recorder.calls[0][1]
 
 
 async def test_memory_help_shows_brackets(stores: MemoryStores) -> None:
@@ -476,8 +525,8 @@ async def test_palette_offers_commands_that_apply_and_runs_them(stores: MemorySt
         provider = AntonCommands(app.screen)
         discovered = [hit.text async for hit in provider.discover()]
         assert "/memory" in discovered and "/memory rules" in discovered and "/skill save" in discovered
-        assert "Show or hide the scratchpad pane" in discovered
-        assert "Show or hide the memory inspector" not in discovered  # this screen has no inspector
+        assert "Scratchpad pane" in discovered
+        assert "Memory inspector pane" not in discovered  # this screen has no inspector
         assert not any(title.startswith(("Show skill", "Theme:")) for title in discovered)
         assert not any("Delete skill" in title for title in discovered)
 
@@ -486,10 +535,33 @@ async def test_palette_offers_commands_that_apply_and_runs_them(stores: MemorySt
         await hits[0].command()
         theme_hits = [hit.text async for hit in provider.search("theme")]
         assert any(title.startswith("Theme: ") for title in theme_hits)
-        [toggle] = [hit async for hit in provider.discover() if hit.text == "Show or hide the scratchpad pane"]
+        [toggle] = [hit async for hit in provider.discover() if hit.text == "Scratchpad pane"]
+        assert toggle.help.startswith("Show or hide the scratchpad")
         await toggle.command()
         await pilot.pause()
     assert app.ran == ["/skill remove csv_summary", "toggle_scratchpad"]
+
+
+async def test_help_keeps_descriptions_readable_in_a_narrow_chat(stores: MemoryStores) -> None:
+    text = await text_of("/help", context(stores), width=76)
+    for spec in COMMANDS:
+        first_words = " ".join(spec.help.split()[:3])
+        assert first_words in text, f"{spec.name}: {first_words!r} is broken across lines"
+
+
+def test_clear_is_described_one_way() -> None:
+    [clear] = [spec for spec in COMMANDS if spec.name == "clear"]
+    assert clear.help == "Start a new conversation (memory, skills and past episodes stay)"
+
+
+async def test_the_palette_has_no_second_quit_theme_or_maximise(stores: MemoryStores) -> None:
+    from anton_tui.tui.app import AntonApp
+
+    app = AntonApp(Runtime(load_settings(), QuietSession(), stores=stores), inspector=False)
+    async with app.run_test(size=(100, 30)):
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+    assert "Quit" not in titles and "Theme" not in titles and "Maximize" not in titles
+    assert "Keys" in titles or "Screenshot" in titles, "the other built-ins stay"
 
 
 async def test_palette_offers_rename_and_delete_for_the_selected_skill(stores: MemoryStores) -> None:

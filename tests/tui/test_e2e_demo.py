@@ -93,3 +93,14 @@ async def test_after_a_cancelled_demo_turn_the_next_prompt_gets_its_own_recorded
         last_answer = answers(app)[-1]
     assert tools_of_second_turn == ["recall"]
     assert last_answer.startswith("Earlier in this session")
+
+
+async def test_typing_replaces_the_offered_demo_message() -> None:
+    first = load_recording()["turns"][0]["user"]
+    app = build_app(demo=True)
+    app.cursor_blink = False
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: prompt_text(app) == first, what="the offered message")
+        await pilot.press(*"Hi")
+        assert prompt_text(app) == "Hi"

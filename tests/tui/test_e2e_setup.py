@@ -142,3 +142,21 @@ async def test_settings_saved_during_a_turn_apply_when_it_ends(fake_llm) -> None
                        what="the new model in the header once the turn ended")  # fmt: skip
         await send_and_wait(pilot, "Who answers now?")
     assert [r.messages[-1]["content"] for r in fake_llm.requests_for("planner-2")] == ["Who answers now?"]
+
+
+async def test_setup_does_not_claim_to_apply_what_the_environment_overrides(fake_llm, monkeypatch) -> None:
+    save_global_env(fake_llm)
+    monkeypatch.setenv("ANTON_MEMORY_MODE", "off")
+    app = build_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await type_in_prompt(pilot, "/setup")
+        await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen), what="the setup screen")
+        app.screen.query_one("#memory-mode", Select).value = "copilot"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SetupScreen), what="the setup screen to close")
+        await wait_for(pilot, lambda: any("applied" in m for m in notifications(app)), what="the applied note")
+        said = notifications(app)
+        assert "Settings saved and applied." not in said
+        assert any("ANTON_MEMORY_MODE" in m and "environment" in m and "applied" in m for m in said)
+        assert header_field(app, "memory-mode") == "memory off"

@@ -228,3 +228,93 @@ async def test_a_project_env_that_is_not_utf8_is_not_saved_into(project_dir: Pat
         assert "not UTF-8" in error_text(app)
         assert app.results == []
     assert path.read_bytes() == original
+
+
+def source_text(app: App, row: str) -> str:
+    return str(app.screen.query_one(f"#row-{row} .setup-source", Static).render())
+
+
+async def test_each_value_says_where_it_comes_from_and_which_one_is_in_effect(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_env(project_dir, "ANTON_MEMORY_MODE=copilot\nANTON_ANTHROPIC_API_KEY=sk-ant-saved-in-file\n")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-the-shell")
+    monkeypatch.setenv("ANTON_ACC_MODE", "passive")
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        key = app.screen.query_one("#api-key", Input)
+        assert "ANTHROPIC_API_KEY" in key.placeholder and "environment" in key.placeholder
+        assert "a key is saved" not in key.placeholder
+        assert "in effect: ANTHROPIC_API_KEY from the environment" in source_text(app, "api-key")
+        assert "in effect: .anton/.env of this project" in source_text(app, "memory-mode")
+        assert "in effect: ANTON_ACC_MODE from the environment" in source_text(app, "acc-mode")
+        assert "a value saved here is not used while it is set" in source_text(app, "acc-mode")
+        assert "default" in source_text(app, "planning-model")
+        key.value = "sk-ant-typed-here"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        messages = [str(n.message) for n in app._notifications]
+    assert "ANTON_ANTHROPIC_API_KEY=sk-ant-typed-here" in env_file(project_dir).read_text()
+    warning = next(m for m in messages if "environment" in m)
+    assert "ANTHROPIC_API_KEY" in warning and "ANTON_ACC_MODE" in warning
+    assert app.results[0].anthropic_api_key.get_secret_value() == "sk-ant-from-the-shell"
+
+
+async def test_a_key_only_in_the_environment_is_not_called_saved(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTON_ANTHROPIC_API_KEY", "sk-ant-from-the-shell")
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        placeholder = app.screen.query_one("#api-key", Input).placeholder
+        assert "a key is saved" not in placeholder and "ANTON_ANTHROPIC_API_KEY" in placeholder
+        await pilot.press("ctrl+s")  # an empty key keeps using the environment's
+        await settle(pilot)
+    assert "API_KEY" not in env_file(project_dir).read_text()
+
+
+async def test_tab_at_80x24_never_focuses_the_scrolling_form_and_keeps_the_focused_field_in_view(
+    project_dir: Path,
+) -> None:
+    from textual.containers import VerticalScroll
+
+    app = SetupHost(load_settings(), first_run=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = app.screen.query_one("#setup-form")
+        for _ in range(14):
+            await pilot.press("tab")
+            await pilot.pause()
+            assert not isinstance(app.focused, VerticalScroll)
+            focused = app.focused
+            if focused is not None and form in focused.ancestors:
+                assert form.scrollable_content_region.contains_region(focused.region), focused
+
+
+@pytest.mark.parametrize(
+    ("provider", "key", "said"),
+    [
+        ("anthropic", "hello", "Anthropic keys start with sk-ant-"),
+        ("anthropic", "sk-proj-abcdef123456", "looks like an OpenAI key"),
+        ("openai", "sk-ant-api03-abcdef", "looks like an Anthropic key"),
+        ("openai", "my-key", "OpenAI keys start with sk-"),
+        ("anthropic", "sk-ant-abc$def", "'$'"),
+    ],
+)
+def test_a_key_of_the_wrong_shape_is_refused_with_the_reason(
+    project_dir: Path, provider: str, key: str, said: str
+) -> None:
+    from anton_tui.tui.screens.setup import SetupError, SetupValues, env_updates
+
+    values = SetupValues(provider, key, "", "m1", "m2", "autopilot", True, "passive")
+    with pytest.raises(SetupError) as caught:
+        env_updates(values, load_settings())
+    assert said in str(caught.value) and caught.value.field == "api-key"
+
+
+def test_keys_of_the_right_shape_and_any_key_of_a_compatible_server_pass(project_dir: Path) -> None:
+    from anton_tui.tui.screens.setup import SetupValues, env_updates
+
+    for provider, key, url in [("anthropic", "sk-ant-api03-Ab_9-x", ""), ("openai", "sk-proj-Ab_9", ""),
+                               ("openai-compatible", "anything-goes", "http://localhost:11434/v1")]:  # fmt: skip
+        values = SetupValues(provider, key, url, "m1", "m2", "autopilot", True, "passive")
+        assert key in env_updates(values, load_settings()).values()

@@ -1,6 +1,7 @@
 """The demo: a recorded conversation replayed through the real session, in a throw-away home and project folder.
 
-Nothing touches the user's own `~/.anton`: the demo gets a temporary home (with one saved skill to recall) and a
+It keeps the user's copilot mode (so its confirmation modal shows) and otherwise runs in autopilot, since it is there
+to show memory at work. Nothing touches the user's own `~/.anton`: the demo gets a temporary home (with one saved skill to recall) and a
 temporary project folder where its scratchpad cells really run and its memories are really written.
 """
 
@@ -69,7 +70,7 @@ def build_demo(settings: "Settings", *, chunk_delay: float = 0.015) -> DemoSessi
         update={
             "home": home,
             "project_dir": project,
-            "memory_mode": "autopilot",
+            "memory_mode": "copilot" if settings.memory_mode == "copilot" else "autopilot",
             "memory_enabled": True,
             "episodic_memory": True,
             "acc_mode": "active",

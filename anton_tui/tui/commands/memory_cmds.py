@@ -96,8 +96,7 @@ def _dashboard(ctx: CommandContext) -> CommandOutput:
             )
         )
     else:
-        limit = COMPACTION_THRESHOLD
-        lines.append(Text(f"Compaction not needed (it starts when a scope holds more than {limit} entries)."))
+        lines.append(Text(f"Compaction not needed ({_compaction_rule()})."))
     episodic_on = bool(settings.episodic_memory)
     sessions = ctx.stores.episodic.session_count()
     lines.append(
@@ -315,11 +314,24 @@ async def _delete_turn(ctx: CommandContext, session: str | None, turns: dict, nu
 # --------------------------------------------------------------------------- compaction and help
 
 
+def _compaction_rule() -> str:
+    from anton_tui.memory.compaction import RULE  # pydantic: not before the first frame
+
+    return RULE
+
+
 async def vacuum(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if not ctx.runtime.can_compact:
         return warning("Compaction needs the model and is not available in this session.")
-    counts = await off_loop(lambda: ", ".join(f"{scope} {hc.entry_count()}" for scope, hc in _scopes(ctx)))
-    if not await ctx.ask(f"Compact memory now ({counts} entries)? The model keeps what is still useful."):
+    from anton_tui.memory.compaction import MIN_FILE_ENTRIES, RULE, file_sizes
+
+    sizes = await off_loop(lambda: [(n, f"{scope} {file}.md") for scope, hc in _scopes(ctx) for file, n in
+                                    file_sizes(hc).items()])  # fmt: skip
+    due = [f"{name} ({n} entries)" for n, name in sizes if n >= MIN_FILE_ENTRIES]
+    if not due:
+        largest, name = max(sizes, default=(0, "none"))
+        return info(f"Nothing to compact: {RULE}. The largest is {name} with {largest}.")
+    if not await ctx.ask(f"Compact {', '.join(due)} now? The model keeps what is still useful."):
         return info("Memory left as it is.")
     result = await ctx.runtime.compact_now()
     return as_output(result, default="Compaction finished.")
@@ -352,7 +364,8 @@ async def memory_help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput
         ("/memory vacuum", "compact both scopes now (asks first)"),
         ("/memory reset global|project|episodic", "clear a scope as a recorded change that can be undone"),
     ]
+    notes = Text(f"Compaction: {_compaction_rule()}.")
     table = Table.grid(padding=(0, 2))
     for command, meaning in rows:
         table.add_row(Text(command, style="bold"), Text(meaning))
-    return CommandOutput(table)
+    return CommandOutput(Group(table, Text(""), notes))

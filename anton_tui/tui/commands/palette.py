@@ -31,10 +31,12 @@ PALETTE_ACTIONS: dict[str, str] = {
 
 _NEEDS_ARGUMENT = {"skill show", "skill remove", "theme"}
 _PANES = [
-    ("toggle_scratchpad", "Show or hide the scratchpad pane"),
-    ("toggle_inspector", "Show or hide the memory inspector"),
-    ("toggle_maximize", "Maximise the focused pane (or restore it)"),
+    ("toggle_scratchpad", "Scratchpad pane", "Show or hide the scratchpad (F2)"),
+    ("toggle_inspector", "Memory inspector pane", "Show or hide the memory inspector (F3)"),
+    ("toggle_maximize", "Maximise pane", "Maximise the focused pane, or restore it (F5)"),
 ]
+DUPLICATED_BUILT_INS = frozenset({"Quit", "Theme", "Maximize", "Minimize"})
+"""Textual's own palette entries that an Anton entry already offers (/exit, Theme: …, Maximise pane)."""
 
 
 @dataclass(frozen=True)
@@ -77,9 +79,9 @@ def palette_commands(app: Any, screen: Any) -> list[PaletteCommand]:
         if selected:
             add(PaletteCommand(f"Rename skill {selected}", "Give the skill a new label", "screen.rename_skill"))
             add(PaletteCommand(f"Delete skill {selected}", "Remove the skill's folder", "screen.delete_skill"))
-    for action, description in _PANES:
+    for action, title, description in _PANES:
         if _screen_has(screen, action):
-            commands.append(PaletteCommand(description, "Pane layout", f"screen.{action}"))
+            commands.append(PaletteCommand(title, description, f"screen.{action}"))
     for spec in COMMANDS:
         if spec.name in _NEEDS_ARGUMENT:
             continue

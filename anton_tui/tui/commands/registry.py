@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 from dataclasses import dataclass, field
 
 from rich.table import Table
 from rich.text import Text
 
+from anton_tui.runtime import off_loop
 from anton_tui.tui.commands import memory_cmds, skill_cmds
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success
 from anton_tui.tui.commands.parse import ParsedCommand, parse
@@ -48,8 +50,8 @@ class CommandSpec:
 
 async def _help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     table = Table(title="Slash commands", title_justify="left", show_header=False, box=None, padding=(0, 2))
-    table.add_column(no_wrap=True)
-    table.add_column()
+    table.add_column(overflow="fold", ratio=2)  # a long usage wraps rather than squeeze the description
+    table.add_column(min_width=24, ratio=3)
     group = None
     for spec in COMMANDS:
         if spec.group != group:
@@ -72,7 +74,28 @@ async def _setup(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | No
 
 
 async def _skills_screen(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
-    return await _open("open_skills", "The skills screen", ctx)
+    """`/skill edit [label]`: the skills screen, on the named skill (typos tolerated) when one is given."""
+    hook = ctx.hook("open_skills")
+    if hook is None:
+        return error("The skills screen is not available here.")
+    requested = args.rest.strip()
+    if not requested:
+        await ctx.call(hook)
+        return None
+    label = await off_loop(_existing_label, ctx.stores.skills, requested)
+    if label is None:
+        return error(f"No skill is labelled {requested}. /skill list shows the saved ones.")
+    await ctx.call(hook, label)
+    return None
+
+
+def _existing_label(store: Any, requested: str) -> str | None:
+    try:
+        if store.exists(requested):
+            return requested
+        return store.closest_match(requested)
+    except ValueError:
+        return None
 
 
 async def _clear(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
@@ -141,7 +164,8 @@ COMMANDS: list[CommandSpec] = [
                 "Skills", True, _skill_labels),
     CommandSpec("skill remove", "<label>", "Delete a skill (asks first)", skill_cmds.remove_skill, "Skills", True,
                 _skill_labels),
-    CommandSpec("skill edit", "", "Open the skills editor", _skills_screen, "Skills"),
+    CommandSpec("skill edit", "[label]", "Open the skills screen (on that skill)", _skills_screen, "Skills", True,
+                _skill_labels),
     CommandSpec("skill install", "<folder or git URL>", "Install skills from a folder or a git repository",
                 skill_cmds.install_skill, "Skills", True),
     CommandSpec("skill", "", "Same as /skill list", skill_cmds.list_skills, "Skills"),
@@ -149,7 +173,7 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("setup", "", "Provider, API key, models and memory settings", _setup, "Workspace"),
     CommandSpec("theme", "[name]", "List the themes, or switch to one", _theme, "Workspace", True,
                 lambda ctx: ctx.themes()),
-    CommandSpec("clear", "", "Clear the chat view (history and memory stay)", _clear, "Workspace"),
+    CommandSpec("clear", "", "Start a new conversation (memory, skills and past episodes stay)", _clear, "Workspace"),
     CommandSpec("resume", "", "Continue a saved conversation (this program's or Anton's)", _resume, "Workspace"),
     CommandSpec("rewind", "", "Go back to before one of your messages and edit it", _rewind, "Workspace"),
     CommandSpec("help", "", "This list", _help, "General"),
@@ -171,18 +195,27 @@ def find(parsed: ParsedCommand) -> tuple[CommandSpec, ParsedCommand] | None:
     return None
 
 
+def _has_subcommands(spec: CommandSpec) -> bool:
+    return any(other.words[: len(spec.words)] == spec.words and other is not spec for other in COMMANDS)
+
+
 def _suggest(typed: str, candidates: Iterable[str]) -> str | None:
     close = difflib.get_close_matches(typed, list(candidates), n=1, cutoff=0.5)
     return close[0] if close else None
 
 
 def unknown(parsed: ParsedCommand) -> CommandOutput:
-    """The reply to a command that is not in the table, naming the closest one when there is one."""
+    """The reply to a command that is not in the table, naming the closest one when there is one (never itself:
+    a known command given words it does not take says so)."""
+    found = find(parsed)
+    if found is not None and found[1].words and not found[0].takes_args and not _has_subcommands(found[0]):
+        spec = found[0]
+        return error(f"/{spec.name} takes no arguments (you added: {found[1].rest}). /help lists the commands.")
     tops = sorted({spec.words[0] for spec in COMMANDS})
     if parsed.name in tops and parsed.words:
         subs = [spec.words[1] for spec in COMMANDS if len(spec.words) > 1 and spec.words[0] == parsed.name]
         typed = parsed.words[0]
-        close = _suggest(typed.lower(), subs)
+        close = _suggest(typed.lower(), [sub for sub in subs if sub != typed.lower()])
         hint = f" Did you mean /{parsed.name} {close}?" if close else f" Try: {', '.join(subs)}."
         return error(f"Unknown command: /{parsed.name} {typed}.{hint}")
     close = _suggest(parsed.name, tops)

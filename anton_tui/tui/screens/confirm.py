@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
@@ -39,7 +39,8 @@ Press `y` (or the confirm button) to go ahead, `n` or `Escape` to leave everythi
         with Vertical(id="confirm-dialog"):
             yield Label(Content(self.question), id="confirm-question")
             if self.detail:
-                yield Static(Content(self.detail), id="confirm-detail")
+                with VerticalScroll(id="confirm-detail"):  # Tab reaches it; arrows and Page keys scroll it
+                    yield Static(Content(self.detail))
             with Horizontal(id="confirm-buttons"):
                 yield Button(self.confirm_label, variant="error" if self.danger else "primary", id="confirm-yes")
                 yield Button(self.cancel_label, id="confirm-no")

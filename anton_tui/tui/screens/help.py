@@ -1,7 +1,7 @@
 """The F1 help screen: what each pane is for and the keys that work in it, with the user's key map applied.
 
 It reads the `HELP` text and the bindings of every pane on the main screen, so a pane added later appears here by
-carrying a `HELP` string.
+carrying a `HELP` string. The pane that had the focus comes first; the page scrolls from the keyboard.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown, Static
@@ -45,11 +45,14 @@ def _bindings_table(node: DOMNode, keymap: dict[str, str]) -> str:
     return "\n".join(rows)
 
 
-def help_markdown(main: Screen, keymap: dict[str, str]) -> str:
-    """The help text for `main` and its panes, in screen order, then the keys that work everywhere."""
+def help_markdown(main: Screen, keymap: dict[str, str], focused: DOMNode | None = None) -> str:
+    """The help text for `main` and its panes: first the pane holding `focused` (innermost first), then the others
+    in screen order, then the keys that work everywhere."""
     sections = [_INTRO]
     seen: set[type] = set()
-    for node in [main, *main.query("*")]:
+    first = [node for node in (focused.ancestors_with_self if focused is not None else ()) if node is not main]
+    nodes = [node for node in first if not isinstance(node, Screen)]
+    for node in [*nodes, main, *main.query("*")]:
         help_text = getattr(type(node), "HELP", None)
         if not help_text or type(node) in seen:
             continue
@@ -72,12 +75,17 @@ class HelpScreen(ModalScreen[None]):
     def __init__(self, about: Screen) -> None:
         super().__init__()
         self.about = about
+        self.focused_before = about.focused
 
     def compose(self) -> ComposeResult:
         keymap = dict(getattr(self.app, "keymap", {}) or {})
         with Vertical(id="help-frame"):
-            yield Markdown(help_markdown(self.about, keymap), id="help-text")
-            yield Static("Escape or F1 closes this page", id="help-hint")
+            with VerticalScroll(id="help-text"):
+                yield Markdown(help_markdown(self.about, keymap, self.focused_before))
+            yield Static("Up/Down, Page Up/Down, Home/End scroll · Escape or F1 closes this page", id="help-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-text").focus()
 
     def action_close(self) -> None:
         self.dismiss()

@@ -67,6 +67,7 @@ from anton_tui.tui.widgets.chat import (
 from anton_tui.tui.widgets.find_bar import FindBar
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
+from anton_tui.tui.widgets.pane_bar import PANES, PaneBar
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 from anton_tui.tui.widgets.summary_block import SummaryBlock
@@ -74,6 +75,7 @@ from anton_tui.tui.widgets.summary_block import SummaryBlock
 SIDE_WIDTH_DEFAULT = 40  # percent of the screen
 SIDE_WIDTH_RANGE = (20, 75)
 SIDE_WIDTH_STEP = 5
+COMPACT_FOOTER_BELOW = 140  # columns; below this the footer drops its extra spaces so that every key fits
 
 _TURN = "turn"
 SHOWN_ENTRIES = 12  # of a resumed conversation; the whole of it stays in the session
@@ -108,6 +110,8 @@ class MainScreen(PaintFirstScreen):
 ## Layout and keys
 
 The chat and the prompt fill the left; the scratchpad (top) and the memory inspector (bottom) share the right.
+Below 100 columns one pane at a time fills the screen: **F4** switches between the chat, the scratchpad and the
+memory inspector (the bar above names them), and **F2** / **F3** jump to the scratchpad / the inspector and back.
 **Tab** moves the focus between panes. **F2** and **F3** show or hide the scratchpad and the inspector,
 **Alt+Left** / **Alt+Right** make the right-hand column wider or narrower, **F5** maximises the focused pane (again,
 or **Escape**, to restore). **Escape** cancels a running turn; **Ctrl+R** sends the last message again after an error
@@ -120,6 +124,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         Binding("ctrl+r", "retry", "Retry", id="main.retry"),
         Binding("f2", "toggle_scratchpad", "Scratchpad", id="main.toggle-scratchpad"),
         Binding("f3", "toggle_inspector", "Inspector", id="main.toggle-inspector"),
+        Binding("f4", "next_pane", "Next pane", id="main.next-pane"),
         Binding("f5", "toggle_maximize", "Maximise", id="main.maximize"),
         Binding("alt+left", f"resize_side({SIDE_WIDTH_STEP})", "Wider side panes", id="main.widen-side", show=False),
         Binding(
@@ -130,6 +135,8 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
     ]
 
     side_width: reactive[int] = reactive(SIDE_WIDTH_DEFAULT, init=False)  # main.tcss sets the same default
+    narrow_pane: reactive[str] = reactive("conversation", init=False)
+    """The pane a narrow terminal shows across its width (see `PaneBar`)."""
 
     def __init__(
         self,
@@ -167,6 +174,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         self._turn_closed = True
         self._retry_offered = False
         self._take_width_class()
+        self.add_class("-pane-conversation", update=False)
 
     def _take_width_class(self) -> None:
         """Start with the class of `HORIZONTAL_BREAKPOINTS` that fits the terminal: Textual sets it on the first
@@ -182,6 +190,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
 
     def compose(self) -> ComposeResult:
         yield AntonHeader(id="header", **self._header_args)
+        yield PaneBar(id="pane-bar")
         with Horizontal(id="body"):
             with Conversation(id="conversation"):
                 chat = ChatView(id="chat", max_blocks=self._max_blocks or MAX_BLOCKS)
@@ -191,7 +200,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
             with Vertical(id="side"):
                 yield ScratchpadPane(id="scratchpad")
                 yield self._inspector_widget()
-        yield Footer()
+        yield Footer(compact=self._compact_footer())  # so that every key fits
 
     def _inspector_widget(self) -> Widget:
         if not self._show_inspector or self.runtime is None:
@@ -214,6 +223,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         return self.query_one("#inspector")
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self.fit_side_to_tabs)
         self._prompt = self.paint_first = self.query_one(Prompt)
         self._prompt.focus()
         if self.runtime is not None:
@@ -249,6 +259,18 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         pane = InspectorPane(self.runtime, id="inspector")
         pane.display = display
         await self.query_one("#side").mount(pane)
+        self.call_after_refresh(self.fit_side_to_tabs)
+
+    def on_inspector_pane_loaded(self) -> None:
+        self.fit_side_to_tabs()
+
+    def fit_side_to_tabs(self) -> None:
+        """Keep the right-hand column wide enough for every tab label of the inspector, whichever tabs it has."""
+        from textual.widgets import Tab
+
+        labels = [tab.label.cell_length for tab in self.query("#inspector Tab").results(Tab)]
+        if labels:
+            self.query_one("#side").styles.min_width = sum(width + 2 for width in labels) + 1  # + the border
 
     def show_model(self, runtime: Runtime) -> None:
         """The header follows the runtime's provider, model and memory mode."""
@@ -294,7 +316,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         suggest = self.runtime.suggest_prompt if self.runtime is not None else None
         if suggest is not None and not prompt.text and (suggestion := suggest()):
             prompt.load_text(suggestion)
-            prompt.move_cursor(prompt.document.end)
+            prompt.select_all()  # Enter sends it; typing replaces it
 
     @work(group="background-events", exit_on_error=False)
     async def follow_background_events(self) -> None:
@@ -373,7 +395,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
 
     async def on_chat_cleared(self, message: ChatCleared) -> None:
         await self.chat.clear()
-        self.notify("Started a new conversation. Memory, skills and past episodes are kept.")
+        self.notify("Started a new conversation (memory, skills and past episodes stay).")
 
     async def send(self, text: str) -> None:
         """Show the message and start a turn with it."""
@@ -408,6 +430,8 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
                 await chat.finish_tool(event)
             case ScratchpadActivity(event=activity):
                 await self.scratchpad.apply(activity)
+                if self.narrow:
+                    self.query_one(PaneBar).mark_news("scratchpad")
             case MemoryWritten(producer="acc"):
                 pass  # the AccNudge that comes with it already shows the new rule, with its detector
             case MemoryWritten():
@@ -418,6 +442,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
                     self.scratchpad.mark_hidden(event.pad, event.cell, event.kinds)
             case MemoryConfirmationNeeded():
                 self.query_one(AntonHeader).set_held(self.runtime.held_count)
+                self._alert("Anton is waiting", "Memories to confirm.")
                 self.confirm_memories(event)
             case AccNudge():
                 await chat.add_notice(acc_notice(event), "acc")
@@ -433,12 +458,19 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
             case UsageUpdated():
                 self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
             case ErrorOccurred(message=text, retryable=retryable):
+                self._alert("Anton: error", text)
                 self._retry_offered = retryable
                 await chat.add_error(text, retryable=retryable)
             case TurnFinished(stop_reason=reason):
                 await self._close_turn(reason)
         if (apply_event := getattr(self.inspector, "apply_event", None)) is not None:
             apply_event(event)
+
+    def _alert(self, title: str, body: str) -> None:
+        """Bell and desktop notification, while the terminal is in the background (see `tui/attention.py`)."""
+        attention = getattr(self.app, "attention", None)
+        if attention is not None:
+            attention.alert(title, body)
 
     async def _close_turn(self, reason: str) -> None:
         """End the turn in the UI once, whichever of TurnFinished or the worker ending comes first."""
@@ -485,6 +517,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
             text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
             if worker.group == _TURN:
                 self._retry_offered = True
+                self._alert("Anton: error", text)
                 await self.chat.add_error(text, retryable=True)
             else:
                 self.notify(text, title="Something went wrong", severity="error", timeout=10)
@@ -534,6 +567,10 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
             return self.busy
         if action == "retry":
             return not self.busy and self._retry_offered and self.last_prompt is not None
+        if action == "next_pane":
+            return self.narrow
+        if action == "toggle_maximize":
+            return not self.narrow  # one pane already fills a narrow screen
         return True
 
     async def action_cancel_turn(self) -> None:
@@ -556,11 +593,64 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         else:
             await self.send(self.last_prompt)
 
+    @property
+    def narrow(self) -> bool:
+        return self.has_class("-narrow")
+
+    def _compact_footer(self) -> bool:
+        try:
+            return self.app.size.width < COMPACT_FOOTER_BELOW
+        except NoActiveAppError:
+            return False
+
+    def on_resize(self) -> None:
+        try:
+            self.query_one(Footer).compact = self._compact_footer()
+        except NoMatches:
+            pass
+
     def action_toggle_scratchpad(self) -> None:
-        self._toggle_side_pane(self.scratchpad)
+        if self.narrow:
+            self.narrow_pane = "conversation" if self.narrow_pane == "scratchpad" else "scratchpad"
+        else:
+            self._toggle_side_pane(self.scratchpad)
 
     def action_toggle_inspector(self) -> None:
-        self._toggle_side_pane(self.inspector)
+        if self.narrow:
+            self.narrow_pane = "conversation" if self.narrow_pane == "inspector" else "inspector"
+        else:
+            self._toggle_side_pane(self.inspector)
+
+    def action_next_pane(self) -> None:
+        names = [name for name, _ in PANES]
+        self.narrow_pane = names[(names.index(self.narrow_pane) + 1) % len(names)]
+
+    @on(PaneBar.Chosen)
+    def _pane_chosen(self, message: PaneBar.Chosen) -> None:
+        self.narrow_pane = message.pane
+
+    def watch_narrow_pane(self, pane: str) -> None:
+        for name, _ in PANES:
+            self.set_class(name == pane, f"-pane-{name}")
+        self.query_one(PaneBar).show(pane, self._key_of("main.next-pane"))
+        if pane == "conversation":
+            self.action_focus_prompt()
+        else:
+            self.call_after_refresh(self._focus_into, pane)
+
+    def _focus_into(self, pane: str) -> None:
+        target = self.query_one(f"#{pane}")
+        if self.focused is not None and target in self.focused.ancestors_with_self:
+            return
+        first = next((widget for widget in target.query("*") if widget.focusable), None)
+        if first is not None:
+            first.focus()
+        else:
+            self.set_focus(None)
+
+    def _key_of(self, binding_id: str) -> str:
+        keymap = getattr(self.app, "keymap", None) or {}
+        return keymap.get(binding_id, "f4")
 
     def _toggle_side_pane(self, pane: Widget) -> None:
         pane.display = not pane.display

@@ -10,6 +10,7 @@ the settings reloaded from disk, so the app can apply them at once.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -24,7 +25,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from anton_tui.config import ENVIRONMENT, Settings, SettingsError, needs_setup
+from anton_tui.config import COMMAND_LINE, DEFAULT, ENVIRONMENT, Settings, SettingsError, needs_setup
 
 PROVIDERS = [("Anthropic", "anthropic"), ("OpenAI", "openai"), ("OpenAI-compatible server", "openai-compatible")]
 MEMORY_MODES = [
@@ -93,6 +94,29 @@ def _model(value: str, what: str, field: str) -> str:
     return name
 
 
+KEY_PREFIX = {"anthropic": "sk-ant-", "openai": "sk-"}
+_KEY_CHARACTERS = re.compile(r"[A-Za-z0-9_\-]")
+
+
+def _check_key_shape(provider: str, key: str) -> None:
+    """Refuse a key that cannot be the provider's, saying what looks wrong (a compatible server takes any key)."""
+    prefix = KEY_PREFIX.get(provider)
+    if prefix is None:
+        return
+    name = PROVIDER_NAMES[provider]
+    if provider == "anthropic" and key.startswith("sk-") and not key.startswith(prefix):
+        raise SetupError("That looks like an OpenAI key; Anthropic keys start with sk-ant-.", "api-key")
+    if provider == "openai" and key.startswith(KEY_PREFIX["anthropic"]):
+        raise SetupError("That looks like an Anthropic key; choose Anthropic as the provider, or paste an OpenAI "
+                         "key (they start with sk-).", "api-key")  # fmt: skip
+    if not key.startswith(prefix):
+        raise SetupError(f"That is not an {name} API key: {name} keys start with {prefix} (this one starts with "
+                         f"{key[:len(prefix)]!r}).", "api-key")  # fmt: skip
+    odd = next((ch for ch in key if not _KEY_CHARACTERS.fullmatch(ch)), None)
+    if odd is not None:
+        raise SetupError(f"An {name} key has only letters, digits, - and _; this one has {odd!r}.", "api-key")
+
+
 def env_updates(values: SetupValues, settings: Any) -> dict[str, str | None]:
     """The `.env` lines to write for `values` (None removes a line). Raises SetupError before anything is written."""
     if values.provider not in KEY_VARIABLE:
@@ -107,6 +131,7 @@ def env_updates(values: SetupValues, settings: Any) -> dict[str, str | None]:
     if any(ch.isspace() for ch in key):
         raise SetupError("The API key has a space in it; paste just the key.", "api-key")
     if key:
+        _check_key_shape(values.provider, key)
         updates[KEY_VARIABLE[values.provider]] = key
     elif values.provider != "openai-compatible" and not _has_key(settings, values.provider):
         raise SetupError(f"Enter your {PROVIDER_NAMES[values.provider]} API key (or try the demo).", "api-key")
@@ -143,9 +168,44 @@ _FIELD_OF = {
 }
 
 
-def overridden(updates: dict[str, str | None], settings: Settings) -> list[str]:
-    """Variables just written that the process environment overrides (so the saved value is not the one in use)."""
-    return [name for name, field in _FIELD_OF.items() if name in updates and settings.source_of(field) == ENVIRONMENT]
+_KEY_FIELD = {"ANTON_ANTHROPIC_API_KEY": "anthropic_api_key", "ANTON_OPENAI_API_KEY": "openai_api_key"}
+
+
+def overridden(updates: dict[str, str | None], settings: Any) -> list[str]:
+    """The environment variables that win over values just written (so the saved value is not the one in use)."""
+    fields = _FIELD_OF | _KEY_FIELD
+    return [
+        settings.variable_of(field)
+        for name, field in fields.items()
+        if name in updates and settings.source_of(field) == ENVIRONMENT
+    ]
+
+
+def environment_overrides(settings: Any) -> list[str]:
+    """Every variable of the setup screen whose value in use comes from the environment rather than a .env file."""
+    fields = dict.fromkeys([*_FIELD_OF.values(), *_KEY_FIELD.values()])
+    return [settings.variable_of(field) for field in fields if settings.source_of(field) == ENVIRONMENT]
+
+
+def key_field(provider: str) -> str:
+    return "anthropic_api_key" if provider == "anthropic" else "openai_api_key"
+
+
+def source_note(settings: Any, field: str) -> str:
+    """Where the value in use of `field` comes from, in words, and whether a value saved here would be used."""
+    source = settings.source_of(field)
+    if source == ENVIRONMENT:
+        return f"in effect: {settings.variable_of(field)} from the environment; a value saved here is not used while " \
+               "it is set"  # fmt: skip
+    if source == COMMAND_LINE:
+        return "in effect: the command line (for this run only)"
+    if source == DEFAULT:
+        return "in effect: the default (nothing sets it)"
+    if source == str(settings.project_dir / ".anton" / ".env"):
+        return "in effect: .anton/.env of this project"
+    if source == str(settings.home / ".env"):
+        return "in effect: the global .env (all projects); saving here writes this project's, which wins"
+    return f"in effect: {source}"
 
 
 class SetupScreen(ModalScreen["Settings | SetupOutcome | None"]):
@@ -175,8 +235,10 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
         self.first_run = first_run
         self.can_demo = can_demo
 
-    def _row(self, label: str, widget: Any, row_id: str) -> Horizontal:
-        return Horizontal(Label(label, classes="setup-label"), widget, classes="setup-row", id=row_id)
+    def _row(self, label: str, widget: Any, row_id: str, field: str | None = None) -> Horizontal:
+        note = Static(Content(source_note(self.settings, field) if field else ""), classes="setup-source")
+        box = Vertical(widget, note, classes="setup-field")
+        return Horizontal(Label(label, classes="setup-label"), box, classes="setup-row", id=row_id)
 
     def compose(self) -> ComposeResult:
         s = self.settings
@@ -184,22 +246,27 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
         with Vertical(id="setup-dialog"):
             yield Label(Content(title), id="setup-title")
             yield Static(Content(f"Saved to {_relative_env(s)} (only you can read it)."), id="setup-where")
-            with VerticalScroll(id="setup-form"):
-                yield self._row("Provider", _select(PROVIDERS, s.planning_provider, "provider"), "row-provider")
+            with VerticalScroll(id="setup-form", can_focus=False):  # the focused field scrolls into view
+                provider = _select(PROVIDERS, s.planning_provider, "provider")
+                yield self._row("Provider", provider, "row-provider", "planning_provider")
                 key_hint = self._key_placeholder(s.planning_provider)
-                yield self._row("API key", _input("", "api-key", key_hint, password=True), "row-api-key")
+                key = _input("", "api-key", key_hint, password=True)
+                yield self._row("API key", key, "row-api-key", key_field(s.planning_provider))
                 base_url = _input(s.openai_base_url or "", "base-url", "http://localhost:11434/v1")
-                yield self._row("Base URL", base_url, "row-base-url")
-                yield self._row("Planning model", _input(s.planning_model, "planning-model"), "row-planning-model")
-                yield self._row("Coding model", _input(s.coding_model, "coding-model"), "row-coding-model")
-                yield self._row("Memory mode", _select(MEMORY_MODES, s.memory_mode, "memory-mode"), "row-memory-mode")
+                yield self._row("Base URL", base_url, "row-base-url", "openai_base_url")
+                planning = _input(s.planning_model, "planning-model")
+                yield self._row("Planning model", planning, "row-planning-model", "planning_model")
+                yield self._row("Coding model", _input(s.coding_model, "coding-model"), "row-coding-model", "coding_model")
+                memory = _select(MEMORY_MODES, s.memory_mode, "memory-mode")
+                yield self._row("Memory mode", memory, "row-memory-mode", "memory_mode")
                 episodic = Horizontal(
                     Switch(bool(s.episodic_memory), id="episodic"),
                     Label(_on_off(s.episodic_memory), id="episodic-state"),
                     id="episodic-box",
                 )
-                yield self._row("Episodic memory", episodic, "row-episodic")
-                yield self._row("Self-check (ACC)", _select(ACC_MODES, s.acc_mode, "acc-mode"), "row-acc-mode")
+                yield self._row("Episodic memory", episodic, "row-episodic", "episodic_memory")
+                acc = _select(ACC_MODES, s.acc_mode, "acc-mode")
+                yield self._row("Self-check (ACC)", acc, "row-acc-mode", "acc_mode")
             yield Static("", id="setup-error", markup=False)
             with Horizontal(id="setup-buttons"):
                 yield Button("Save", variant="primary", id="setup-save")
@@ -218,6 +285,9 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
             pass  # the app quit while this screen was opening, and its widgets are already gone
 
     def _key_placeholder(self, provider: str) -> str:
+        field = key_field(provider)
+        if _has_key(self.settings, provider) and self.settings.source_of(field) == ENVIRONMENT:
+            return f"{self.settings.variable_of(field)} from the environment is used; a key typed here is saved"
         if _has_key(self.settings, provider):
             return "a key is saved — leave empty to keep it"
         if provider == "openai-compatible":
@@ -232,6 +302,8 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
         provider = str(event.value)
         self._show_base_url(provider)
         self.query_one("#api-key", Input).placeholder = self._key_placeholder(provider)
+        note = source_note(self.settings, key_field(provider))
+        self.query_one("#row-api-key .setup-source", Static).update(Content(note))
         planning, coding = self.query_one("#planning-model", Input), self.query_one("#coding-model", Input)
         known = {model for pair in DEFAULT_MODELS.values() for model in pair}
         suggested = DEFAULT_MODELS.get(provider, ("", ""))
@@ -282,7 +354,8 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
         shadowed = overridden(updates, reloaded)
         if shadowed:
             self.app.notify(
-                f"Saved, but the environment overrides {', '.join(shadowed)}; unset it to use the saved value.",
+                f"Saved, but the environment overrides {', '.join(shadowed)}: the environment's value stays in "
+                "effect until it is unset.",
                 title="Setup",
                 severity="warning",
             )

@@ -37,6 +37,17 @@ class CommandMenu(OptionList, can_focus=False):
         )
         self.highlighted = 0 if commands else None
         self.display = bool(commands)
+        self.chosen = False
+
+    chosen = False
+    """True once the user moved the highlight with Up/Down: only then does Enter take the highlighted entry."""
+
+    def choose(self, step: int) -> None:
+        if step < 0:
+            self.action_cursor_up()
+        else:
+            self.action_cursor_down()
+        self.chosen = True
 
     def hide(self) -> None:
         self.display = False
@@ -57,15 +68,18 @@ class Prompt(TextArea):
 ## Prompt
 
 Type a message and press **Enter** to send it. **Ctrl+J** (or **Shift+Enter**, where your terminal reports it)
-starts a new line. **Up** on the first line and **Down** on the last line recall earlier messages.
+starts a new line. **Up** on the first line and **Down** on the last line recall earlier messages. **Ctrl+G** opens
+the message in your editor (`$VISUAL`, else `$EDITOR`) and brings the text back when you close it.
 
-Type **/** to see the commands; **Up**/**Down** choose, **Tab** or **Enter** completes, **Escape** closes the list.
+Type **/** to see the commands; **Enter** runs what you typed, **Tab** completes the highlighted command,
+**Up**/**Down** pick another (then **Enter** completes it), **Escape** closes the list.
 While Anton is working, **Escape** cancels the turn.
 """
 
     BINDINGS = [
         Binding("enter", "submit", "Send", id="prompt.submit", priority=True),
         Binding("ctrl+j,shift+enter", "newline", "New line", id="prompt.newline", show=False),
+        Binding("ctrl+g", "external_editor", "Edit in $EDITOR", id="prompt.editor", show=False, priority=True),
     ]
 
     class Submitted(Message):
@@ -107,13 +121,38 @@ While Anton is working, **Escape** cancels the turn.
         self.clear()
 
     def action_submit(self) -> None:
-        completion = self.menu.highlighted_name
+        # Enter sends what is typed; only an entry the user picked from the list with Up/Down is completed first.
+        completion = self.menu.highlighted_name if self.menu.chosen else None
         if completion is not None and self.text.strip() != f"/{completion}":
             self.complete_command(completion)
             return
         self.menu.hide()
         if self.text.strip():
             self.post_message(self.Submitted(self.text))
+
+    def action_external_editor(self) -> None:
+        """Hand the terminal to the user's editor with the message in it; the edited text comes back here."""
+        from textual.app import SuspendNotSupported
+
+        from anton_tui.runtime.editor import EditorError, edit_text, editor_command
+
+        command = editor_command()
+        if command is None:
+            self.notify("Set $VISUAL or $EDITOR to edit the message in your editor.", severity="warning")
+            return
+        try:
+            try:
+                with self.app.suspend():
+                    edited = edit_text(self.text, command)
+            except SuspendNotSupported:  # no terminal to hand over (a test, a web driver): run it as it is
+                edited = edit_text(self.text, command)
+        except EditorError as exc:
+            self.notify(f"Editor: {exc}.", severity="error")
+            return
+        if edited.changed:
+            self.load_text(edited.text)
+            self.move_cursor(self.document.end)
+        self.focus()
 
     def action_newline(self) -> None:
         start, end = self.selection
@@ -136,11 +175,8 @@ While Anton is working, **Escape** cancels the turn.
             event.prevent_default()
 
     def _menu_key(self, key: str) -> bool:
-        if key == "up":
-            self.menu.action_cursor_up()
-            return True
-        if key == "down":
-            self.menu.action_cursor_down()
+        if key in ("up", "down"):
+            self.menu.choose(-1 if key == "up" else 1)
             return True
         if key == "tab" and (name := self.menu.highlighted_name):
             self.complete_command(name)
