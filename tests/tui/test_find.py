@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished
 from anton_tui.agent.find import find_in_transcript
 from anton_tui.runtime import RuntimeStarter
@@ -27,15 +29,17 @@ def status(app) -> str:
     return str(app.screen.query_one("#find-status").render())
 
 
-async def test_ctrl_f_steps_through_matches_on_screen_newest_first_and_escape_closes() -> None:
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+async def test_ctrl_f_steps_through_matches_on_screen_newest_first_and_escape_closes(size) -> None:
     session = ScriptedSession(reply("The March revenue was 28.2k.", 1), reply("April was flat.", 2),
                               reply("In March, returns doubled.", 3))  # fmt: skip
     app = scripted_app(make_settings(), session, cursor_blink=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         for number, question in enumerate(("revenue?", "april?", "returns?"), start=1):
             await send(pilot, question)
             await wait_until(pilot, lambda: len(session.prompts) == number and not app.screen.busy)
         await pilot.press("ctrl+f")
+        await pilot.pause()
         bar = app.screen.query_one(FindBar)
         assert bar.has_class("-open") and app.focused is bar.query_one("Input")
         await pilot.press(*"march")

@@ -86,7 +86,7 @@ class FindBar(Horizontal):
         self.add_class("-open")
         box = self.query_one(Input)
         box.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
-        box.focus()
+        self.call_after_refresh(box.focus)  # once the bar is displayed: a hidden widget cannot take the focus
         if box.value:
             self.search(box.value)
 
