@@ -106,12 +106,12 @@ async def test_the_palette_lists_commands_and_pane_toggles_and_runs_them(fake_ll
         await open_palette(pilot)
         listed = palette_entries(app)
         for entry in ("/memory", "/memory lessons", "/skill list", "/setup", "/clear",
-                      "Show or hide the scratchpad pane", "Show or hide the memory inspector"):  # fmt: skip
+                      "Scratchpad pane", "Memory inspector pane"):  # fmt: skip
             assert entry in listed, f"{entry} is not in the palette"
 
         await pilot.press("escape")
-        await open_palette(pilot, "hide the scratchpad")
-        await wait_for(pilot, lambda: palette_entries(app)[0] == "Show or hide the scratchpad pane",
+        await open_palette(pilot, "scratchpad pane")
+        await wait_for(pilot, lambda: palette_entries(app)[0] == "Scratchpad pane",
                        what="the toggle as the best match")  # fmt: skip
         await choose_first_entry(pilot)
         await wait_for(pilot, lambda: not screen.scratchpad.display, what="the scratchpad pane to hide")
