@@ -168,7 +168,7 @@ print(json.dumps(out))
 
 def anton_figures(python: str, folder: Path, common: str) -> dict[str, float]:
     """Anton's own recall on the same files (its first call and its warm calls cost the same: it has no index)."""
-    queries = {"typical": TYPICAL_QUERIES[0], "common": common, "rare": RARE_WORD, "dashboard": "dashboard export"}
+    queries = {"typical": TYPICAL_QUERIES[0], "common": common, "rare": RARE_WORD}
     done = subprocess.run(
         [python, "-c", _ANTON_SCRIPT, str(folder), json.dumps(queries), "5"],
         capture_output=True, text=True, check=True, cwd=tempfile.gettempdir(),

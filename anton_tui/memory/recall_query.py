@@ -155,14 +155,16 @@ class Scores:
             if words:
                 self.worded.add(rowid)
 
-    def confirm(self, check: TextCheck, line_id: int) -> None:
+    def confirm(self, check: TextCheck, line_id: int) -> bool:
+        """Check one provisional bonus; True when it was wrong (and is taken back)."""
         offset = self.unconfirmed.pop(line_id)
         if check.holds(line_id, offset):
-            return
+            return False
         if line_id in self.worded:
             self.lines[line_id] -= EXACT_SCORE
         else:
             del self.lines[line_id]
+        return True
 
 
 def line_scores(
@@ -220,10 +222,9 @@ def rank_turns(
             for line_id in scores.unconfirmed
             if (spilled.get(line_id >> SLOT_BITS, line_id >> SLOT_BITS) if spilled else line_id >> SLOT_BITS) in winners
         ]
-        if not due:
-            return keys
-        for line_id in due:
-            scores.confirm(check, line_id)
+        wrong = [line_id for line_id in due if scores.confirm(check, line_id)]
+        if not wrong:
+            return keys  # the winners' scores stand: nothing else could have beaten them
 
 
 def best_turns(
@@ -250,12 +251,19 @@ def best_turns(
             base = spilled.get(key, key)
             merged[base] = merged.get(base, 0.0) + total
         totals = merged
-    pairs = (
-        (round(total, 6), key)
-        for key, total in totals.items()
-        if key >> TURN_BITS not in skip_files and (allowed is None or key >> TURN_BITS in allowed)
-    )
-    return [key for _total, key in heapq.nsmallest(limit, pairs)]
+    if skip_files or allowed is not None:
+        totals = {
+            key: total
+            for key, total in totals.items()
+            if key >> TURN_BITS not in skip_files and (allowed is None or key >> TURN_BITS in allowed)
+        }
+    best = heapq.nsmallest(limit, zip(totals.values(), totals))
+    if not best:
+        return []
+    # Totals are compared rounded (so sums in another order tie); the rounding can only let in near-ties.
+    edge = best[-1][0] + 1e-6
+    pool = [(round(total, 6), key) for key, total in totals.items() if total <= edge]
+    return [key for _total, key in sorted(pool)[:limit]]
 
 
 def load_turn(conn: sqlite3.Connection, reader: LineReader, key: int) -> list[Episode]:
