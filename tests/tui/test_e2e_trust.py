@@ -41,7 +41,7 @@ async def test_held_memories_come_back_with_a_badge_and_their_reasons(fake_llm, 
 
 
 async def test_the_context_tab_lists_what_the_request_carried(fake_llm, anton_home) -> None:
-    save_global_env(fake_llm)
+    save_global_env(fake_llm, ANTON_SKILLS_BUILTIN="false")  # only the rule: no skill in the request
     (anton_home / "memory").mkdir(exist_ok=True)
     (anton_home / "memory" / "rules.md").write_text("# Rules\n\n## Always\n- Answer in English\n")
     fake_llm.queue(Reply.text("Hello."), model=PLANNER)
