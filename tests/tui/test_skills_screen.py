@@ -151,6 +151,7 @@ async def test_saving_an_older_layout_skill_asks_then_converts_it_keeping_a_back
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         assert isinstance(screen, SkillsScreen)
         screen.tree.move_cursor(screen._find(NodeRef("csv_summary")))
         await pilot.press("enter")  # a skill node opens its procedure
@@ -187,6 +188,7 @@ async def test_skill_md_procedure_edit_round_trips(store: SkillStore) -> None:
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         await choose(pilot, screen, NodeRef("fetch-prices", "SKILL.md", "procedure"))
         assert screen.editor.text == "1. Call the prices API\n2. Tabulate\n"
         await type_at_end(pilot, screen.editor, *"3. Chart")
@@ -203,6 +205,7 @@ async def test_code_file_edit_is_saved_in_place(store: SkillStore) -> None:
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         await choose(pilot, screen, NodeRef("csv_summary", "code/helpers.py", "code"))
         assert screen.editor.language == "python"
         await type_at_end(pilot, screen.editor, *"# checked")
@@ -218,6 +221,7 @@ async def test_an_empty_procedure_is_refused_and_nothing_is_written(store: Skill
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         await choose(pilot, screen, NodeRef("csv_summary", "declarative.md", "procedure"))
         screen.editor.focus()
         screen.editor.select_all()
@@ -235,6 +239,7 @@ async def test_stats_open_read_only_and_are_never_written(store: SkillStore) -> 
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         await choose(pilot, screen, NodeRef("csv_summary", "stats.json", "stats"))
         assert screen.editor.read_only
         assert json.loads(screen.editor.text)["total_recalls"] == 4
@@ -260,6 +265,7 @@ async def test_new_skill_gets_a_unique_label_and_opens_its_procedure(store: Skil
         await pilot.click("#form-ok")
         await settle(pilot)
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         assert isinstance(screen, SkillsScreen)
         assert screen.open_ref == NodeRef("csv-summary-2", "SKILL.md", "procedure")
         assert screen.selected_label == "csv-summary-2"
@@ -279,6 +285,7 @@ async def test_rename_moves_every_file_and_refuses_taken_or_bad_labels(store: Sk
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         screen.tree.move_cursor(screen._find(NodeRef("csv_summary")))
         await pilot.press("f2")
         await settle(pilot)
@@ -316,6 +323,7 @@ async def test_delete_asks_first_and_removes_the_folder_on_yes(store: SkillStore
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         screen.tree.move_cursor(screen._find(NodeRef("fetch-prices")))
         await pilot.press("f8")
         await settle(pilot)
@@ -338,6 +346,7 @@ async def test_broken_skill_is_marked_and_opens_read_only_without_touching_it(st
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         node = screen._find(NodeRef("half_done", None, "broken"))
         assert "broken" in str(node.label)
         screen.tree.select_node(node)
@@ -361,6 +370,7 @@ async def test_refresh_tree_picks_up_changes_and_keeps_the_cursor(store: SkillSt
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         await choose(pilot, screen, NodeRef("csv_summary", "stats.json", "stats"))
         store.save(Skill("aaa_first", name="First", when_to_use="always first", declarative_md="1. Go\n"))
         (store.root / "csv_summary" / "chunks.md").write_text("# Chunks\n")
@@ -376,6 +386,7 @@ async def test_unsaved_edits_survive_switching_files_and_closing_asks(store: Ski
     app = SkillsHost(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(pilot)  # the screen reads the skills in a worker
         procedure = NodeRef("csv_summary", "declarative.md", "procedure")
         await choose(pilot, screen, procedure)
         await type_at_end(pilot, screen.editor, *"!")
