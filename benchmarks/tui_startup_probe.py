@@ -127,7 +127,9 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None) -
                     self.set_timer(max(hold - (time.time() - STARTED), 0.0), self.report_rss)
                     return
             if until_loaded is not None:
-                tab = screen.inspector.tab
+                tab = getattr(screen.inspector, "tab", None)
+                if tab is None:
+                    return  # the runtime is still being built: the inspector comes with it
                 lessons, skills = until_loaded
                 if tab("lessons").table.row_count < lessons or tab("skills").table.row_count < skills:
                     return
