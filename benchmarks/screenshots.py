@@ -257,7 +257,7 @@ async def demo_pictures(folder: Path) -> list[Path]:
         await camera.wait_for(lambda: isinstance(app.screen, SkillsScreen) and app.screen.is_mounted, "skills screen")
         skills_screen = app.screen
         await camera.settle()
-        procedure = NodeRef("csv_summary", "declarative.md", "procedure")
+        procedure = NodeRef("csv-summary", "SKILL.md", "procedure")
         skills_screen.refresh_tree(select=procedure)
         skills_screen.open(procedure)
         await camera.shoot("skills-screen", "the skills screen with a skill's procedure open")
