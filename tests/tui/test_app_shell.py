@@ -277,7 +277,7 @@ def test_secondary_screens_are_not_imported_at_start() -> None:
     assert result.stdout.strip() == "False"
 
 
-async def test_at_120_columns_no_tab_or_footer_label_is_cut() -> None:
+async def test_at_120_columns_the_chat_keeps_half_the_screen_and_the_chosen_tab_and_the_footer_are_whole() -> None:
     from textual.widgets import Tab
 
     app = scripted_app(make_settings(), ScriptedSession([]), inspector=True)
@@ -289,8 +289,13 @@ async def test_at_120_columns_no_tab_or_footer_label_is_cut() -> None:
         pane.pad_view("main").cells[0].focus()  # the pane with the most keys
         await pilot.pause()
         side = screen.query_one("#side").region
-        for tab in screen.query("#inspector Tab").results(Tab):
-            assert side.contains_region(tab.region), f"tab {tab.label.plain} is cut"
+        assert screen.query_one("#conversation").region.width >= SIZE[0] // 2, "the chat keeps the larger part"
+        tabs = list(screen.query("#inspector Tab").results(Tab))
+        assert side.contains_region(tabs[0].region), "the first (chosen) tab is whole"
+        last = tabs[-1]
+        screen.query_one("#inspector-tabs").active = "inspector-context"
+        await pilot.pause(0.3)
+        assert side.contains_region(last.region), f"the chosen tab {last.label.plain} scrolls into view"
         footer = screen_text(app).splitlines()[-1]
         assert "f1 Help" in footer and "palette" in footer, footer
 

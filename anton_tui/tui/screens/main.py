@@ -265,12 +265,14 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         self.fit_side_to_tabs()
 
     def fit_side_to_tabs(self) -> None:
-        """Keep the right-hand column wide enough for every tab label of the inspector, whichever tabs it has."""
+        """Widen the right-hand column towards the width of all the inspector's tab labels, but never past half the
+        screen: the chat keeps the larger part, and the tab row scrolls to keep the chosen tab in view."""
         from textual.widgets import Tab
 
         labels = [tab.label.cell_length for tab in self.query("#inspector Tab").results(Tab)]
         if labels:
-            self.query_one("#side").styles.min_width = sum(width + 2 for width in labels) + 1  # + the border
+            wanted = sum(width + 2 for width in labels) + 1  # + the border
+            self.query_one("#side").styles.min_width = min(wanted, self.size.width // 2)
 
     def show_model(self, runtime: Runtime) -> None:
         """The header follows the runtime's provider, model and memory mode."""
