@@ -196,3 +196,29 @@ async def test_an_answer_that_ends_while_its_text_is_being_handed_over_still_rea
         start = next(n for n, line in enumerate(lines) if "More text here." in line)
         code = next(n for n, line in enumerate(lines) if "x = 1" in line)
         assert all(line.startswith(" ▌") for line in lines[start:code + 1]), "no gap outside the answer's border"
+
+
+async def test_a_finished_answer_never_goes_blank_while_it_becomes_kept_lines() -> None:
+    text = (
+        "Here is the summary.\n\n| Region | Revenue |\n|---|---|\n| South | 67,028.14 |\n| West | 63,514.39 |\n\n"
+        "And **that** is all.\n\n```python\nx = 1\n```\n\nDone."
+    )
+    app = scripted_app(make_settings(), ScriptedSession(streamed(text, 9)), cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        frames: list[str] = []
+
+        def sample() -> None:
+            if parts(app):
+                frames.append(screen_text(app))
+
+        sampler = app.set_interval(0.004, sample)
+        await send(pilot, "q")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: parts(app) and parts(app)[0].frozen)
+        await pilot.pause(0.1)
+        sampler.stop()
+        shown = [frame for frame in frames if "Done." in frame]
+        assert shown, "the whole answer was seen"
+        first = frames.index(shown[0])
+        blank = [frame for frame in frames[first:] if "Here is the summary." not in frame or "63,514.39" not in frame]
+        assert not blank, f"{len(blank)} of {len(frames) - first} frames after the answer ended showed it blank"

@@ -102,7 +102,7 @@ async def test_while_the_user_types_the_chat_holds_still_and_catches_up_at_a_pau
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Long enough that a busy test machine between two presses never looks like a pause or a long hold.
-    monkeypatch.setattr(streaming, "QUIET", 1.0)
+    monkeypatch.setattr(streaming, "QUIET", 3.0)
     monkeypatch.setattr(streaming, "VIEW_HOLD", 30.0)
     gate = Pause()
     app = scripted_app(make_settings(), ScriptedSession(streamed_paragraphs(80, gate), step_delay=0.002), cursor_blink=False)
@@ -125,7 +125,7 @@ async def test_while_the_user_types_the_chat_holds_still_and_catches_up_at_a_pau
                 break
         assert chat.max_scroll_y > held_at, "more answer came in below the view"
         await app.workers.wait_for_complete()
-        await wait_until(pilot, lambda: chat.scroll_y == chat.max_scroll_y)  # a second after the last key
+        await wait_until(pilot, lambda: chat.scroll_y == chat.max_scroll_y, timeout=15)  # at the pause after the last key
         assert "Paragraph 79" in screen_text(app)
         assert app.screen.query_one(Prompt).text == typed
 
