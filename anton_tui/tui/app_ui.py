@@ -222,7 +222,11 @@ class AppActions:
 
     @work(group="conversations", exclusive=True, exit_on_error=False)
     async def resume_at_start(self: AntonApp, session_id: str | None) -> None:
-        await self.resume_conversation(session_id)
+        try:
+            await self.resume_conversation(session_id)
+        finally:
+            if self._main_screen is not None:
+                self._main_screen.mount_inspector_if_waiting()  # shown or not, the conversation came first
 
     @work(group="conversations", exclusive=True, exit_on_error=False)
     async def open_rewind(self: AntonApp) -> None:

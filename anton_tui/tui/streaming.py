@@ -179,6 +179,10 @@ class ChatStream:
 
     # --- finished parts keep their lines ---------------------------------------------------------------------------
 
+    def finished(self, part: AssistantMessage) -> None:
+        """A whole answer was added at once (a resumed conversation): finish it, and keep its lines once drawn."""
+        self._finish(part)
+
     def _finish(self, part: AssistantMessage, *, last: bool = True) -> None:
         if part.finish(last=last):
             self.keep_lines(part)

@@ -167,6 +167,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
         self._show_inspector = inspector
+        self._inspector_waiting = False  # the runtime came, the inspector waits for a resumed conversation
         self.last_prompt: str | None = None
         self._turn_worker: Worker | None = None
         self._prompt: Prompt | None = None
@@ -229,16 +230,26 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         if self.runtime is not None:
             self._runtime_arrived()
 
-    def attach_runtime(self, runtime: Runtime) -> None:
-        """Hand over the runtime of an app that painted its first frame before building it."""
+    def attach_runtime(self, runtime: Runtime, *, inspector_later: bool = False) -> None:
+        """Hand over the runtime of an app that painted its first frame before building it. With `inspector_later`
+        (a conversation is being resumed) the inspector waits for `mount_inspector_if_waiting`: the resumed
+        conversation is what the user waits to see, and both at once take longer than one after the other."""
         if self.runtime is runtime and self._runtime_attached.is_set():
             return
         first = self.runtime is None
         self.runtime = runtime
         self._runtime_attached.set()
         if first and self._show_inspector:
-            self.call_later(self._mount_inspector)
+            if inspector_later:
+                self._inspector_waiting = True
+            else:
+                self.call_later(self._mount_inspector)
         self._runtime_arrived()
+
+    def mount_inspector_if_waiting(self) -> None:
+        if self._inspector_waiting:
+            self._inspector_waiting = False
+            self.call_after_refresh(self._mount_inspector)
 
     def _runtime_arrived(self) -> None:
         runtime = self.runtime
@@ -291,19 +302,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         await chat.clear()
         hidden = max(0, len(entries) - SHOWN_ENTRIES)
         lines = [heading] + ([f"{hidden} earlier entries are not shown."] if hidden else [])
-        await chat.add_notice(Content("\n".join(lines)), "info")
-        for number, entry in enumerate(entries[hidden:]):
-            if entry.kind == "user":
-                await chat.add_user_message(entry.text)
-            elif entry.kind == "answer":
-                await chat.end_answer(entry.text)  # a whole answer at once, not streamed
-            elif entry.kind == "tool":
-                call_id, data = f"resumed-{number}", entry.input if isinstance(entry.input, dict) else {}
-                await chat.start_tool(ToolCallStarted(call_id, entry.tool or "tool", data))
-                await chat.finish_tool(ToolCallFinished(call_id, entry.tool or "tool", data, entry.text, entry.success, 0.0))
-            elif entry.kind == "summary":
-                await chat.add_block(SummaryBlock(entry.text, "(the record that stands for them)"))
-        await chat.end_answer()
+        await chat.show_entries("\n".join(lines), entries[hidden:])
         self.post_message(self.ConversationShown())
 
     def fill_prompt(self, text: str) -> None:

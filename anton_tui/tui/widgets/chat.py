@@ -216,6 +216,32 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
         else:
             await self.mount(Static(text, classes="pruned-note"), before=0)
 
+    async def show_entries(self, heading: str, entries: list) -> None:
+        """Show a saved conversation's entries (typed messages, answers, tool calls, a summary) under `heading`, all
+        mounted at once: one layout pass instead of one per block, which is most of what a resume waits for."""
+        from anton_tui.tui.widgets.answer import AssistantMessage
+        from anton_tui.tui.widgets.summary_block import SummaryBlock
+
+        await self.end_answer()
+        blocks: list[Widget] = [Notice(Content(heading), "info")]
+        for number, entry in enumerate(entries):
+            if entry.kind == "user":
+                blocks.append(UserMessage(entry.text))
+            elif entry.kind == "answer" and entry.text.strip():
+                blocks.append(AssistantMessage(entry.text))
+            elif entry.kind == "tool":
+                data = entry.input if isinstance(entry.input, dict) else {}
+                block = ToolCallBlock(f"resumed-{number}", entry.tool or "tool", data)
+                block.finish(success=entry.success, duration=0.0, result=entry.text)
+                blocks.append(block)
+            elif entry.kind == "summary":
+                blocks.append(SummaryBlock(entry.text, "(the record that stands for them)"))
+        await self.mount_all(blocks)
+        for block in blocks:
+            if isinstance(block, AssistantMessage):
+                self.stream.finished(block)
+        await self.prune(self.stream.oldest_to_drop())
+
     async def add_user_message(self, text: str) -> None:
         await self.end_answer()
         self.stream.follow_again()  # the view held still for the typing of this very message
