@@ -1,0 +1,156 @@
+"""Lists the files of the workspace for `@` mentions, leaving out what `.gitignore` leaves out, and ranks them.
+
+The listing walks the folder with `pathspec`'s gitignore rules: the workspace's `.gitignore`, every nested
+`.gitignore` (its patterns count from its own folder), and `.git/info/exclude`. A folder that is ignored is not
+entered, so a `node_modules/` or `.venv/` costs nothing. `.git` and Anton's own `.anton` folder are never listed.
+The walk stops after `MAX_FILES` files (`FileListing.capped` says so). We walk ourselves rather than asking
+`git ls-files` because many Anton workspaces are plain folders, not repositories, and one path that works for both
+is simpler to keep right; the price is that a user's global git excludes are not read.
+
+`WorkspaceFiles` keeps the last listing and gives it again while it is younger than `FRESH_FOR` seconds, so typing
+in the picker never walks the tree twice; a folder whose top-level entries changed is walked again at once.
+Ranking uses rapidfuzz (imported when first needed).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_FILES = 20_000
+"""At most this many files are listed; a bigger tree is cut (newest-first order is not promised)."""
+FRESH_FOR = 10.0  # seconds a listing is given again without walking the folder
+NEVER_LISTED = frozenset({".git", ".anton"})
+
+
+@dataclass(frozen=True)
+class FileListing:
+    """The workspace's files as paths relative to it, with `/` separators, sorted."""
+
+    files: tuple[str, ...]
+    capped: bool = False
+    taken_at: float = field(default=0.0, compare=False)
+
+
+def _spec(lines: list[str]):
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def list_files(root: Path, *, limit: int = MAX_FILES) -> FileListing:
+    """Walk `root` breadth by folder (sorted names), skipping what the gitignore rules ignore; at most `limit`."""
+    root = Path(root)
+    rules: list[tuple[str, object]] = []  # (folder relative to root, "" for the root; its spec)
+    top = _read_lines(root / ".git" / "info" / "exclude") + _read_lines(root / ".gitignore")
+    if top:
+        rules.append(("", _spec(top)))
+    files: list[str] = []
+    capped = False
+
+    def ignored(relative: str, is_dir: bool) -> bool:
+        for base, spec in rules:
+            if base and not relative.startswith(base + "/"):
+                continue
+            inner = relative[len(base) + 1 :] if base else relative
+            if spec.match_file(inner + "/" if is_dir else inner):  # type: ignore[attr-defined]
+                return True
+        return False
+
+    pending = [""]
+    while pending and not capped:
+        folder = pending.pop(0)
+        here = root / folder if folder else root
+        if folder:
+            nested = _read_lines(here / ".gitignore")
+            if nested:
+                rules.append((folder, _spec(nested)))
+        try:
+            with os.scandir(here) as entries:
+                found = sorted(entries, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in found:
+            relative = f"{folder}/{entry.name}" if folder else entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_file = entry.is_file()
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name not in NEVER_LISTED and not ignored(relative, True):
+                    pending.append(relative)
+            elif is_file and not ignored(relative, False):
+                if len(files) >= limit:
+                    capped = True
+                    break
+                files.append(relative)
+    return FileListing(tuple(sorted(files)), capped, time.monotonic())
+
+
+def rank(query: str, files: tuple[str, ...] | list[str], limit: int = 50) -> list[str]:
+    """The files that best match `query` (fuzzy, case-insensitive), best first; the first `limit` files when it is
+    empty. A match in the file's own name counts more than one spread over its folders."""
+    if not query:
+        return list(files[:limit])
+    from rapidfuzz import fuzz, process
+
+    query = query.lower()
+    names = {path: path.rsplit("/", 1)[-1] for path in files}
+
+    def score(q: str, path: str, **_: object) -> float:
+        lowered = path.lower()
+        whole = fuzz.partial_ratio(q, lowered)
+        name = fuzz.partial_ratio(q, names.get(path, lowered).lower())
+        exact = 20 if q in lowered else 0
+        return max(whole, name + 5) + exact
+
+    found = process.extract(query, files, scorer=score, processor=None, limit=limit, score_cutoff=60)
+    return [path for path, _score, _index in sorted(found, key=lambda item: (-item[1], len(item[0]), item[0]))]
+
+
+class WorkspaceFiles:
+    """The cached listing of one workspace; safe to call from worker threads."""
+
+    def __init__(self, root: Path, *, limit: int = MAX_FILES, fresh_for: float = FRESH_FOR) -> None:
+        self.root = Path(root)
+        self.limit = limit
+        self.fresh_for = fresh_for
+        self._listing: FileListing | None = None
+        self._stamp: int | None = None
+        self._lock = threading.Lock()
+
+    def _top_stamp(self) -> int | None:
+        try:
+            return self.root.stat().st_mtime_ns
+        except OSError:
+            return None
+
+    def listing(self, *, refresh: bool = False) -> FileListing:
+        """The last listing while it is fresh and the top folder did not change; else a new walk."""
+        with self._lock:
+            stamp = self._top_stamp()
+            current = self._listing
+            if (
+                not refresh
+                and current is not None
+                and stamp == self._stamp
+                and time.monotonic() - current.taken_at < self.fresh_for
+            ):
+                return current
+            self._listing = list_files(self.root, limit=self.limit)
+            self._stamp = stamp
+            return self._listing
+
+    def match(self, query: str, limit: int = 50) -> list[str]:
+        return rank(query, self.listing().files, limit)
