@@ -15,6 +15,7 @@ Ranking uses rapidfuzz (imported when first needed).
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -99,24 +100,32 @@ def list_files(root: Path, *, limit: int = MAX_FILES) -> FileListing:
 
 
 def rank(query: str, files: tuple[str, ...] | list[str], limit: int = 50) -> list[str]:
-    """The files that best match `query` (fuzzy, case-insensitive), best first; the first `limit` files when it is
-    empty. A match in the file's own name counts more than one spread over its folders."""
+    """The files that best match `query` (case-insensitive), best first; with no query, the files nearest the top
+    folder first.
+
+    Files whose path holds the query's letters in order come first, in tiers: the exact text in the file's name,
+    the exact text anywhere in the path, the letters in order in the name, then in the path; within a tier by
+    rapidfuzz's partial ratio of the query to the name, then the shorter path. When no path holds the letters in
+    order (a typo), the closest spellings by rapidfuzz are given instead."""
     if not query:
-        return list(files[:limit])
+        return sorted(files, key=lambda path: (path.count("/"), path))[:limit]
     from rapidfuzz import fuzz, process
 
     query = query.lower()
-    names = {path: path.rsplit("/", 1)[-1] for path in files}
-
-    def score(q: str, path: str, **_: object) -> float:
+    in_order = re.compile("".join(f"[^{re.escape(char)}]*{re.escape(char)}" for char in query))
+    ranked: list[tuple[int, float, int, str]] = []
+    for path in files:
         lowered = path.lower()
-        whole = fuzz.partial_ratio(q, lowered)
-        name = fuzz.partial_ratio(q, names.get(path, lowered).lower())
-        exact = 20 if q in lowered else 0
-        return max(whole, name + 5) + exact
-
-    found = process.extract(query, files, scorer=score, processor=None, limit=limit, score_cutoff=60)
-    return [path for path, _score, _index in sorted(found, key=lambda item: (-item[1], len(item[0]), item[0]))]
+        if not in_order.match(lowered):
+            continue
+        name = lowered.rsplit("/", 1)[-1]
+        tier = 3 if query in name else 2 if query in lowered else 1 if in_order.match(name) else 0
+        ranked.append((-tier, -fuzz.partial_ratio(query, name), len(path), path))
+    if ranked:
+        return [path for *_, path in sorted(ranked)[:limit]]
+    found = process.extract(query, [path.lower() for path in files], scorer=fuzz.partial_ratio, processor=None,
+                            limit=limit, score_cutoff=60)  # fmt: skip
+    return [files[index] for _text, _score, index in found]
 
 
 class WorkspaceFiles:
