@@ -31,6 +31,7 @@ class FilePicker(OptionList, can_focus=False):
             self.add_option(Option(Content.from_markup("[$text-muted]No file matches @$q[/]", q=query), disabled=True))
         self.highlighted = 0 if paths else None
         self.border_title = f"@{query}" if query else "@ files in the workspace"
+        self.border_subtitle = "Enter/Tab insert · Esc close" if paths else "Esc close"
         self.display = True
 
     @staticmethod
