@@ -82,7 +82,7 @@ shell command in the workspace folder; Anton sees the command and its output wit
 
 Type **/** to see the commands; **Enter** runs what you typed, **Tab** completes the highlighted command,
 **Up**/**Down** pick another (then **Enter** completes it), **Escape** closes the list.
-While Anton is working, **Escape** cancels the turn.
+While Anton is working, or a **!** command runs, **Escape** stops it.
 """
 
     BINDINGS = [
