@@ -44,6 +44,10 @@ def test_a_big_tree_is_cut_at_the_cap(tmp_path: Path) -> None:
     make(tmp_path, *(f"f{i:03}.txt" for i in range(30)))
     listing = list_files(tmp_path, limit=10)
     assert len(listing.files) == 10 and listing.capped
+    make(tmp_path, *(f"empty/d{i:03}/.keep" for i in range(40)))
+    (tmp_path / ".gitignore").write_text(".keep\n", encoding="utf-8")
+    scanned = list_files(tmp_path, scan_limit=50)  # 32 entries at the top, then folders holding nothing listed
+    assert scanned.capped and len(scanned.files) == 31  # the 30 files and .gitignore
 
 
 def test_ranking_prefers_the_file_name_and_exact_text(tmp_path: Path) -> None:

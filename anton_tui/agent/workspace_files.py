@@ -23,6 +23,8 @@ from pathlib import Path
 
 MAX_FILES = 20_000
 """At most this many files are listed; a bigger tree is cut (newest-first order is not promised)."""
+MAX_SCANNED = 200_000
+"""At most this many folder entries are looked at (ignored ones included), however few files they hold."""
 FRESH_FOR = 10.0  # seconds a listing is given again without walking the folder
 NEVER_LISTED = frozenset({".git", ".anton"})
 
@@ -49,8 +51,9 @@ def _read_lines(path: Path) -> list[str]:
         return []
 
 
-def list_files(root: Path, *, limit: int = MAX_FILES) -> FileListing:
-    """Walk `root` breadth by folder (sorted names), skipping what the gitignore rules ignore; at most `limit`."""
+def list_files(root: Path, *, limit: int = MAX_FILES, scan_limit: int = MAX_SCANNED) -> FileListing:
+    """Walk `root` breadth by folder (sorted names), skipping what the gitignore rules ignore; at most `limit`
+    files, and `scan_limit` entries looked at."""
     root = Path(root)
     rules: list[tuple[str, object]] = []  # (folder relative to root, "" for the root; its spec)
     top = _read_lines(root / ".git" / "info" / "exclude") + _read_lines(root / ".gitignore")
@@ -58,6 +61,7 @@ def list_files(root: Path, *, limit: int = MAX_FILES) -> FileListing:
         rules.append(("", _spec(top)))
     files: list[str] = []
     capped = False
+    scanned = 0
 
     def ignored(relative: str, is_dir: bool) -> bool:
         for base, spec in rules:
@@ -81,6 +85,10 @@ def list_files(root: Path, *, limit: int = MAX_FILES) -> FileListing:
                 found = sorted(entries, key=lambda entry: entry.name)
         except OSError:
             continue
+        scanned += len(found)
+        if scanned > scan_limit:
+            found = found[: max(0, len(found) - (scanned - scan_limit))]
+            capped = True
         for entry in found:
             relative = f"{folder}/{entry.name}" if folder else entry.name
             try:
