@@ -72,4 +72,6 @@ def test_the_cache_is_reused_while_fresh_and_walked_again_when_the_folder_change
     stale = WorkspaceFiles(tmp_path, fresh_for=0)
     first = stale.listing()
     make(tmp_path, "sub/d.txt")
-    assert stale.listing() is not first and "sub/d.txt" in stale.listing().files
+    assert stale.listing() is first, "an old listing is given at once ..."
+    stale.settle(5)
+    assert "sub/d.txt" in stale.listing().files, "... while the tree is walked again for the next call"

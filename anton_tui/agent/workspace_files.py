@@ -7,8 +7,8 @@ The walk stops after `MAX_FILES` files (`FileListing.capped` says so). We walk o
 `git ls-files` because many Anton workspaces are plain folders, not repositories, and one path that works for both
 is simpler to keep right; the price is that a user's global git excludes are not read.
 
-`WorkspaceFiles` keeps the last listing and gives it again while it is younger than `FRESH_FOR` seconds, so typing
-in the picker never walks the tree twice; a folder whose top-level entries changed is walked again at once.
+`WorkspaceFiles` keeps the last listing: younger than `FRESH_FOR` seconds it is given as it is; older, it is given
+while a thread walks the tree again; a folder whose top-level entries changed is walked again at once.
 Ranking uses rapidfuzz (imported when first needed).
 """
 
@@ -137,7 +137,12 @@ def rank(query: str, files: tuple[str, ...] | list[str], limit: int = 50) -> lis
 
 
 class WorkspaceFiles:
-    """The cached listing of one workspace; safe to call from worker threads."""
+    """The cached listing of one workspace; safe to call from worker threads.
+
+    A fresh listing is given as it is. One older than `fresh_for` is still given at once, while a thread walks the
+    folder again for the next call (a keystroke never waits for a big tree twice). With no listing yet, or when the
+    top folder's entries changed (a file added or removed there), the folder is walked before answering.
+    """
 
     def __init__(self, root: Path, *, limit: int = MAX_FILES, fresh_for: float = FRESH_FOR) -> None:
         self.root = Path(root)
@@ -146,6 +151,7 @@ class WorkspaceFiles:
         self._listing: FileListing | None = None
         self._stamp: int | None = None
         self._lock = threading.Lock()
+        self._refresher: threading.Thread | None = None
 
     def _top_stamp(self) -> int | None:
         try:
@@ -153,21 +159,35 @@ class WorkspaceFiles:
         except OSError:
             return None
 
-    def listing(self, *, refresh: bool = False) -> FileListing:
-        """The last listing while it is fresh and the top folder did not change; else a new walk."""
+    def _walk(self) -> FileListing:
+        stamp = self._top_stamp()
+        listing = list_files(self.root, limit=self.limit)
         with self._lock:
-            stamp = self._top_stamp()
-            current = self._listing
-            if (
-                not refresh
-                and current is not None
-                and stamp == self._stamp
-                and time.monotonic() - current.taken_at < self.fresh_for
-            ):
-                return current
-            self._listing = list_files(self.root, limit=self.limit)
-            self._stamp = stamp
+            if self._listing is None or listing.taken_at >= self._listing.taken_at:
+                self._listing, self._stamp = listing, stamp
             return self._listing
+
+    def listing(self, *, refresh: bool = False) -> FileListing:
+        with self._lock:
+            current, stamp = self._listing, self._stamp
+        if refresh or current is None or self._top_stamp() != stamp:
+            return self._walk()
+        if time.monotonic() - current.taken_at >= self.fresh_for:
+            self._refresh_in_background()
+        return current
+
+    def _refresh_in_background(self) -> None:
+        with self._lock:
+            if self._refresher is not None and self._refresher.is_alive():
+                return
+            self._refresher = threading.Thread(target=self._walk, name="workspace-files", daemon=True)
+            self._refresher.start()
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait for a background walk, if one runs (for tests and benchmarks)."""
+        refresher = self._refresher
+        if refresher is not None:
+            refresher.join(timeout)
 
     def match(self, query: str, limit: int = 50) -> list[str]:
         return rank(query, self.listing().files, limit)
