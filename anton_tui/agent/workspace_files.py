@@ -144,9 +144,9 @@ class WorkspaceFiles:
     top folder's entries changed (a file added or removed there), the folder is walked before answering.
     """
 
-    def __init__(self, root: Path, *, limit: int = MAX_FILES, fresh_for: float = FRESH_FOR) -> None:
+    def __init__(self, root: Path, *, limit: int | None = None, fresh_for: float = FRESH_FOR) -> None:
         self.root = Path(root)
-        self.limit = limit
+        self.limit = MAX_FILES if limit is None else limit
         self.fresh_for = fresh_for
         self._listing: FileListing | None = None
         self._stamp: int | None = None
@@ -188,6 +188,11 @@ class WorkspaceFiles:
         refresher = self._refresher
         if refresher is not None:
             refresher.join(timeout)
+
+    @property
+    def capped(self) -> bool:
+        """Whether the last listing stopped at a cap (some files of the workspace are not in it)."""
+        return self._listing is not None and self._listing.capped
 
     def match(self, query: str, limit: int = 50) -> list[str]:
         return rank(query, self.listing().files, limit)

@@ -50,6 +50,11 @@ class WorkspaceOps:
         files = self._files()
         return await asyncio.to_thread(files.match, query, limit)
 
+    @property
+    def workspace_capped(self) -> bool:
+        """Whether the last file listing stopped at its cap (the picker says so)."""
+        return self._workspace_files is not None and self._workspace_files.capped
+
     async def check_mentions(self, text: str) -> "MentionCheck":
         from anton_tui.agent.mentions import check_mentions
 

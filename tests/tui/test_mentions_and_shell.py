@@ -77,6 +77,18 @@ async def test_typing_at_opens_a_picker_that_filters_skips_ignored_files_and_ins
     assert "- src/apply_rules.py (" in notes[0] and "- src/util.py (" in notes[0]
 
 
+async def test_the_picker_says_when_the_workspace_has_more_files_than_it_lists(monkeypatch) -> None:
+    from anton_tui.agent import workspace_files
+
+    monkeypatch.setattr(workspace_files, "MAX_FILES", 3)
+    workspace()
+    app = scripted_app(make_settings(), ScriptedSession(ANSWERED))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("@")
+        await wait_until(pilot, lambda: len(picker_paths(app)) == 3)
+        assert "too many files: some are not listed" in screen_text(app)
+
+
 async def test_escape_closes_the_picker_and_keeps_the_text() -> None:
     workspace()
     app = scripted_app(make_settings(), ScriptedSession(ANSWERED))

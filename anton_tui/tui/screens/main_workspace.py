@@ -57,7 +57,8 @@ class WorkspaceInput:
         prompt = self.query_one(Prompt)  # type: ignore[attr-defined]
         found = prompt.mention_at_cursor()
         if found is not None and found[1] == query:  # still what is typed
-            self.query_one(FilePicker).show_files(query, paths)  # type: ignore[attr-defined]
+            capped = self.runtime.workspace_capped  # type: ignore[union-attr]
+            self.query_one(FilePicker).show_files(query, paths, capped=capped)  # type: ignore[attr-defined]
 
     async def workspace_event(self, event: Any) -> bool:
         """Show a turn event of this part (a refused mention); False for any other event."""

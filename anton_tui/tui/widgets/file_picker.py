@@ -22,7 +22,8 @@ class FilePicker(OptionList, can_focus=False):
     query: str | None = None
     """What follows the `@` the picker was opened for (None while it is closed)."""
 
-    def show_files(self, query: str, paths: list[str]) -> None:
+    def show_files(self, query: str, paths: list[str], *, capped: bool = False) -> None:
+        """List `paths` for `query`; `capped` says the workspace listing stopped at its cap (a file may be missing)."""
         self.query = query
         self.clear_options()
         if paths:
@@ -31,7 +32,8 @@ class FilePicker(OptionList, can_focus=False):
             self.add_option(Option(Content.from_markup("[$text-muted]No file matches @$q[/]", q=query), disabled=True))
         self.highlighted = 0 if paths else None
         self.border_title = f"@{query}" if query else "@ files in the workspace"
-        self.border_subtitle = "Enter/Tab insert · Esc close" if paths else "Esc close"
+        keys = "Enter/Tab insert · Esc close" if paths else "Esc close"
+        self.border_subtitle = f"too many files: some are not listed · {keys}" if capped else keys
         self.display = True
 
     @staticmethod
