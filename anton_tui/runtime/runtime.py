@@ -74,7 +74,7 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps, WorkspaceOps):  # memory history (runtime/memory_history.py); `@` and `!` (workspace_ops.py)
+class Runtime(MemoryHistoryOps, WorkspaceOps):  # memory history (memory_history.py); `@` and `!` (workspace_ops.py)
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are

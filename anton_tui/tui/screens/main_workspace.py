@@ -82,23 +82,24 @@ class WorkspaceInput:
             return False
         command = stripped[1:].strip()
         if not command:
-            self.notify("Type a command after ! to run it in the workspace folder.", severity="warning")  # type: ignore[attr-defined]
-            return True
+            return self._refuse("Type a command after ! to run it in the workspace folder.")
         if self.shell_running:
-            self.notify("A command is still running. Press Escape to stop it.", severity="warning")  # type: ignore[attr-defined]
-            return True
+            return self._refuse("A command is still running. Press Escape to stop it.")
         if getattr(self, "busy", False):
-            self.notify("Anton is still working on the last message. Press Escape to cancel it.", severity="warning")  # type: ignore[attr-defined]
-            return True
+            return self._refuse("Anton is still working on the last message. Press Escape to cancel it.")
         if self.runtime is None:
-            self.notify("Anton is still starting; try again in a moment.", severity="warning")  # type: ignore[attr-defined]
-            return True
+            return self._refuse("Anton is still starting; try again in a moment.")
         self.query_one(Prompt).commit()  # type: ignore[attr-defined]
         block = ShellBlock(command)
         await self.chat.end_answer()
         await self.chat.add_block(block)
         self._shell_worker = self.run_shell_command(command, block)
         self.refresh_bindings()  # type: ignore[attr-defined]
+        return True
+
+    def _refuse(self, text: str) -> bool:
+        """Say why the command was not run (the text stays in the prompt); the message counts as taken."""
+        self.notify(text, severity="warning")  # type: ignore[attr-defined]
         return True
 
     @work(group=SHELL_GROUP, exclusive=True, exit_on_error=False)
