@@ -21,6 +21,7 @@ from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
+from anton_tui.runtime.workspace_ops import WorkspaceOps
 from anton_tui.settings_sources import FirstFrame
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (runtime/memory_history.py)
+class Runtime(MemoryHistoryOps, WorkspaceOps):  # memory history (memory_history.py); `@` and `!` (workspace_ops.py)
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -146,14 +147,15 @@ class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (run
     # ----------------------------------------------------------------- the conversation
 
     def turn(self, text: str) -> Any:
-        """The events of one turn (an async iterator)."""
-        return self.session.turn(text)
+        """The events of one turn (an async iterator), carrying the `@` files and the `!` commands run before it."""
+        return self.turn_with_context(text)
 
     async def cancel(self) -> None:
         await _maybe_await(self.session.cancel())
 
     def new_conversation(self) -> None:
         """Forget the conversation so far; memory, skills and past episodes stay."""
+        self.forget_held_commands()
         forget = getattr(self.session, "new_conversation", None)
         if forget is not None:
             forget()

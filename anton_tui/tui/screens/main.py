@@ -53,6 +53,7 @@ from anton_tui.tui.messages import (
     ScratchpadControlDone,
     SessionEventMessage,
 )
+from anton_tui.tui.screens.main_workspace import WorkspaceInput
 from anton_tui.tui.textual_internals import PaintFirstScreen
 from anton_tui.tui.widgets.chat import (
     MAX_BLOCKS,
@@ -87,7 +88,7 @@ class Conversation(Vertical):
     ALLOW_MAXIMIZE = True
 
 
-class MainScreen(PaintFirstScreen):
+class MainScreen(WorkspaceInput, PaintFirstScreen):  # `@` files and `!` commands: main_workspace.py
     """Where the conversation happens."""
 
     DEFAULT_CSS = stylesheet(__file__, "main.tcss")
@@ -340,13 +341,15 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
 
     @property
     def busy(self) -> bool:
-        return self._turn_worker is not None and not self._turn_worker.is_finished
+        return (self._turn_worker is not None and not self._turn_worker.is_finished) or self.shell_running
 
     # --- sending -------------------------------------------------------------------------------------------------
 
     @on(Prompt.Submitted)
     async def _prompt_submitted(self, event: Prompt.Submitted) -> None:
         prompt = self.query_one(Prompt)
+        if await self.shell_prompt(event.text):
+            return
         if parse_command_line(event.text) is not None:
             if not self.knows_command(event.text):
                 from anton_tui.tui.commands.parse import parse
@@ -419,6 +422,8 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
     async def on_session_event_message(self, message: SessionEventMessage) -> None:
         event = message.event
         chat = self.chat
+        if await self.workspace_event(event):
+            return
         match event:
             case AssistantTextDelta(text=text):
                 chat.stream.write(text)
@@ -513,6 +518,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
+        self.on_worker_state_changed_shell(event)
         if event.state == WorkerState.ERROR:
             error = worker.error
             text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
@@ -575,7 +581,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         return True
 
     async def action_cancel_turn(self) -> None:
-        if not self.busy:
+        if self.stop_shell() or not self.busy:
             return
         if self.runtime is not None:
             await self.runtime.cancel()
