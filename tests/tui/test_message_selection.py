@@ -129,3 +129,40 @@ def test_turn_context_snapshot(snap_compare) -> None:
 
 def test_turn_context_snapshot_small(snap_compare) -> None:
     assert snap_compare(TurnContextHost(), terminal_size=(80, 24))
+
+
+async def test_picking_an_old_message_scrolls_it_into_view(fake_llm) -> None:
+    save_global_env(fake_llm)
+    quiet_coder(fake_llm)
+    answer = "\n\n".join(f"Paragraph {n} of a long answer about the regional figures." for n in range(6))
+    fake_llm.queue(*[Reply.text(answer) for _ in range(5)], model=PLANNER)
+    app = build_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for number in range(5):
+            await send_and_wait(pilot, f"Question {number}")
+        chat = main_screen(app).chat
+        first = chat.user_message_blocks()[0]
+        assert not chat.region.contains_region(first.region), "the first question is out of view to begin with"
+        await pilot.press("alt+up", *["up"] * 4)
+        await pilot.pause()
+        assert picked(app) == "Question 0"
+        await wait_for(pilot, lambda: chat.region.contains_region(first.region), what="the first question in view")
+
+
+async def test_a_turn_from_before_a_resume_says_it_was_not_recorded(fake_llm) -> None:
+    from anton_tui.runtime import RuntimeStarter
+    from anton_tui.settings_sources import read_env_layers
+    from anton_tui.tui.app import AntonApp
+    from anton_tui.tui.screens.turn_context import NOT_KEPT
+
+    save_global_env(fake_llm)
+    quiet_coder(fake_llm)
+    fake_llm.queue(Reply.text("Paris."), model=PLANNER)
+    async with build_app().run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, FIRST)
+    app = AntonApp(RuntimeStarter(read_env_layers(), resume=""), cursor_blink=False)  # --continue
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: user_messages(app) == [FIRST], what="the resumed conversation")
+        await pilot.press("alt+up", "i")
+        await wait_for(pilot, lambda: isinstance(app.screen, TurnContextScreen), what="the turn's context")
+        assert app.screen.report is None and NOT_KEPT[:60] in " ".join(screen_text(app).split())
