@@ -258,7 +258,7 @@ class ChatSession(TrustGate, SavedConversation):
         wisdom = self.cortex.get_scratchpad_context() if self.cortex is not None else ""
         ratio = getattr(getattr(self.context, "sizer", None), "chars_per_token", 4.0)
         self.context_reports.record(context_report(self.turn_count, memory, skills_section, wisdom, system_chars,
-                                                   float(ratio)))  # fmt: skip
+                                                   float(ratio), conversations.last_user_text(self.history)))  # fmt: skip
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         descriptions = {}

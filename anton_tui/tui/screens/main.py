@@ -117,6 +117,7 @@ memory inspector (the bar above names them), and **F2** / **F3** jump to the scr
 **Alt+Left** / **Alt+Right** make the right-hand column wider or narrower, **F5** maximises the focused pane (again,
 or **Escape**, to restore). **Escape** cancels a running turn; **Ctrl+R** sends the last message again after an error
 or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the cursor back in the prompt.
+**Alt+Up** picks your latest message in the chat: **i** shows what its turn saw, **r** goes back to before it.
 **F1** shows this help, **Ctrl+Q** quits.
 """
 
@@ -133,6 +134,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         ),
         Binding("ctrl+l", "focus_prompt", "Focus prompt", id="main.focus-prompt", show=False),
         Binding("ctrl+f", "find", "Find", id="main.find", show=False),
+        Binding("alt+up", "pick_message", "Pick a message", id="main.pick-message", show=False),
     ]
 
     side_width: reactive[int] = reactive(SIDE_WIDTH_DEFAULT, init=False)  # main.tcss sets the same default
@@ -692,6 +694,10 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
     @on(FindBar.Closed)
     def _find_closed(self) -> None:
         self.action_focus_prompt()
+
+    def action_pick_message(self) -> None:
+        """Highlight the latest message you sent, in the chat (see `widgets/chat_selection.py`)."""
+        self.chat.action_select_message(-1)
 
     def action_focus_prompt(self) -> None:
         self.query_one(Prompt).focus()

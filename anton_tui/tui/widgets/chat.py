@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.geometry import Size
 from textual.message import Message
@@ -20,6 +20,7 @@ from textual.widgets import Button, Static
 
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.streaming import ChatStream
+from anton_tui.tui.widgets.chat_selection import SelectableChat
 from anton_tui.tui.widgets.tool_block import ToolCallBlock
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ class ErrorBlock(Vertical):
         self.post_message(self.RetryRequested())
 
 
-class ChatView(VerticalScroll):
+class ChatView(SelectableChat):
     """The scrolling transcript; the screen feeds it engine events through the methods below."""
 
     DEFAULT_CSS = stylesheet(__file__, "chat.tcss")
@@ -170,6 +171,11 @@ being written and self-check nudges where they happened. Errors carry a **Retry*
 While you are at the bottom the view follows new text; scroll up to read and it stays put until you scroll back down.
 While you type in the prompt it holds still too, and catches up when you pause (or every second and a half).
 Only the latest blocks are kept on screen; the whole conversation stays in the session.
+
+**Alt+Up** (from the prompt too) picks your latest message; **Up** / **Down** (or **Alt+Up** / **Alt+Down**) move to
+the others. On a picked message, **i** shows what that turn's request carried of memory and skills (rules, lessons,
+profile lines, skills, with their sizes), and **r** goes back to before it, as `/rewind` does: later turns leave the
+conversation and the message returns to the prompt. **Escape** lets go of it.
 """
 
     BINDINGS = [
