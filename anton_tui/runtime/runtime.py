@@ -21,6 +21,7 @@ from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
+from anton_tui.runtime.usage import UsageOps
 from anton_tui.settings_sources import FirstFrame
 
 if TYPE_CHECKING:
@@ -73,7 +74,8 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (runtime/memory_history.py)
+class Runtime(MemoryHistoryOps, UsageOps):  # memory history (runtime/memory_history.py), the status line's
+    # usage figures (runtime/usage.py)
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are

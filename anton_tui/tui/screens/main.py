@@ -458,7 +458,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
             case MemoryHistoryBroken(message=text):
                 await chat.add_notice(Content(text), "info")
             case UsageUpdated():
-                self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
+                self.query_one(AntonHeader).show_usage(self.runtime.note_usage(event))  # tokens, cost, context
             case ErrorOccurred(message=text, retryable=retryable):
                 self._alert("Anton: error", text)
                 self._retry_offered = retryable
