@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from anton_tui.memory.origin import producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
+from anton_tui.runtime.goal_ops import GoalOps
 from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
 from anton_tui.runtime.usage import UsageOps
@@ -74,8 +75,8 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps, UsageOps):  # memory history (runtime/memory_history.py), the status line's
-    # usage figures (runtime/usage.py)
+class Runtime(MemoryHistoryOps, GoalOps, UsageOps):  # memory history (runtime/memory_history.py), /goal runs
+    # (runtime/goal_ops.py), the status line's usage figures (runtime/usage.py)
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -152,6 +153,7 @@ class Runtime(MemoryHistoryOps, UsageOps):  # memory history (runtime/memory_his
         return self.session.turn(text)
 
     async def cancel(self) -> None:
+        self.stop_goal()  # a running goal starts no further turn
         await _maybe_await(self.session.cancel())
 
     def new_conversation(self) -> None:

@@ -42,10 +42,12 @@ from anton_tui.agent.events import (
     TurnFinished,
     UsageUpdated,
 )
+from anton_tui.agent.goal import GoalFinished, GoalTurnStarted
 from anton_tui.runtime import Runtime
 from anton_tui.settings_sources import FirstFrame
 from anton_tui.tui.command_registry import SlashCommand, parse_command_line
 from anton_tui.tui.css import stylesheet
+from anton_tui.tui.screens.goal_runs import GoalRuns
 from anton_tui.tui.messages import (
     ChatCleared,
     CommandReplied,
@@ -87,7 +89,7 @@ class Conversation(Vertical):
     ALLOW_MAXIMIZE = True
 
 
-class MainScreen(PaintFirstScreen):
+class MainScreen(GoalRuns, PaintFirstScreen):  # GoalRuns: /goal runs (screens/goal_runs.py)
     """Where the conversation happens."""
 
     DEFAULT_CSS = stylesheet(__file__, "main.tcss")
@@ -465,6 +467,8 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
                 await chat.add_error(text, retryable=retryable)
             case TurnFinished(stop_reason=reason):
                 await self._close_turn(reason)
+            case GoalTurnStarted() | GoalFinished():
+                await self.show_goal_event(event)
         if (apply_event := getattr(self.inspector, "apply_event", None)) is not None:
             apply_event(event)
 
