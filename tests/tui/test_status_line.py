@@ -89,3 +89,21 @@ def test_status_line_snapshot(snap_compare, size: tuple[int, int], tmp_path: Pat
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+async def test_parts_left_out_at_80_columns_come_back_when_the_terminal_widens(tmp_path: Path) -> None:
+    settings = AppSettings(home=tmp_path / "home", project_dir=Path("/srv/projects/sales-analysis"),
+                           planning_provider="anthropic", planning_model=KNOWN)  # fmt: skip
+    app = scripted_app(settings, ScriptedSession(turn_with_usage((48_200, 1_350))), cursor_blink=False,
+                       version="0.0.0")  # fmt: skip
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.focused, Prompt))
+        assert "memory autopilot" in header_row(app), "before the first answer there is room for it"
+        await pilot.press(*"How did sales go?", "enter")
+        await wait_until(pilot, lambda: "~$0.16" in header_row(app) and "ready" in header_row(app))
+        assert "memory autopilot" not in header_row(app) and "ctx 24%" in header_row(app)
+        await pilot.resize_terminal(130, 30)
+        await wait_until(pilot, lambda: "memory autopilot" in header_row(app) and "ctx 48k/200k" in header_row(app))
+        assert "anthropic/claude-sonnet-4-6" in header_row(app) and "~$0.16" in header_row(app)
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: "memory autopilot" not in header_row(app) and "ctx 24%" in header_row(app))

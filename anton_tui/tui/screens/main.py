@@ -117,7 +117,8 @@ memory inspector (the bar above names them), and **F2** / **F3** jump to the scr
 **Tab** moves the focus between panes. **F2** and **F3** show or hide the scratchpad and the inspector,
 **Alt+Left** / **Alt+Right** make the right-hand column wider or narrower, **F5** maximises the focused pane (again,
 or **Escape**, to restore). **Escape** cancels a running turn; **Ctrl+R** sends the last message again after an error
-or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the cursor back in the prompt.
+or a cancelled turn (during a `/goal`, Escape also keeps the next turn from starting; a line above the prompt counts
+the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the cursor back in the prompt.
 **F1** shows this help, **Ctrl+Q** quits.
 """
 
