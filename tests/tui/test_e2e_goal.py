@@ -93,7 +93,8 @@ async def test_the_goal_stops_after_the_turns_given_and_the_counter_shows_each_t
         await wait_for(pilot, lambda: "goal: turn 2 of 2" in screen_text(app), what="the counter at turn 2")
         assert turn_running(app) and header_field(app, "turn-status") == "working…"
         await wait_goal_over(pilot)
-        assert notices(app, "goal")[-1] == "Goal not marked complete after 2 turns, the limit (/goal … --turns N allows more)."
+        limit = "Goal not marked complete after 2 turns, the limit (/goal … --turns N allows more)."
+        assert notices(app, "goal")[-1] == limit
         assert not goal_bar_shown(app) and "goal: turn" not in screen_text(app)
     assert len(accepted_requests(fake_llm, PLANNER)) == 2
 
