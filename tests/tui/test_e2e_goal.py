@@ -83,7 +83,8 @@ async def test_the_goal_stops_after_the_turns_given_and_the_counter_shows_each_t
     save_global_env(fake_llm)
     fake_llm.queue(
         Reply.text("Turn one: I read the data."),
-        Reply.text("Turn two: I drew the chart.", delay=0.8),  # slow enough to read the counter while it runs
+        Reply.text("Turn two: I drew the chart, month by month, from January to December.", chunk_size=6,
+                   chunk_delay=0.3),  # about 3 s: time to read the counter while it runs, even on a busy machine
         model=PLANNER,
     )
     app = build_app()
