@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from anton_tui.memory.origin import producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
+from anton_tui.runtime.goal_ops import GoalOps
 from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
 from anton_tui.runtime.workspace_ops import WorkspaceOps
+from anton_tui.runtime.usage import UsageOps
 from anton_tui.settings_sources import FirstFrame
 
 if TYPE_CHECKING:
@@ -74,7 +76,8 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps, WorkspaceOps):  # memory history (memory_history.py); `@` and `!` (workspace_ops.py)
+class Runtime(MemoryHistoryOps, WorkspaceOps, GoalOps, UsageOps):  # memory history (memory_history.py), `@` and `!`
+    # (workspace_ops.py), /goal runs (goal_ops.py), the status line's usage figures (usage.py)
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -151,6 +154,7 @@ class Runtime(MemoryHistoryOps, WorkspaceOps):  # memory history (memory_history
         return self.turn_with_context(text)
 
     async def cancel(self) -> None:
+        self.stop_goal()  # a running goal starts no further turn
         await _maybe_await(self.session.cancel())
 
     def new_conversation(self) -> None:

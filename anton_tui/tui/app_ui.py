@@ -164,6 +164,17 @@ class AppActions:
         if self._main_screen is not None:
             self._main_screen.call_later(self._main_screen.send, text)
 
+    def fill_prompt(self: AntonApp, text: str) -> None:
+        """Put `text` in the prompt, to be finished and sent by the user."""
+        if self._main_screen is not None:
+            self._main_screen.fill_prompt(text)
+
+    def start_goal(self: AntonApp, objective: str, max_turns: int) -> str | None:
+        """Work on `objective` over up to `max_turns` turns (/goal); the reason when it cannot start now."""
+        if self._main_screen is None:
+            return "Still starting; try again in a moment."
+        return self._main_screen.start_goal(objective, max_turns)
+
     def clear_chat(self: AntonApp) -> None:
         if self.runtime is not None:
             self.runtime.new_conversation()

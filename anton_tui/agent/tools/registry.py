@@ -50,6 +50,10 @@ class ToolRegistry:
     def register(self, tool: ToolDef) -> None:
         self._tools[tool.name] = tool
 
+    def unregister(self, name: str) -> None:
+        """Stop offering `name` (a tool offered only for a while, such as the goal's); unknown names are ignored."""
+        self._tools.pop(name, None)
+
     def get(self, name: str) -> ToolDef | None:
         return self._tools.get(name)
 

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from anton_tui.runtime import off_loop
-from anton_tui.tui.commands import memory_cmds, skill_cmds
+from anton_tui.tui.commands import goal_cmd, memory_cmds, skill_cmds
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success
 from anton_tui.tui.commands.parse import ParsedCommand, parse
 
@@ -176,6 +176,8 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("clear", "", "Start a new conversation (memory, skills and past episodes stay)", _clear, "Workspace"),
     CommandSpec("resume", "", "Continue a saved conversation (this program's or Anton's)", _resume, "Workspace"),
     CommandSpec("rewind", "", "Go back to before one of your messages and edit it", _rewind, "Workspace"),
+    CommandSpec("goal", "<objective> [--turns N]", "Work on an objective on its own, turn after turn, until it is "
+                "done or N turns (50) are used; Escape stops", goal_cmd.goal, "Workspace", True),
     CommandSpec("help", "", "This list", _help, "General"),
     CommandSpec("exit", "", "Leave anton-tui", _exit, "General"),
 ]  # fmt: skip

@@ -42,10 +42,12 @@ from anton_tui.agent.events import (
     TurnFinished,
     UsageUpdated,
 )
+from anton_tui.agent.goal import GoalFinished, GoalTurnStarted
 from anton_tui.runtime import Runtime
 from anton_tui.settings_sources import FirstFrame
 from anton_tui.tui.command_registry import SlashCommand, parse_command_line
 from anton_tui.tui.css import stylesheet
+from anton_tui.tui.screens.goal_runs import GoalRuns
 from anton_tui.tui.messages import (
     ChatCleared,
     CommandReplied,
@@ -88,7 +90,7 @@ class Conversation(Vertical):
     ALLOW_MAXIMIZE = True
 
 
-class MainScreen(WorkspaceInput, PaintFirstScreen):  # `@` files and `!` commands: main_workspace.py
+class MainScreen(WorkspaceInput, GoalRuns, PaintFirstScreen):  # `@`/`!`: main_workspace.py; /goal: goal_runs.py
     """Where the conversation happens."""
 
     DEFAULT_CSS = stylesheet(__file__, "main.tcss")
@@ -116,7 +118,8 @@ memory inspector (the bar above names them), and **F2** / **F3** jump to the scr
 **Tab** moves the focus between panes. **F2** and **F3** show or hide the scratchpad and the inspector,
 **Alt+Left** / **Alt+Right** make the right-hand column wider or narrower, **F5** maximises the focused pane (again,
 or **Escape**, to restore). **Escape** cancels a running turn; **Ctrl+R** sends the last message again after an error
-or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the cursor back in the prompt.
+or a cancelled turn (during a `/goal`, Escape also keeps the next turn from starting; a line above the prompt counts
+the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the cursor back in the prompt.
 **Alt+Up** picks your latest message in the chat: **i** shows what its turn saw, **r** goes back to before it.
 **F1** shows this help, **Ctrl+Q** quits.
 """
@@ -464,13 +467,15 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
             case MemoryHistoryBroken(message=text):
                 await chat.add_notice(Content(text), "info")
             case UsageUpdated():
-                self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
+                self.query_one(AntonHeader).show_usage(self.runtime.note_usage(event))  # tokens, cost, context
             case ErrorOccurred(message=text, retryable=retryable):
                 self._alert("Anton: error", text)
                 self._retry_offered = retryable
                 await chat.add_error(text, retryable=retryable)
             case TurnFinished(stop_reason=reason):
                 await self._close_turn(reason)
+            case GoalTurnStarted() | GoalFinished():
+                await self.show_goal_event(event)
         if (apply_event := getattr(self.inspector, "apply_event", None)) is not None:
             apply_event(event)
 

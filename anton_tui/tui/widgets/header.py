@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -10,6 +11,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from anton_tui.tui.css import stylesheet
+from anton_tui.tui.widgets.header_fit import SHORT_CONTEXT, STATUS_WIDEST, context_texts, plan_drops
 
 
 def format_tokens(count: int) -> str:
@@ -40,6 +42,9 @@ class AntonHeader(Horizontal):
 
 Shows the workspace (project folder), the model that answers and its provider, the memory mode (autopilot saves
 memories on its own, copilot asks first, off saves none), what Anton is doing, and the tokens used in this session.
+After the first answer it also shows the estimated cost at list prices (`~$0.12`; only for models with a known
+price) and how much of the model's context window the last request filled (`ctx 12k/200k`). In a narrow terminal the
+less important parts are left out.
 """
 
     def __init__(
@@ -58,6 +63,8 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
         self.provider = provider
         self.model = model
         self.memory_mode = memory_mode
+        self._dropped: set[str] = set()  # parts `fit` left out
+        self._context_texts = ("", "")
 
     def compose(self) -> ComposeResult:
         yield Static(Content.from_markup("[b]anton[/b] $version", version=self.version), id="brand")
@@ -70,11 +77,61 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
         yield held
         yield Static(Content("ready"), id="turn-status")
         yield Static(Content("0 in · 0 out"), id="tokens")
+        for part in ("cost", "context"):
+            yield Static(Content(""), id=part, classes="-blank")  # shown after the first answer
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit)  # after the screen's width classes have been applied
+
+    def show_usage(self, figures: Any) -> None:
+        """The status line after a request: `figures` is a `runtime.usage.UsageFigures`."""
+        self.set_usage(figures.input_tokens, figures.output_tokens)
+        cost = self.query_one("#cost", Static)
+        cost.update(Content(figures.cost_label))
+        cost.set_class(not figures.cost_label, "-blank")
+        cost.tooltip = "Estimated from the providers' list prices (no caching or batch discounts)"
+        self._context_texts = context_texts(figures.context_tokens, figures.context_window)
+        context = self.query_one("#context", Static)
+        context.remove_class("-blank")
+        context.tooltip = (
+            f"The last request used {figures.context_tokens:,} of the model's {figures.context_window:,} tokens"
+        )
+        self.fit()
+
+    def fit(self) -> None:
+        """Leave out what does not fit on one line (see `header_fit`)."""
+        width = self.size.width
+        if not width:
+            return
+        long, short = self._context_texts
+        context = self.query_one("#context", Static)
+        context.update(Content(long))
+        widths, parts = {}, {}
+        for part in self.query_children(Static):
+            dropped = part.styles.inline.display == "none" and part.id in self._dropped
+            if part.id == "workspace" or part.has_class("-blank") or not (part.display or dropped):
+                continue  # hidden for another reason (a narrow screen, a badge at 0), or nothing to say yet
+            text = part.render()
+            length = STATUS_WIDEST if part.id == "turn-status" else 0
+            padding = part.styles.padding
+            widths[str(part.id)] = max(length, getattr(text, "cell_length", 0)) + padding.left + padding.right
+            parts[str(part.id)] = part
+        drops = plan_drops(width, widths, len(long) - len(short))
+        for part_id, part in parts.items():  # left out by an inline style, so the stylesheet's own rules still hold
+            if part_id in drops:
+                part.styles.display = "none"
+            elif part_id in self._dropped:
+                part.styles.inline.clear_rule("display")
+                self.refresh(layout=True)
+        self._dropped = drops
+        if SHORT_CONTEXT in drops:
+            context.update(Content(short))
 
     def set_usage(self, input_tokens: int, output_tokens: int) -> None:
         self.query_one("#tokens", Static).update(
             Content(f"{format_tokens(input_tokens)} in · {format_tokens(output_tokens)} out")
         )
+        self.fit()
 
     def set_held(self, count: int) -> None:
         """The badge of memories held for review (hidden at 0)."""
@@ -82,6 +139,7 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
         badge.display = count > 0
         badge.update(Content(f"⚠ {count} held"))
         badge.tooltip = f"{count} learned memories wait for your review (they are asked after the next turn)"
+        self.fit()
 
     def set_model(self, provider: str, model: str, memory_mode: str) -> None:
         """After /setup: the new provider, model and memory mode."""
@@ -89,6 +147,7 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
         self.query_one("#provider", Static).update(Content(f"{provider}/"))
         self.query_one("#model", Static).update(Content(model))
         self.query_one("#memory-mode", Static).update(Content(f"memory {memory_mode}"))
+        self.fit()
 
     def set_status(self, text: str, *, busy: bool) -> None:
         status = self.query_one("#turn-status", Static)
