@@ -32,6 +32,7 @@ async def test_held_memories_come_back_with_a_badge_and_their_reasons(fake_llm, 
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmMemoryScreen), timeout=20, what="the review")
         badge = main_screen(app).query_one(AntonHeader).query_one("#held", Static)
         assert badge.display and "1 held" in str(badge.render())
+        await wait_for(pilot, lambda: bool(app.screen.query("#confirm-memory-detail")), what="the review's detail")
         detail = str(app.screen.query_one("#confirm-memory-detail", Static).render())
         assert "Held for review" in detail and "127.0.0.1:8000" in detail
         await pilot.press("space", "enter")  # it starts unchecked: check it, then save
