@@ -148,6 +148,16 @@ def _parse(commit: Any, files: tuple[str, ...]) -> Change:
     )  # fmt: skip
 
 
+def _changed_names(repo: Any, old: bytes | None, new: bytes) -> tuple[str, ...]:
+    """The files whose blobs differ between two commits (compared by id, without reading them)."""
+
+    def blobs(cid: bytes | None) -> dict[bytes, bytes]:
+        return {} if cid is None else {e.path: e.sha for e in repo[repo[cid].tree].items()}
+
+    a, b = blobs(old), blobs(new)
+    return tuple(sorted(name.decode() for name in set(a) | set(b) if a.get(name) != b.get(name)))
+
+
 class ScopeHistory:
     """The history repository of one scope. All methods are blocking; the app calls them off the event loop."""
 
@@ -220,9 +230,14 @@ class ScopeHistory:
     # ---- recording ---------------------------------------------------------------------------------------------
 
     def commit(
-        self, updates: dict[str, bytes | None], origin: Origin, when: float | None = None, *, allow_empty: bool = False
+        self, updates: dict[str, bytes | None], origin: Origin, when: float | None = None, *, allow_empty: bool = False,
+        merge: bytes | None = None,
     ) -> Change | None:
-        """Record `updates` (file name → bytes, None for a deleted file) over the head; None when nothing changed."""
+        """Record `updates` (file name → bytes, None for a deleted file) over the head; None when nothing changed.
+
+        `merge`: a commit fetched from a remote whose entries `updates` bring in; it becomes the second parent, and
+        the changes it holds that this history lacks are listed in the log before the merge itself.
+        """
         from dulwich.objects import Blob, Commit, Tree
 
         with self._lock:
@@ -237,7 +252,7 @@ class ScopeHistory:
                         after.pop(name, None)
                     else:
                         after[name] = data
-                if after == before and parent is not None and not allow_empty:
+                if after == before and parent is not None and not allow_empty and merge is None:
                     return None
                 changed = {n: (before.get(n), after.get(n)) for n in set(before) | set(after)
                            if before.get(n) != after.get(n)}  # fmt: skip
@@ -249,7 +264,7 @@ class ScopeHistory:
                 objects.append(tree)
                 commit = Commit()
                 commit.tree = tree.id
-                commit.parents = [parent] if parent is not None else []
+                commit.parents = ([parent] if parent is not None else []) + ([merge] if merge is not None else [])
                 commit.author = commit.committer = AUTHOR
                 now = when if when is not None else self.clock()
                 commit.commit_time = commit.author_time = int(now)
@@ -262,7 +277,8 @@ class ScopeHistory:
                 if repo.refs.set_if_equals(BRANCH, parent, commit.id):
                     self._last = (commit.id, after)  # the next commit starts from these files without reading them
                     change = dataclasses.replace(_parse(commit, tuple(sorted(changed))), time=now)
-                    self._append_index(change, parent)
+                    previous = self._append_imported(parent, merge) if merge is not None else parent
+                    self._append_index(change, previous)
                     return change
             raise HistoryError(f"the {self.scope} memory history kept moving while recording a change")
 
@@ -284,6 +300,24 @@ class ScopeHistory:
         line = json.dumps(change.to_json() | {"parent": parent.decode() if parent else None}) + "\n"
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(line)
+
+    def _append_imported(self, parent: bytes | None, merge: bytes) -> bytes | None:
+        """List in the index the commits reachable from `merge` and not from `parent`, oldest first; returns the last.
+
+        In the index a row's ``parent`` is the row before it (for a straight history that is the git parent).
+        """
+        from dulwich.walk import ORDER_TOPO
+
+        repo = self.repo()
+        entries = list(repo.get_walker(include=[merge], exclude=[parent] if parent else None, order=ORDER_TOPO))
+        previous = parent
+        for entry in reversed(entries):
+            commit = entry.commit
+            first = commit.parents[0] if commit.parents else None
+            files = _changed_names(repo, first, commit.id)
+            self._append_index(_parse(commit, files), previous)
+            previous = commit.id
+        return previous
 
     def log(self, limit: int | None = None) -> list[Change]:
         """The changes, newest first (at most `limit`)."""
