@@ -258,7 +258,10 @@ def merge_file(
     elif prefer is not None:
         flipped = prefer == "theirs"
     else:
-        return _whole(name, ours, theirs, None, "lines that are not entries were changed on both sides")
+        mine = " | ".join(line for line in o.skeleton if line not in b.skeleton) or "(removed lines)"
+        other = " | ".join(line for line in t.skeleton if line not in b.skeleton) or "(removed lines)"
+        return MergeResult(None, (MergeConflict(name, "lines that are not entries were changed on both sides",
+                                                mine, other),))  # fmt: skip
     if flipped:
         result = _merge(name, b, t, o, theirs_time, ours_time, _flip(prefer), mine_is_frame=False)
     else:

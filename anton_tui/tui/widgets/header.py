@@ -40,6 +40,7 @@ class AntonHeader(Horizontal):
 
 Shows the workspace (project folder), the model that answers and its provider, the memory mode (autopilot saves
 memories on its own, copilot asks first, off saves none), what Anton is doing, and the tokens used in this session.
+When memory is shared through a git remote, it also shows the last sync and how it went.
 """
 
     def __init__(
@@ -68,6 +69,9 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
         held = Static(Content(""), id="held")
         held.display = False  # shown while memories wait for review
         yield held
+        synced = Static(Content(""), id="sync")
+        synced.display = False  # shown once shared memory has synced (or failed to)
+        yield synced
         yield Static(Content("ready"), id="turn-status")
         yield Static(Content("0 in · 0 out"), id="tokens")
 
@@ -82,6 +86,14 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
         badge.display = count > 0
         badge.update(Content(f"⚠ {count} held"))
         badge.tooltip = f"{count} learned memories wait for your review (they are asked after the next turn)"
+
+    def set_sync(self, line: str, ok: bool, waiting: int = 0) -> None:
+        """The last sync of shared memory and how it went (`waiting`: merge parts to resolve in the History tab)."""
+        badge = self.query_one("#sync", Static)
+        badge.display = True
+        badge.update(Content(line))
+        badge.set_class(not ok, "-failed")
+        badge.tooltip = f"{waiting} merge parts wait in the History tab" if waiting else "last sync of shared memory"
 
     def set_model(self, provider: str, model: str, memory_mode: str) -> None:
         """After /setup: the new provider, model and memory mode."""
