@@ -37,3 +37,28 @@ class ManagedHippocampus(Hippocampus):
 
     _modify = replace_bytes = encode_rule = encode_lesson = rewrite_identity = _refuse  # type: ignore[assignment]
     update_entry = delete_entry = rewrite_file = remove_profile_lines = _refuse  # type: ignore[assignment]
+
+
+_PRECEDENCE = "The operator's rules and lessons apply to everyone and win over {name} when the two conflict."
+
+
+def operator_precedence(name: str = "Your Memory") -> str:
+    """The line under the first ``## Operator Memory`` heading (Anton 2.26.10's words)."""
+    return _PRECEDENCE.format(name=name)
+
+
+def learned_memory_notice(presence: str = "present") -> str:
+    """Anton's ``## Learned memory status`` section for memory shared across people (its "shared" scope)."""
+    status = (
+        "Learned memory is shared across people, not a private profile of this user. "
+        "Do not attribute shared entries to this user without evidence. "
+    )
+    status += {
+        "empty": "The shared store has no saved memories.",
+        "present": "The shared store contains saved memories; retrieval may omit entries.",
+    }.get(presence, "The shared store's saved contents could not be verified.")
+    return (
+        "## Learned memory status\n" + status + "\n"
+        "Product instructions and operator-managed rules are not remembered user preferences. "
+        "Do not present them as facts learned about the user."
+    )

@@ -67,6 +67,19 @@ class MemoryStores:
             managed_dir=managed_dir(getattr(settings, "managed_memory", None)),
         )
 
+    def shared(self) -> bool:
+        """Whether a scope is shared through a git remote (read from its history's config: cheap, no git library)."""
+        if self.recorder is None:
+            return False
+        for scope in SCOPES:
+            try:
+                config = (self.recorder.history(scope).git_dir / "config").read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if '[remote "' in config:
+                return True
+        return False
+
     @property
     def managed_dir(self) -> Path | None:
         return self.managed.base_dir if self.managed is not None else None

@@ -92,3 +92,30 @@ async def test_a_merge_waiting_for_a_choice_is_resolved_in_the_history_tab(tmp_p
         await wait_until(pilot, lambda: not tab.waiting and column(tab.table, 2)[0] == "sync", timeout=10)
     assert stores.global_hc.lessons_path.read_text().startswith("# Lessons of the server")
     assert not sync.pending(stores, "global")
+
+
+async def test_managed_rules_are_listed_first_marked_read_only_and_cannot_be_edited(tmp_path) -> None:
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    rules = "# Rules\n\n## Always\n- Ask before deleting customer data <!-- ts:2026-11-01 -->\n"
+    (managed / "rules.md").write_text(rules)
+    home, project = tmp_path / "laptop" / "home", tmp_path / "laptop" / "project"
+    project.mkdir(parents=True)
+    stores = MemoryStores.from_paths(AntonPaths(home, project), managed_dir=managed)
+    stores.global_hc.encode_rule("use uv", "always")
+    app = InspectorHost(stores)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.pane.query_one(TabbedContent).active = "inspector-rules"
+        tab = app.pane.tab("rules")
+        await wait_until(pilot, lambda: tab.table.row_count == 2)
+        assert column(tab.table, 0) == ["managed", "global"]
+        tab.table.focus()
+        tab.table.move_cursor(row=0)
+        await pilot.pause()
+        assert "read-only" in str(tab.query_one(".detail").render())
+        await pilot.press("e")
+        await pilot.press("d")
+        await wait_until(pilot, lambda: sum("read-only" in note[2] for note in app.notes) == 2)
+        assert len(app.screen_stack) == 1, "no editor or question opened"
+    assert (managed / "rules.md").read_text() == rules
