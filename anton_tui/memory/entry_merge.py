@@ -22,11 +22,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
-from pathlib import Path
+import re
 
-from anton_tui.memory.engram import RULE_KINDS, parse_lessons_file, parse_profile_file, parse_rules_file
+from anton_tui.memory.engram import RULE_KINDS
 
-Key = tuple[str, int]  # an entry's text and which occurrence of that text in the file (0 for the first)
+Key = str  # an entry's text, with ``\0<n>`` added for the n-th repeat of the same text in one file
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,7 +71,6 @@ class _Entry:
     index: int  # line index in its file
     line: str  # the line without its line ending
     text: str
-    stamp: str  # the ts: date ("" when none)
 
     @property
     def value(self) -> tuple[str | None, str]:
@@ -88,31 +87,93 @@ class _Doc:
     readable: bool
 
 
-def _parse(name: str, data: bytes | None) -> _Doc:
+_BLANK, _OTHER, _HEADING, _ENTRY = range(4)
+
+
+def split_file(name: str, data: bytes | None, cache: dict[str, tuple[int, str, str]] | None = None) -> _Doc:
+    """Split a memory file into entries as `engram`'s parsers read it (same rules, line by line), without building
+    engrams. `cache` keeps what each line is across the versions of one merge: most lines are in all three."""
     data = data or b""
-    path = Path(name)
-    if name == "rules.md":
-        parsed = parse_rules_file(data, path)
-    elif name == "lessons.md":
-        parsed = parse_lessons_file(data, path)
-    else:
-        parsed = parse_profile_file(data, path)
+    try:
+        text = data.decode("utf-8")
+        readable = True
+    except UnicodeDecodeError:
+        text, readable = data.decode("utf-8", "replace"), False
+    lines = text.splitlines(keepends=True)
+    cache = {} if cache is None else cache
+    kind = "r" if name == "rules.md" else "l" if name == "lessons.md" else "p"
+    rules = kind == "r"
     entries: list[_Entry] = []
     seen: dict[str, int] = {}
-    rules = name == "rules.md"
-    for engram, index in zip(parsed.entries, parsed.entry_lines):
-        count = seen.get(engram.text, 0)
-        seen[engram.text] = count + 1
-        line = parsed.lines[index].rstrip("\r\n")
-        stamp = engram.updated_at.strftime("%Y-%m-%d") if engram.updated_at else ""
-        entries.append(_Entry((engram.text, count), engram.kind if rules else None, index, line, engram.text, stamp))
-    taken = {entry.index for entry in entries}
-    skeleton = tuple(
-        line.strip()
-        for i, line in enumerate(parsed.lines)
-        if i not in taken and line.strip() and not (rules and line.strip().startswith("## "))
-    )
-    return _Doc(parsed.lines, entries, {e.key: e for e in entries}, skeleton, dict(parsed.headings), parsed.writable)
+    headings: dict[str, int] = {}
+    skeleton: list[str] = []
+    heading: str | None = None
+    for index, line in enumerate(lines):
+        found = cache.get(line)
+        if found is None:
+            found = cache[line] = _classify(line, kind)
+        what, value, bare = found
+        if what == _BLANK:
+            continue
+        if what == _HEADING:
+            heading = value
+            headings.setdefault(value, index)
+            continue
+        if what == _OTHER or (rules and heading is None):
+            skeleton.append(line.strip())
+            continue
+        count = seen.get(value, 0)
+        seen[value] = count + 1
+        key = value if not count else f"{value}\0{count}"
+        entries.append(_Entry(key, heading if rules else None, index, bare, value))
+    return _Doc(lines, entries, {e.key: e for e in entries}, tuple(skeleton), headings, readable)
+
+
+def _classify(line: str, kind: str) -> tuple[int, str, str]:
+    """What one line is (see `engram.parse_*_file`): blank, other text, a rules heading, or an entry and its text."""
+    what, text = _what(line, kind)
+    return what, text, line.rstrip("\r\n")
+
+
+def _what(line: str, kind: str) -> tuple[int, str]:
+    stripped = line.strip()
+    if not stripped:
+        return (_BLANK, "")
+    if kind == "r":
+        if stripped.startswith("## "):
+            return (_HEADING, stripped[3:].strip().lower())
+        if stripped.startswith("#") or not stripped.startswith("- "):
+            return (_OTHER, "")
+        found = _text(stripped[2:])
+    elif kind == "l":
+        if not (line.startswith("- ") or line.startswith("  ")):
+            return (_OTHER, "")
+        found = _text(stripped).removeprefix("- ")
+        found = "" if found == "-" else found
+    else:
+        if stripped.startswith("#"):
+            return (_OTHER, "")
+        found = stripped[2:].strip() if stripped.startswith("- ") else stripped
+    return (_ENTRY, found) if found else (_OTHER, "")
+
+
+_COMMENT = re.compile(r"\s*<!--([^>]*)-->\s*$")
+
+
+def _text(body: str) -> str:
+    """An entry's text without its metadata comment, as `engram.split_entry` reads it."""
+    if "<!--" not in body:
+        return body.strip()
+    match = _COMMENT.search(body)
+    return body.strip() if match is None else body[: match.start()].strip()
+
+
+_TS = re.compile(r"<!--[^>]*\bts:(\d{4}-\d{2}-\d{2})")
+
+
+def _stamp(entry: _Entry) -> str:
+    found = _TS.search(entry.line)
+    return found.group(1) if found else ""
 
 
 # ---- what one side did to the base ---------------------------------------------------------------------------------
@@ -134,20 +195,23 @@ def _similar(a: str, b: str) -> bool:
 
 def _changes(base: _Doc, side: _Doc) -> _Side:
     fate: dict[Key, _Entry | None] = {key: side.by_key.get(key) for key in base.by_key}
-    removed = [e.key for e in base.entries if e.key not in side.by_key]
     added = [e for e in side.entries if e.key not in base.by_key]
-    if removed and added:
-        gone, new = set(removed), {e.key for e in added}
-        a = [e.key for e in base.entries]
-        b = [e.key for e in side.entries]
-        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag != "replace":
+    if added and len(side.by_key) - len(added) < len(base.by_key):  # some removed, some added: look for edits
+        position = {e.key: i for i, e in enumerate(side.entries)}
+        new = {e.key for e in added}
+        last, skipped = -1, 0  # the side's index of the last base entry it kept, and removed ones since
+        for entry in base.entries:
+            at = position.get(entry.key)
+            if at is not None:
+                last, skipped = at, 0
                 continue
-            for old, now in zip(a[i1:i2], b[j1:j2]):
-                if old in gone and now in new and _similar(old[0], now[0]):
-                    fate[old] = side.by_key[now]
-                    new.discard(now)
+            candidate = last + 1 + skipped
+            skipped += 1
+            if candidate < len(side.entries):
+                now = side.entries[candidate]
+                if now.key in new and _similar(entry.text, now.text):
+                    fate[entry.key] = now
+                    new.discard(now.key)
         added = [e for e in added if e.key in new]
     return _Side(side, fate, added)
 
@@ -225,8 +289,9 @@ def _ending(line: str) -> str:
 
 def _newer(a: _Entry, b: _Entry, a_time: float, b_time: float) -> int:
     """1 when `a` is newer, -1 when `b` is, 0 when nothing tells."""
-    if a.stamp != b.stamp and a.stamp and b.stamp:
-        return 1 if a.stamp > b.stamp else -1
+    sa, sb = _stamp(a), _stamp(b)
+    if sa != sb and sa and sb:
+        return 1 if sa > sb else -1
     if a_time != b_time:
         return 1 if a_time > b_time else -1
     return 0
@@ -248,7 +313,8 @@ def merge_file(
         return MergeResult(ours)
     if base == ours:
         return MergeResult(theirs)
-    b, o, t = _parse(name, base), _parse(name, ours), _parse(name, theirs)
+    cache: dict[str, tuple[int, str, str]] = {}
+    b, o, t = split_file(name, base, cache), split_file(name, ours, cache), split_file(name, theirs, cache)
     if not (b.readable and o.readable and t.readable):
         return _whole(name, ours, theirs, prefer, "the file is not valid UTF-8 on one side and changed on both")
     if t.skeleton == b.skeleton or o.skeleton == t.skeleton:
@@ -322,7 +388,8 @@ def _merge(
         plan.insert(entry.section, _anchor(entry), entry.line)
 
     def _anchor(entry: _Entry) -> int | None:
-        for previous in reversed(other.entries[: position[entry.key]]):
+        for at in range(position[entry.key] - 1, -1, -1):
+            previous = other.entries[at]
             if previous.section != entry.section:
                 continue
             index = where.get(previous.key)
@@ -335,8 +402,8 @@ def _merge(
     for key, now in yours.fate.items():
         was = base.by_key[key]
         kept = mine.fate[key]
-        other_changed = now is None or now.value != was.value
-        frame_changed = kept is None or kept.value != was.value
+        other_changed = now is None or now.line != was.line or now.section != was.section
+        frame_changed = kept is None or kept.line != was.line or kept.section != was.section
         if not other_changed:
             continue
         if not frame_changed:

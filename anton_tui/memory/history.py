@@ -22,6 +22,7 @@ import os
 import re
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ AUTHOR = b"anton-tui <anton-tui@localhost>"
 INDEX = "anton-log.jsonl"
 _COMMENT = re.compile(r"\s*<!--.*?-->")
 TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust", "Archive")
+LONG = 2000  # lines in both versions of a file above which a summary counts lines instead of diffing them
 
 
 class HistoryError(Exception):
@@ -102,6 +104,15 @@ def summarise(files: dict[str, tuple[bytes | None, bytes | None]]) -> str:
     for name, (old, new) in sorted(files.items()):
         a, b = _lines(old), _lines(new)
         added = removed = 0
+        if len(a) + len(b) > LONG:  # a long file: count lines in and out, which is fast (moves are not told apart)
+            gone, came = Counter(a) - Counter(b), Counter(b) - Counter(a)
+            removed, added = sum(gone.values()), sum(came.values())
+            shown = [line for line in (b if came else a) if (line in came if came else line in gone)]
+            shown = [line for line in shown if line.strip() and not line.startswith("#")]
+            if shown and not first:
+                first = ("" if came else "removed ") + shown[0].strip().lstrip("- ").strip()
+            parts.append(f"{name} deleted" if new is None else f"{name} +{added} -{removed}")
+            continue
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
             removed += i2 - i1 if tag != "equal" else 0
             added += j2 - j1 if tag != "equal" else 0

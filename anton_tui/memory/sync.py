@@ -195,7 +195,7 @@ def _round(
             return SyncOutcome(scope, status, _say(scope, merged_any, False), merged=merged_any, notes=tuple(notes))
         if not files and theirs is None:
             return SyncOutcome(scope, "up to date", f"the {scope} memory is empty; nothing to share yet")
-        hits = scan(files, redactor)
+        hits = scan(files, redactor, history.files_at(theirs) if theirs is not None else None)
         if hits:
             message = (f"{len(hits)} {scope} memory entr{'y holds' if len(hits) == 1 else 'ies hold'} a secret; "
                        "nothing was pushed (edit the entry, or keep it local)")  # fmt: skip
@@ -311,11 +311,11 @@ def _shared_files(history: ScopeHistory, files: dict[str, bytes]) -> dict[str, b
     ids = _local_ids(history)
     if not ids:
         return files
-    from anton_tui.memory.entry_merge import _parse
+    from anton_tui.memory.entry_merge import split_file
 
     out = {}
     for name, data in files.items():
-        doc = _parse(name, data)
+        doc = split_file(name, data)
         drop = {entry.index for entry in doc.entries if _id(entry.text) in ids}
         out[name] = data if not drop else "".join(l for i, l in enumerate(doc.lines) if i not in drop).encode()
     return out
@@ -327,8 +327,12 @@ def _id(text: str) -> str:
     return entry_id(text)
 
 
-def scan(files: dict[str, bytes], redactor: Any = None) -> list[SecretHit]:
-    """Every entry that holds something shaped like a secret (or a configured key), file by file."""
+def scan(files: dict[str, bytes], redactor: Any = None, shared: dict[str, bytes] | None = None) -> list[SecretHit]:
+    """Every entry that holds something shaped like a secret (or a configured key), file by file.
+
+    Lines the remote already holds (`shared`: its files) are not looked at again: they left with an earlier push,
+    scanned then. Every line this push would send for the first time is."""
+    from anton_tui.memory.entry_merge import split_file
     from anton_tui.redact import Redactor
 
     redactor = redactor or Redactor()
@@ -337,14 +341,13 @@ def scan(files: dict[str, bytes], redactor: Any = None) -> list[SecretHit]:
         data = files.get(name)
         if not data:
             continue
-        text = data.decode("utf-8", "replace")
-        if not redactor.scrub(text).changed:
+        known = set((shared or {}).get(name, b"").decode("utf-8", "replace").splitlines(keepends=True))
+        doc = split_file(name, data)
+        fresh = [(index, line) for index, line in enumerate(doc.lines) if line not in known]
+        if not fresh or not redactor.scrub("".join(line for _i, line in fresh)).changed:
             continue
-        from anton_tui.memory.entry_merge import _parse
-
-        doc = _parse(name, data)
         ids = {entry.index: _id(entry.text) for entry in doc.entries}
-        for index, line in enumerate(doc.lines):
+        for index, line in fresh:
             scrubbed = redactor.scrub(line)
             if scrubbed.changed:
                 hits.append(SecretHit(name, index + 1, scrubbed.text.rstrip("\r\n"), scrubbed.found,
@@ -374,7 +377,7 @@ def _snapshot(history: ScopeHistory, files: dict[str, bytes], parent: bytes | No
     commit.commit_time = commit.author_time = int(history.clock())
     commit.commit_timezone = commit.author_timezone = 0
     host = socket.gethostname() or "another machine"
-    summary = f"shared from {host}: " + (summarise(changed) if changed else "no changes")
+    summary = f"shared from {host}: " + (summarise(changed) if changed else "no changes")  # (fast for long files)
     commit.message = _message(summary[:100], scope, Origin("sync", why=f"shared from {host}"))
     repo.object_store.add_object(commit)
     return commit.id
