@@ -22,7 +22,8 @@ MERGE_TARGET = 0.2
 
 
 def lesson(i: int, tag: str = "") -> str:
-    return f"- Lesson {i}{tag}: the export job for region {i % 37} needs batch size {i % 500} <!-- confidence:medium source:llm topic:ops ts:2026-11-01 -->\n"  # noqa: E501
+    meta = "<!-- confidence:medium source:llm topic:ops ts:2026-11-01 -->"
+    return f"- Lesson {i}{tag}: the export job for region {i % 37} needs batch size {i % 500} {meta}\n"
 
 
 def base_lines() -> list[str]:

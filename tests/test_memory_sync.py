@@ -237,3 +237,55 @@ def test_no_remote_and_unreachable_addresses_are_reported(tmp_path: Path) -> Non
     assert outcome.status == "failed" and "nowhere.git" in outcome.message
     assert sync.shared_scopes(stores) == {"global": str(tmp_path / "nowhere.git")}
     assert sync.remove_remote(stores, "global") and sync.shared_scopes(stores) == {}
+
+
+def test_an_https_style_remote_uses_the_users_git_credential_helper(pair, tmp_path: Path, monkeypatch) -> None:
+    """A smart-HTTP git server on loopback that wants a password; `git credential fill` (the real git, with a helper
+    configured for this test) supplies it, as the user's keychain or store would."""
+    import base64
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from dulwich.repo import Repo
+    from dulwich.server import DictBackend
+    from dulwich.web import make_wsgi_chain
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    served = tmp_path / "served.git"
+    served.mkdir()
+    Repo.init_bare(str(served)).close()
+    app = make_wsgi_chain(DictBackend({"/team.git": Repo(str(served))}))
+    token = "Basic " + base64.b64encode(b"ada:s3cret-pass").decode()
+    asked: list[str] = []
+
+    def guarded(environ, start_response):
+        asked.append(environ.get("HTTP_AUTHORIZATION", ""))
+        if environ.get("HTTP_AUTHORIZATION") != token:
+            start_response("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="team"'), ("Content-Length", "0")])
+            return [b""]
+        return app(environ, start_response)
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = make_server("127.0.0.1", 0, guarded, handler_class=Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    helper = tmp_path / "gitconfig"
+    helper.write_text('[credential]\n\thelper = "!f() { echo username=ada; echo password=s3cret-pass; }; f"\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(helper))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    try:
+        a, b = pair
+        url = f"http://127.0.0.1:{server.server_address[1]}/team.git"
+        for stores in (a, b):
+            sync.add_remote(stores, "global", url)
+        a.global_hc.encode_lesson("shared over http")
+        first = sync.sync(a, "global")
+        assert first.pushed, first.message
+        assert sync.sync(b, "global").ok
+        assert lessons(b) == ["shared over http"]
+        assert token in asked and "" in asked  # refused without, accepted with the helper's password
+    finally:
+        server.shutdown()

@@ -1,9 +1,9 @@
 """Merges two versions of a memory file that grew apart from a common one, entry by entry, not line by line.
 
 `merge_file(name, base, ours, theirs)` takes the three versions of ``rules.md``, ``lessons.md`` or ``profile.md``
-(bytes, None for no file) and returns the merged bytes, the decisions it took, and what it could not decide. An entry is known
-by its text (``- text <!-- metadata -->``: the text without the comment); a changed line whose text is close to the
-one it replaced, at the same place, is an edit of that entry. The rules:
+(bytes, None for no file) and returns the merged bytes, the decisions it took, and what it could not decide. An entry
+is known by its text (``- text <!-- metadata -->``: the text without the comment); a changed line whose text is close
+to the one it replaced, at the same place, is an edit of that entry. The rules:
 
 - entries added on either side are all kept (the union), at the place the other side had them;
 - an entry deleted on one side goes, unless the other side changed it: then the changed entry stays;

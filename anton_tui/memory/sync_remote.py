@@ -3,7 +3,8 @@
 The remote's address is kept in the scope's own history repository (``remote.origin.url`` in its git config, under
 ``$ANTON_HOME/history``), never in the project tree. The transport is dulwich's (imported lazily): a local folder,
 ``file://``, ``ssh://`` or ``user@host:path`` (through the system ``ssh``, so the user's keys, agent and
-``~/.ssh/config`` apply) and ``https://`` (credentials from the URL or ``~/.git-credentials``). A push only moves the
+``~/.ssh/config`` apply) and ``https://`` (when the server asks, the user's own git credential helpers answer through
+``git credential fill``, if git is installed; credentials in the URL work too). A push only moves the
 remote's branch from the commit this machine fetched to the new one; if someone pushed in between, the remote keeps
 theirs and the push reports `Moved` so the caller fetches and merges again.
 
@@ -13,6 +14,7 @@ nothing is ever pushed from it).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -75,11 +77,40 @@ def normalise(url: str) -> str:
     return str(Path(url).expanduser().resolve())
 
 
-def _client(repo: Any, url: str) -> tuple[Any, str]:
-    from dulwich.client import get_transport_and_path
+def git_credentials(url: str, _challenge: str = "", attempt: int = 1) -> dict[str, str] | None:
+    """The user's own credentials for an https remote, from their git credential helpers (``git credential fill``).
 
+    Asked only when the server answers 401, once; git is told never to prompt (the app owns the terminal). None
+    when git is not installed or no helper knows the address."""
+    import shutil
+    import subprocess
+    from urllib.parse import urlsplit
+
+    if attempt > 1 or shutil.which("git") is None:
+        return None
+    parts = urlsplit(url)
+    query = f"protocol={parts.scheme}\nhost={parts.netloc.rpartition('@')[2]}\npath={parts.path.lstrip('/')}\n\n"
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
     try:
-        return get_transport_and_path(url, config=repo.get_config_stack(), quiet=True)
+        done = subprocess.run(["git", "credential", "fill"], input=query, capture_output=True, text=True, env=env,
+                              timeout=30, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    if done.returncode != 0 or not found.get("username"):
+        return None
+    return {"username": found["username"], "password": found.get("password", "")}
+
+
+def _client(repo: Any, url: str) -> tuple[Any, str]:
+    from dulwich.client import default_urllib3_manager, get_transport_and_path
+
+    config = repo.get_config_stack()
+    extra: dict[str, Any] = {}
+    if url.startswith(("http://", "https://")):  # the user's git credential helpers answer a 401
+        extra["pool_manager"] = default_urllib3_manager(config, auth_callback=git_credentials)
+    try:
+        return get_transport_and_path(url, config=config, quiet=True, **extra)
     except Exception as exc:  # noqa: BLE001 - dulwich raises many kinds for an address it cannot use
         raise RemoteError(f"{url} is not an address git can reach: {exc}") from exc
 
