@@ -140,3 +140,33 @@ async def test_the_timer_syncs_shared_scopes_on_its_own(anton_home, project_dir,
     await runtime.stop_sync()
     assert (bare / "refs" / "heads" / "main").exists()
     assert runtime.last_sync and runtime.last_sync[0].pushed
+
+
+async def test_a_timed_sync_that_holds_back_a_secret_says_so_in_the_chat(anton_home, project_dir, tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from anton_tui.agent.events import MemorySynced
+    from anton_tui.runtime import Runtime
+
+    from tests.tui.inspector_fixtures import QuietSession
+
+    class Session(QuietSession):
+        def __init__(self) -> None:
+            self.background_events: asyncio.Queue = asyncio.Queue()
+
+    bare = tmp_path / "team.git"
+    bare.mkdir()
+    Repo.init_bare(str(bare)).close()
+    stores = stores_with(anton_home, project_dir, None)
+    stores.global_hc.lessons_path.parent.mkdir(parents=True, exist_ok=True)
+    stores.global_hc.lessons_path.write_text("- deploy with token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\n")
+    sync.add_remote(stores, "global", str(bare))
+    session = Session()
+    runtime = Runtime(SimpleNamespace(home=anton_home, project_dir=project_dir), session, stores=stores)
+    runtime._sync_timer = asyncio.create_task(runtime._sync_every(0.05))
+    event = await asyncio.wait_for(session.background_events.get(), 30)
+    await runtime.stop_sync()
+    assert isinstance(event, MemorySynced) and not event.ok
+    assert "secret held back" in event.line
+    assert "lessons.md:1" in event.detail and "ghp_" not in event.detail and "keep-local" in event.detail
+    assert not (bare / "refs" / "heads" / "main").exists()

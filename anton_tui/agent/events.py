@@ -176,6 +176,7 @@ class MemorySynced:
     line: str
     ok: bool
     waiting: int = 0
+    detail: str = ""  # what went wrong, for a chat notice (a timed sync that needs the user; empty otherwise)
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,8 +61,11 @@ class MemorySyncOps:
 
     # ---- syncing --------------------------------------------------------------------------------------------------
 
-    async def memory_sync(self, scope: str | None = None, *, prefer: str | None = None) -> "list[SyncOutcome]":
-        """Sync one scope, or every shared scope and the managed folder; the outcomes also go to the header."""
+    async def memory_sync(
+        self, scope: str | None = None, *, prefer: str | None = None, tell: bool = False
+    ) -> "list[SyncOutcome]":
+        """Sync one scope, or every shared scope and the managed folder; the outcomes also go to the header (and,
+        with `tell`, what needs the user to a chat notice: the timer's syncs have no reply of their own)."""
         from anton_tui.memory import sync
 
         if self._sync_lock is None:
@@ -81,7 +84,7 @@ class MemorySyncOps:
             outcomes = await asyncio.to_thread(run)
         if outcomes:
             self.last_sync = outcomes
-            self._announce(outcomes)
+            self._announce(outcomes, tell=tell)
         return outcomes
 
     async def memory_resolve(self, scope: str, prefer: str) -> "SyncOutcome":
@@ -103,7 +106,7 @@ class MemorySyncOps:
 
         return await asyncio.to_thread(sync.keep_local, self.stores, scope, entry_ids)
 
-    def _announce(self, outcomes: "list[SyncOutcome]", when: float | None = None) -> None:
+    def _announce(self, outcomes: "list[SyncOutcome]", when: float | None = None, *, tell: bool = False) -> None:
         queue = self.background_events
         if queue is None:
             return
@@ -111,7 +114,14 @@ class MemorySyncOps:
 
         line, ok = sync_line(outcomes, when)
         waiting = sum(len(o.conflicts) for o in outcomes)
-        queue.put_nowait(MemorySynced(line, ok, waiting))
+        detail = ""
+        if tell:
+            needs = [o for o in outcomes if o.status in ("conflicts", "secret")]
+            detail = "\n".join([f"Sync: {o.message}." for o in needs] + [f"  {hit.describe()}" for o in needs
+                                                                          for hit in o.secrets])  # fmt: skip
+            if any(o.secrets for o in needs):
+                detail += "\nEdit the entry, or keep it on this machine only: /memory sync keep-local <scope>."
+        queue.put_nowait(MemorySynced(line, ok, waiting, detail))
 
     # ---- after the first frame ------------------------------------------------------------------------------------
 
@@ -142,7 +152,7 @@ class MemorySyncOps:
         while True:
             await asyncio.sleep(seconds)
             try:
-                await self.memory_sync()
+                await self.memory_sync(tell=True)
             except Exception:  # noqa: BLE001 - the timer never stops the app; the next round tries again
                 continue
 

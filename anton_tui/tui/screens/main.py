@@ -458,8 +458,10 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
                 await chat.add_notice(history_notice(event), "info")
             case MemoryHistoryBroken(message=text):
                 await chat.add_notice(Content(text), "info")
-            case MemorySynced(line=line, ok=ok, waiting=waiting):
+            case MemorySynced(line=line, ok=ok, waiting=waiting, detail=detail):
                 self.query_one(AntonHeader).set_sync(line, ok, waiting)
+                if detail:
+                    await chat.add_notice(Content(detail), "info")
             case UsageUpdated():
                 self.query_one(AntonHeader).set_usage(event.total_input_tokens, event.total_output_tokens)
             case ErrorOccurred(message=text, retryable=retryable):
