@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from anton_tui.memory.entry_merge import merge_file
 
 RULES = (
@@ -152,7 +154,7 @@ def test_profile_and_missing_files() -> None:
     ours = b("# Profile\n- Name: Ada\n")
     theirs = b("# Profile\n- Timezone: UTC\n")
     merged = merge_file("profile.md", None, ours, theirs)
-    assert lines(merged.data) == ["# Profile", "- Name: Ada", "- Timezone: UTC"]
+    assert lines(merged.data) == ["# Profile", "- Timezone: UTC", "- Name: Ada"]  # first there, first here
     # a file removed on one side (a reset) with nothing new there: the other side's additions survive alone
     base = b("- a <!-- ts:2026-11-01 -->\n")
     merged = merge_file("lessons.md", base, None, base + b("- b <!-- ts:2026-11-02 -->\n"))
@@ -168,3 +170,46 @@ def test_rule_moved_to_another_section() -> None:
     when = text[text.index("## When"):]
     assert "Write tests first" in when and "When tired" in when
     assert text.count("Write tests first") == 1
+
+
+def test_an_entry_under_a_heading_anton_does_not_use_is_not_lost() -> None:
+    base = "# Rules\n\n## Always\n- a <!-- ts:2026-11-01 -->\n"
+    theirs = base + "\n## Notes\n- keep this note <!-- ts:2026-11-02 -->\n"
+    ours = base.replace("- a <!-- ts:2026-11-01 -->\n", "- a <!-- ts:2026-11-01 -->\n- b <!-- ts:2026-11-02 -->\n")
+    merged = merge_file("rules.md", b(base), b(ours), b(theirs))
+    text = merged.data.decode()
+    assert "- keep this note" in text and "- b <!--" in text
+    assert text.index("## Notes") < text.index("- keep this note")
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_random_changes_on_both_sides_keep_every_addition_and_honour_deletions(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    base = [f"lesson {i} about topic {rng.randint(0, 9)}" for i in range(40)]
+
+    def line(text: str, day: int = 1) -> str:
+        return f"- {text} <!-- ts:2026-11-{day:02d} -->\n"
+
+    def side(name: str) -> tuple[list[str], set[str], set[str]]:
+        texts = list(base)
+        deleted = set(rng.sample(base, 4))
+        texts = [t for t in texts if t not in deleted]
+        added = {f"{name} new {k} {rng.random():.6f}" for k in range(5)}
+        for text in sorted(added):
+            texts.insert(rng.randint(0, len(texts)), text)
+        return texts, deleted, added
+
+    ours, ours_deleted, ours_added = side("mine")
+    theirs, theirs_deleted, theirs_added = side("theirs")
+    as_bytes = lambda texts: "".join(line(t) for t in texts).encode()  # noqa: E731
+    merged = merge_file("lessons.md", as_bytes(base), as_bytes(ours), as_bytes(theirs), ours_time=1, theirs_time=2)
+    assert merged.clean
+    got = [text.removeprefix("- ").split(" <!--")[0] for text in lines(merged.data)]
+    assert len(got) == len(set(got)), "no entry twice"
+    assert ours_added | theirs_added <= set(got), "every addition kept"
+    assert not (ours_deleted | theirs_deleted) & set(got), "every deletion honoured"
+    assert set(got) == (set(base) - ours_deleted - theirs_deleted) | ours_added | theirs_added
+    # the other machine merging the result in ends with the same bytes
+    assert merge_file("lessons.md", as_bytes(base), as_bytes(theirs), merged.data).data == merged.data

@@ -240,8 +240,8 @@ class _Plan:
             self.sections.setdefault(section, []).append(text)
             return
         inside = [e.index for e in frame.entries if e.section == section]
-        if inside:
-            self.after.setdefault(inside[-1], []).append(text)  # after the section's last entry
+        if inside:  # first of its section on the other side: before the section's first entry here
+            self.after.setdefault(inside[0] - 1, []).append(text)
         elif section is not None:
             self.after.setdefault(frame.headings[section], []).append(text)
         else:
@@ -258,8 +258,9 @@ class _Plan:
 
         emit(self.after.get(-1, []))
         missing = [kind for kind in RULE_KINDS if kind in self.sections]
+        missing += [kind for kind in self.sections if kind not in RULE_KINDS]  # a heading Anton does not use: last
         later = {kind: [self.frame.headings[k] for k in RULE_KINDS[RULE_KINDS.index(kind) + 1 :]
-                        if k in self.frame.headings] for kind in missing}  # fmt: skip
+                        if k in self.frame.headings] if kind in RULE_KINDS else [] for kind in missing}  # fmt: skip
         blocks_before: dict[int, list[str]] = {}
         trailing: list[str] = []
         for kind in missing:
@@ -335,9 +336,15 @@ def merge_file(
     if result.conflicts:
         return result
     data = result.data
+    if data != theirs and _same_entries(split_file(name, data, cache), t):
+        data = theirs  # the same entries and text as the other side: take its bytes, so both machines end equal
     if data == b"" and ours is None and theirs is None:
         data = None
     return dataclasses.replace(result, data=data)
+
+
+def _same_entries(a: _Doc, b: _Doc) -> bool:
+    return a.skeleton == b.skeleton and sorted(e.value for e in a.entries) == sorted(e.value for e in b.entries)
 
 
 def _flip(prefer: str | None) -> str | None:
