@@ -319,3 +319,25 @@ def test_syncs_settle_both_files_equal_and_nothing_more_to_push(pair, seed: int)
     for stores in (a, b):
         again = sync.sync(stores, "global")
         assert again.status == "up to date" and not again.pushed
+
+
+def test_an_ssh_remote_goes_through_the_ssh_command_git_would_use(pair, bare: Path, tmp_path: Path, monkeypatch) -> None:
+    """`GIT_SSH_COMMAND` names a stand-in for ssh that runs the remote command here (the real git-upload-pack and
+    git-receive-pack): the whole ssh transport is exercised without a network."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    fake_ssh = tmp_path / "fake-ssh"
+    calls = tmp_path / "ssh-calls.txt"
+    fake_ssh.write_text(f'#!/bin/sh\nfor last; do :; done\necho "$@" >> {calls}\nexec sh -c "$last"\n')
+    fake_ssh.chmod(0o755)
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(fake_ssh))
+    a, b = pair
+    url = f"ssh://team-server{bare}"
+    for stores in (a, b):
+        sync.add_remote(stores, "global", url)
+    a.global_hc.encode_lesson("shared over ssh")
+    assert sync.sync(a, "global").pushed
+    assert sync.sync(b, "global").ok
+    assert lessons(b) == ["shared over ssh"]
+    used = calls.read_text()
+    assert "team-server" in used and "git-receive-pack" in used and "git-upload-pack" in used

@@ -2,8 +2,8 @@
 
 The remote's address is kept in the scope's own history repository (``remote.origin.url`` in its git config, under
 ``$ANTON_HOME/history``), never in the project tree. The transport is dulwich's (imported lazily): a local folder,
-``file://``, ``ssh://`` or ``user@host:path`` (through the system ``ssh``, so the user's keys, agent and
-``~/.ssh/config`` apply) and ``https://`` (when the server asks, the user's own git credential helpers answer through
+``file://``, ``ssh://`` or ``user@host:path`` (through the system ``ssh``, or ``GIT_SSH_COMMAND`` as git would, so
+the user's keys, agent and ``~/.ssh/config`` apply) and ``https://`` (when the server asks, the user's own git credential helpers answer through
 ``git credential fill``, if git is installed; credentials in the URL work too). A push only moves the
 remote's branch from the commit this machine fetched to the new one; if someone pushed in between, the remote keeps
 theirs and the push reports `Moved` so the caller fetches and merges again.
@@ -109,6 +109,8 @@ def _client(repo: Any, url: str) -> tuple[Any, str]:
     extra: dict[str, Any] = {}
     if url.startswith(("http://", "https://")):  # the user's git credential helpers answer a 401
         extra["pool_manager"] = default_urllib3_manager(config, auth_callback=git_credentials)
+    elif ssh := os.environ.get("GIT_SSH_COMMAND") or os.environ.get("GIT_SSH"):
+        extra["ssh_command"] = ssh  # as git does; otherwise core.sshCommand, else the system ssh
     try:
         return get_transport_and_path(url, config=config, quiet=True, **extra)
     except Exception as exc:  # noqa: BLE001 - dulwich raises many kinds for an address it cannot use
