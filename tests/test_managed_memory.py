@@ -170,3 +170,18 @@ async def test_a_timed_sync_that_holds_back_a_secret_says_so_in_the_chat(anton_h
     assert "secret held back" in event.line
     assert "lessons.md:1" in event.detail and "ghp_" not in event.detail and "keep-local" in event.detail
     assert not (bare / "refs" / "heads" / "main").exists()
+
+
+async def test_the_model_request_carries_the_operator_memory_first(fake_llm, anton_home, project_dir, managed) -> None:
+    from tests.fakellm import Reply
+    from tests.session_helpers import PLANNER, make_session, run_turn
+
+    session = make_session(fake_llm, managed_memory=str(managed))
+    session.cortex.global_hc.encode_rule("Answer in French", "always", "high", "user")
+    fake_llm.queue(Reply.text("ok"), model=PLANNER)
+    await run_turn(session, "hello")
+    system = fake_llm.requests_for(PLANNER)[0].system
+    assert system.index("## Learned memory status") < system.index("## Operator Memory — Rules")
+    assert system.index("Ask before deleting customer data") < system.index("Answer in French")
+    assert "## Shared Memory — Global Rules" in system
+    await session.close()
