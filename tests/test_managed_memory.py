@@ -185,3 +185,22 @@ async def test_the_model_request_carries_the_operator_memory_first(fake_llm, ant
     assert system.index("Ask before deleting customer data") < system.index("Answer in French")
     assert "## Shared Memory — Global Rules" in system
     await session.close()
+
+
+@pytest.mark.parametrize("in_managed", [True, False])
+async def test_the_acc_does_not_write_a_rule_the_operator_already_set(fake_llm, anton_home, project_dir, managed,
+                                                                      in_managed: bool) -> None:  # fmt: skip
+    from anton_tui.memory.acc import AnteriorCingulate
+    from tests.session_helpers import make_session
+
+    probe = AnteriorCingulate()
+    probe.observe("cap_exhausted", {"cap": 25}, severity=9)
+    rule = probe.at_end_of_turn()[0].rule
+    if in_managed:
+        (managed / "rules.md").write_text(f"# Rules\n\n## Always\n- {rule} <!-- ts:2026-11-01 -->\n")
+    session = make_session(fake_llm, managed_memory=str(managed), acc_mode="passive")
+    session.acc.observe("cap_exhausted", {"cap": 25}, severity=9)
+    session._drain_acc()
+    written = [e.text for e in session.cortex.global_hc.get_rules()]
+    assert (rule in written) is not in_managed
+    await session.close()
