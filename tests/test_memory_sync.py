@@ -341,3 +341,21 @@ def test_an_ssh_remote_goes_through_the_ssh_command_git_would_use(pair, bare: Pa
     assert lessons(b) == ["shared over ssh"]
     used = calls.read_text()
     assert "team-server" in used and "git-receive-pack" in used and "git-upload-pack" in used
+
+
+def test_an_entry_edited_on_both_sides_keeps_the_newer_and_the_history_names_the_other(pair) -> None:
+    a, b = pair
+    a.global_hc.lessons_path.parent.mkdir(parents=True, exist_ok=True)
+    a.global_hc.lessons_path.write_text("- the API pages by 100 <!-- ts:2026-11-01 -->\n")
+    sync.sync(a, "global")
+    sync.sync(b, "global")
+    a.global_hc.lessons_path.write_text("- the API pages by 100 items <!-- ts:2026-11-03 -->\n")
+    b.global_hc.lessons_path.write_text("- the API pages by 100 rows <!-- ts:2026-11-05 -->\n")
+    sync.sync(a, "global")
+    outcome = sync.sync(b, "global")
+    assert outcome.ok and any("100 items" in note for note in outcome.notes)
+    sync.sync(a, "global")
+    for stores in (a, b):
+        assert lessons(stores) == ["the API pages by 100 rows"]
+    merge = next(c for c in history_ops.log(b, "global") if c.producer == "sync")
+    assert "the other was: - the API pages by 100 items" in merge.why
