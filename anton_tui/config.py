@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     episodic_memory: bool = True
     acc_mode: AccMode = "passive"
     compaction_every_turns: int = Field(10, gt=0)
+    memory_sync_minutes: int = Field(0, ge=0)  # sync shared memory every N minutes (0: only by hand)
+    managed_memory: str | None = None  # read-only managed memory folder ("off": none; unset: /etc/anton/memory if any)
     identity_every_turns: int = Field(5, gt=0)
 
     planning_provider: Provider = DEFAULT_PROVIDER

@@ -1,9 +1,10 @@
-"""``anton-tui memory log|show|undo``: the memory history from a shell, without the full-screen app.
+"""``anton-tui memory log|show|undo|remote|sync|resolve``: the memory history and its sharing, from a shell.
 
-Runs on the same engine as the app (`memory.history_ops` over the project's `MemoryStores`), with no Textual and no
-model. Before answering it records whatever changed on disk since the last recorded change, as "external".
-``log`` loads only the history's recorder (not the memory stores), and reads the list of changes kept beside each
-repository (`memory.history_index`), so listing 10,000 changes in a fresh process takes a fraction of a second.
+Runs on the same engine as the app (`memory.history_ops` and `memory.sync` over the project's `MemoryStores`), with
+no Textual and no model. Before answering it records whatever changed on disk since the last recorded change, as
+"external". ``log`` loads only the history's recorder (not the memory stores), and reads the list of changes kept
+beside each repository (`memory.history_index`), so listing 10,000 changes in a fresh process takes a fraction of a
+second.
 """
 
 from __future__ import annotations
@@ -25,6 +26,19 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("change", help="the change's id (at least 4 characters)")
     undo = sub.add_parser("undo", help="undo a change by a new change")
     undo.add_argument("change", help="the change's id (at least 4 characters)")
+    remote = sub.add_parser("remote", help="share a memory scope through a git remote")
+    remote_sub = remote.add_subparsers(dest="remote_action", required=True)
+    add = remote_sub.add_parser("add", help="share a scope through a git URL (a bare folder, ssh, https)")
+    add.add_argument("scope", choices=("global", "project"))
+    add.add_argument("url")
+    remote_sub.add_parser("list", help="the scopes that are shared, and where")
+    remove = remote_sub.add_parser("remove", help="stop sharing a scope (its memory stays)")
+    remove.add_argument("scope", choices=("global", "project"))
+    sync = sub.add_parser("sync", help="fetch, merge by entries, push (every shared scope by default)")
+    sync.add_argument("scope", nargs="?", choices=("global", "project"))
+    resolve = sub.add_parser("resolve", help="finish a sync that waits for a choice")
+    resolve.add_argument("scope", choices=("global", "project"))
+    resolve.add_argument("side", choices=("mine", "theirs"), help="keep this machine's version, or take theirs")
     return parser
 
 
@@ -32,14 +46,18 @@ def _paths(folder: Path | None) -> Any:
     from anton_tui.paths import AntonPaths
     from anton_tui.settings_sources import read_env_layers
 
-    layers = read_env_layers(project_dir=folder)  # only the two folders are needed: no validation of the rest
-    return AntonPaths(Path(layers.home), Path(layers.project_dir))
+    layers = read_env_layers(project_dir=folder)  # only the folders are needed: no validation of the rest
+    return AntonPaths(Path(layers.home), Path(layers.project_dir)), layers
 
 
 def _stores(folder: Path | None) -> Any:
+    from anton_tui.memory.managed import managed_dir
     from anton_tui.memory.stores import MemoryStores
 
-    stores = MemoryStores.from_paths(_paths(folder))
+    paths, layers = _paths(folder)
+    managed = next((v["ANTON_MANAGED_MEMORY"] for _w, v in reversed(layers.layers) if v.get("ANTON_MANAGED_MEMORY")),
+                   None)  # fmt: skip
+    stores = MemoryStores.from_paths(paths, managed_dir=managed_dir(managed))
     stores.recorder.start()  # what changed while nothing was watching
     return stores
 
@@ -54,7 +72,7 @@ def _log(args: argparse.Namespace, folder: Path | None) -> int:
     """List the changes with the recorder alone: no memory stores, and no git library when nothing changed."""
     from anton_tui.memory.history_recorder import MemoryRecorder
 
-    recorder = MemoryRecorder.from_paths(_paths(folder))
+    recorder = MemoryRecorder.from_paths(_paths(folder)[0])
     recorder.start()  # what changed while nothing was watching
     changes = recorder.log(args.scope, args.limit)
     if args.json:
@@ -90,6 +108,8 @@ def run(argv: list[str], folder: Path | None = None) -> int:
                     print(f"{key.capitalize()}: {getattr(change, key)}")
             print()
             sys.stdout.write(diff)
+        elif args.action in ("remote", "sync", "resolve"):
+            return _sharing(stores, args)
         else:
             outcome = history_ops.undo(stores, args.change)
             if not outcome.done:
@@ -107,3 +127,46 @@ def run(argv: list[str], folder: Path | None = None) -> int:
     finally:
         stores.recorder.flush()
     return 0
+
+
+def _sharing(stores: Any, args: argparse.Namespace) -> int:
+    from anton_tui.memory import sync
+
+    if args.action == "remote":
+        if args.remote_action == "add":
+            url = sync.add_remote(stores, args.scope, args.url)
+            print(f"The {args.scope} memory is shared through {url}; `anton-tui memory sync` syncs it.")
+        elif args.remote_action == "remove":
+            said = "no longer shared" if sync.remove_remote(stores, args.scope) else "was not shared"
+            print(f"The {args.scope} memory {said}.")
+        else:
+            shared = sync.shared_scopes(stores)
+            for scope, url in shared.items():
+                print(f"{scope:<8} {url}")
+            if stores.managed_dir is not None:
+                print(f"{'managed':<8} {stores.managed_dir} (read-only)")
+            if not shared and stores.managed_dir is None:
+                print("No memory is shared: `anton-tui memory remote add <scope> <url>` shares one.")
+        return 0
+    if args.action == "resolve":
+        outcomes = [sync.resolve(stores, args.scope, "ours" if args.side == "mine" else "theirs")]
+    else:
+        scopes = [args.scope] if args.scope else list(sync.shared_scopes(stores))
+        if not scopes and stores.managed_dir is None:
+            print("No memory is shared: `anton-tui memory remote add <scope> <url>` shares one.")
+            return 1
+        outcomes = [sync.sync(stores, scope) for scope in scopes]
+        managed = stores.managed_dir
+        if args.scope is None and managed is not None and (managed / ".git").exists():
+            outcomes.append(sync.managed_pull(managed))
+    for outcome in outcomes:
+        print(f"{outcome.scope}: {outcome.status}: {outcome.message}")
+        for note in outcome.notes:
+            print(f"  {note}")
+        for conflict in outcome.conflicts:
+            print("  " + conflict.describe().replace("\n", "\n  "))
+        for hit in outcome.secrets:
+            print(f"  {hit.describe()}")
+        if outcome.conflicts:
+            print(f"  `anton-tui memory resolve {outcome.scope} mine|theirs` decides them.")
+    return 0 if all(o.ok for o in outcomes) else 1

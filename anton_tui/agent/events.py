@@ -169,6 +169,17 @@ class MemoryHistoryBroken:
 
 
 @dataclass(frozen=True, slots=True)
+class MemorySynced:
+    """A sync of shared memory ended (or the last one is recalled at start): a short line for the header, whether it
+    went well, and whether parts of a merge wait in the History tab."""
+
+    line: str
+    ok: bool
+    waiting: int = 0
+    detail: str = ""  # what went wrong, for a chat notice (a timed sync that needs the user; empty otherwise)
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryNotSaved:
     """The conversation could not be saved to its history file (`reason` is one line; the file was left alone)."""
 
@@ -216,6 +227,7 @@ SessionEvent = Union[
     HistoryTrimmed,
     HistoryNotSaved,
     MemoryHistoryBroken,
+    MemorySynced,
     OutsideAccess,
     UsageUpdated,
     TurnFinished,

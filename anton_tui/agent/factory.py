@@ -79,7 +79,11 @@ def build_session(
     if needs_reconsolidation(paths.project_dir):
         reconsolidate(paths.project_dir)
     llm = llm or LLMClient.from_settings(settings)
-    stores = stores or MemoryStores.from_paths(paths, episodic_enabled=settings.episodic_memory)
+    if stores is None:
+        from anton_tui.memory.managed import managed_dir
+
+        stores = MemoryStores.from_paths(paths, episodic_enabled=settings.episodic_memory,
+                                         managed_dir=managed_dir(getattr(settings, "managed_memory", None)))  # fmt: skip
     episodic = stores.episodic
     if settings.episodic_memory:
         episodic.start_session()
@@ -89,6 +93,8 @@ def build_session(
         mode=settings.effective_memory_mode,
         llm=llm,
         episodic=episodic if settings.episodic_memory else None,
+        managed_hc=stores.managed,  # read-only, read first (memory/managed.py)
+        shared=stores.shared,  # a scope with a remote: the "shared across people" notice
     )
     scratchpads = ScratchpadManager(paths.project_dir, paths.venvs, ScratchpadLimits.from_settings(settings))
     redactor = make_redactor(settings)

@@ -627,7 +627,9 @@ class ChatSession(TrustGate, SavedConversation):
         from anton_tui.memory.acc import rules_similarity_predicate
         from anton_tui.memory.engram import Engram
 
-        rules_text = self.cortex.global_hc.recall_rules() + "\n" + self.cortex.project_hc.recall_rules()
+        managed = getattr(self.cortex, "managed_hc", None)  # an operator's rule counts as known too, as in Anton
+        rules_text = (managed.recall_rules() + "\n" if managed is not None else "") + \
+            self.cortex.global_hc.recall_rules() + "\n" + self.cortex.project_hc.recall_rules()
         lessons = self.acc.at_end_of_turn(has_similar_lesson=rules_similarity_predicate(rules_text))
         self.acc.clear()
         if not lessons:

@@ -56,9 +56,13 @@ class Cortex:
         mode: str = "autopilot",
         llm: Any = None,
         episodic: Any = None,
+        managed_hc: Hippocampus | None = None,
+        shared: Callable[[], bool] | None = None,
     ) -> None:
         self.global_hc = global_hc
         self.project_hc = project_hc
+        self.managed_hc = managed_hc  # the read-only managed tier, read first, never written (see `managed`)
+        self.shared = shared  # whether a scope is shared through a remote (asked at every prompt build)
         self.mode = mode
         self.llm = llm
         self.episodic = episodic
@@ -107,23 +111,59 @@ class Cortex:
 
         Scratchpad-related When rules and lessons are left out here; `get_scratchpad_context()` carries them.
         """
+        from anton_tui.memory.managed import learned_memory_notice, operator_precedence
+
         sections = []
+        shared = self.is_shared()
+        name = "Shared Memory" if shared else "Your Memory"
+        if shared:
+            sections.append(learned_memory_notice(self._presence()))
+        if self.managed_hc is not None:  # the operator's tier first, as Anton orders it; its profile is never read
+            precedence = operator_precedence(name)
+            rules = self.managed_hc.recall_rules(char_budget=RULES_TOKENS * CHARS_PER_TOKEN, exclude_scratchpad=True)
+            if rules:
+                sections.append(f"## Operator Memory — Rules\n{precedence}\n{rules}")
+            lessons = self.managed_hc.recall_lessons(LESSONS_TOKENS, exclude_scratchpad=True)
+            if lessons:
+                sections.append(f"## Operator Memory — Lessons\n{'' if rules else precedence + chr(10)}{lessons}")
         identity = self.global_hc.recall_identity(char_budget=IDENTITY_TOKENS * CHARS_PER_TOKEN)
         if identity:
-            sections.append(f"## Your Memory — Identity\n{identity}")
+            sections.append(f"## {name} — Identity\n{identity}")
         for label, hc in self._scopes():
             rules = hc.recall_rules(char_budget=RULES_TOKENS * CHARS_PER_TOKEN, exclude_scratchpad=True)
             if rules:
-                sections.append(f"## Your Memory — {label} Rules\n{rules}")
+                sections.append(f"## {name} — {label} Rules\n{rules}")
         for label, hc in self._scopes():
             lessons = hc.recall_lessons(LESSONS_TOKENS, exclude_scratchpad=True)
             if lessons:
-                sections.append(f"## Your Memory — {label} Lessons\n{lessons}")
+                sections.append(f"## {name} — {label} Lessons\n{lessons}")
         return "\n\n" + "\n\n".join(sections) if sections else ""
+
+    def is_shared(self) -> bool:
+        """Memory read here is shared across people: a scope has a remote, or a managed tier is in use."""
+        if self.managed_hc is not None:
+            return True
+        try:
+            return bool(self.shared and self.shared())
+        except OSError:
+            return False
+
+    def _presence(self) -> str:
+        try:
+            found = any(hc.entry_count() or hc.identity_facts() for _label, hc in self._scopes())
+        except (OSError, MemoryFileError):
+            return "unavailable"
+        return "present" if found else "empty"
 
     def get_scratchpad_context(self) -> str:
         """Scratchpad wisdom of both scopes for the scratchpad tool description, or ``""``."""
         parts = [wisdom for _, hc in self._scopes() if (wisdom := hc.recall_scratchpad_wisdom())]
+        managed = self.managed_hc.recall_scratchpad_wisdom() if self.managed_hc is not None else ""
+        if managed:
+            label = "Shared learned memory" if self.shared and self.shared() else "Your own"
+            person = f"\n{label}:\n" + "\n".join(parts) if parts else ""
+            operator = f"Operator (applies to everyone, wins on conflict):\n{managed}"
+            return f"\n\nLessons from past sessions:\n{operator}{person}"
         return "\n\nLessons from past sessions:\n" + "\n".join(parts) if parts else ""
 
     def needs_compaction(self) -> bool:

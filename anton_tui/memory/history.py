@@ -20,6 +20,7 @@ import hashlib
 import re
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ AUTHOR = b"anton-tui <anton-tui@localhost>"
 INDEX = history_index.NAME
 _COMMENT = re.compile(r"\s*<!--.*?-->")
 TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust", "Archive")
+LONG = 2000  # lines in both versions of a file above which a summary counts lines instead of diffing them
 
 
 class HistoryError(Exception):
@@ -84,6 +86,15 @@ def summarise(files: dict[str, tuple[bytes | None, bytes | None]]) -> str:
     for name, (old, new) in sorted(files.items()):
         a, b = _lines(old), _lines(new)
         added = removed = 0
+        if len(a) + len(b) > LONG:  # a long file: count lines in and out, which is fast (moves are not told apart)
+            gone, came = Counter(a) - Counter(b), Counter(b) - Counter(a)
+            removed, added = sum(gone.values()), sum(came.values())
+            shown = [line for line in (b if came else a) if (line in came if came else line in gone)]
+            shown = [line for line in shown if line.strip() and not line.startswith("#")]
+            if shown and not first:
+                first = ("" if came else "removed ") + shown[0].strip().lstrip("- ").strip()
+            parts.append(f"{name} deleted" if new is None else f"{name} +{added} -{removed}")
+            continue
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
             removed += i2 - i1 if tag != "equal" else 0
             added += j2 - j1 if tag != "equal" else 0
@@ -128,6 +139,16 @@ def _parse(commit: Any, files: tuple[str, ...]) -> Change:
         turn=int(turn) if turn.isdigit() else None, why=found.get("Why", ""), trust=found.get("Trust", ""),
         files=files, archive=found.get("Archive", ""),
     )  # fmt: skip
+
+
+def _changed_names(repo: Any, old: bytes | None, new: bytes) -> tuple[str, ...]:
+    """The files whose blobs differ between two commits (compared by id, without reading them)."""
+
+    def blobs(cid: bytes | None) -> dict[bytes, bytes]:
+        return {} if cid is None else {e.path: e.sha for e in repo[repo[cid].tree].items()}
+
+    a, b = blobs(old), blobs(new)
+    return tuple(sorted(name.decode() for name in set(a) | set(b) if a.get(name) != b.get(name)))
 
 
 class ScopeHistory:
@@ -202,9 +223,14 @@ class ScopeHistory:
     # ---- recording ---------------------------------------------------------------------------------------------
 
     def commit(
-        self, updates: dict[str, bytes | None], origin: Origin, when: float | None = None, *, allow_empty: bool = False
+        self, updates: dict[str, bytes | None], origin: Origin, when: float | None = None, *, allow_empty: bool = False,
+        merge: bytes | None = None,
     ) -> Change | None:
-        """Record `updates` (file name → bytes, None for a deleted file) over the head; None when nothing changed."""
+        """Record `updates` (file name → bytes, None for a deleted file) over the head; None when nothing changed.
+
+        `merge`: a commit fetched from a remote whose entries `updates` bring in; it becomes the second parent, and
+        the changes it holds that this history lacks are listed in the log before the merge itself.
+        """
         from dulwich.objects import Blob, Commit, Tree
 
         with self._lock:
@@ -219,7 +245,7 @@ class ScopeHistory:
                         after.pop(name, None)
                     else:
                         after[name] = data
-                if after == before and parent is not None and not allow_empty:
+                if after == before and parent is not None and not allow_empty and merge is None:
                     return None
                 changed = {n: (before.get(n), after.get(n)) for n in set(before) | set(after)
                            if before.get(n) != after.get(n)}  # fmt: skip
@@ -231,7 +257,7 @@ class ScopeHistory:
                 objects.append(tree)
                 commit = Commit()
                 commit.tree = tree.id
-                commit.parents = [parent] if parent is not None else []
+                commit.parents = ([parent] if parent is not None else []) + ([merge] if merge is not None else [])
                 commit.author = commit.committer = AUTHOR
                 now = when if when is not None else self.clock()
                 commit.commit_time = commit.author_time = int(now)
@@ -244,8 +270,9 @@ class ScopeHistory:
                 if repo.refs.set_if_equals(BRANCH, parent, commit.id):
                     self._last = (commit.id, after)  # the next commit starts from these files without reading them
                     change = dataclasses.replace(_parse(commit, tuple(sorted(changed))), time=now)
+                    previous = self._append_imported(parent, merge) if merge is not None else parent
                     blobs = {name.decode(): sha.decode() for name, _mode, sha in tree.items()}
-                    history_index.append(self.git_dir, change, parent.decode() if parent else None, blobs)
+                    history_index.append(self.git_dir, change, previous.decode() if previous else None, blobs)
                     return change
             raise HistoryError(f"the {self.scope} memory history kept moving while recording a change")
 
@@ -279,6 +306,24 @@ class ScopeHistory:
             return not current and (self.git_dir / "HEAD").exists()
         known = history_index.last_blobs(self.git_dir, head)
         return known is not None and known == history_index.blob_ids(current)
+
+    def _append_imported(self, parent: bytes | None, merge: bytes) -> bytes | None:
+        """List the commits reachable from `merge` and not from `parent` in the list of changes, oldest first; returns
+        the last. In the list a row's ``parent`` is the row before it (for a straight history that is the git parent).
+        """
+        from dulwich.walk import ORDER_TOPO
+
+        repo = self.repo()
+        entries = list(repo.get_walker(include=[merge], exclude=[parent] if parent else None, order=ORDER_TOPO))
+        previous = parent
+        for entry in reversed(entries):
+            commit = entry.commit
+            first = commit.parents[0] if commit.parents else None
+            files = _changed_names(repo, first, commit.id)
+            history_index.append(self.git_dir, _parse(commit, files), previous.decode() if previous else None,
+                                 self._blob_ids_at(commit))  # fmt: skip
+            previous = commit.id
+        return previous
 
     def log(self, limit: int | None = None) -> list[Change]:
         """The changes, newest first (at most `limit`)."""

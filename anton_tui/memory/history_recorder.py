@@ -84,6 +84,20 @@ class MemoryRecorder:
                 if updates:
                     self._submit(scope, lambda s=scope, u=updates, o=origins[-1]: self.history(s).commit(u, o))
 
+    @contextmanager
+    def merging(self, scope: str, theirs: bytes, origin: Origin) -> Iterator[None]:
+        """Writes to `scope` inside this block become one merge change whose second parent is `theirs` (a commit
+        fetched from a remote), recorded even when the files did not change."""
+        group: dict[tuple[str, str], tuple[bytes | None, Origin]] = {}
+        token = _group.set(group)
+        try:
+            yield
+        finally:
+            _group.reset(token)
+            updates = {name: data for (where, name), (data, _o) in group.items() if where == scope}
+            history = self.history(scope)
+            self._submit(scope, lambda: history.commit(updates, origin, allow_empty=True, merge=theirs))
+
     def record_external(self, scope: str) -> None:
         """Record whatever changed on disk in `scope` since the last change as made outside the app (blocking: it
         reads the files now, so call it off the event loop)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from anton_tui.memory.episodes import EpisodicMemory
@@ -28,6 +29,7 @@ class MemoryStores:
     episodic: EpisodicMemory
     paths: AntonPaths
     recorder: MemoryRecorder | None = None  # the history of every memory change (see `history`)
+    managed: Hippocampus | None = None  # the read-only managed tier (see `managed`), None when there is none
 
     @classmethod
     def from_paths(
@@ -37,6 +39,7 @@ class MemoryStores:
         episodic_enabled: bool = True,
         skill_sources: Iterable[SkillSource] = (),
         history: bool = True,
+        managed_dir: Path | None = None,
     ) -> MemoryStores:
         global_hc = Hippocampus(paths.global_memory, scope="global")
         project_hc = Hippocampus(paths.project_memory, scope="project")
@@ -49,17 +52,37 @@ class MemoryStores:
             episodic=EpisodicMemory(paths.episodes, enabled=episodic_enabled),
             paths=paths,
             recorder=recorder,
+            managed=_managed(managed_dir),
         )
 
     @classmethod
     def from_settings(cls, settings: Any) -> MemoryStores:
         """Stores for `settings.home` and `settings.project_dir` (episodes follow `settings.episodic_memory`)."""
+        from anton_tui.memory.managed import managed_dir
         from anton_tui.memory.skill_sources import sources_for_settings
 
         enabled = bool(getattr(settings, "episodic_memory", True))
         return cls.from_paths(
-            AntonPaths.from_settings(settings), episodic_enabled=enabled, skill_sources=sources_for_settings(settings)
+            AntonPaths.from_settings(settings), episodic_enabled=enabled, skill_sources=sources_for_settings(settings),
+            managed_dir=managed_dir(getattr(settings, "managed_memory", None)),
         )
+
+    def shared(self) -> bool:
+        """Whether a scope is shared through a git remote (read from its history's config: cheap, no git library)."""
+        if self.recorder is None:
+            return False
+        for scope in SCOPES:
+            try:
+                config = (self.recorder.history(scope).git_dir / "config").read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if '[remote "' in config:
+                return True
+        return False
+
+    @property
+    def managed_dir(self) -> Path | None:
+        return self.managed.base_dir if self.managed is not None else None
 
     def hippocampus(self, scope: str) -> Hippocampus:
         """The store of one scope: ``"global"`` or ``"project"``."""
@@ -72,3 +95,11 @@ class MemoryStores:
     def scoped(self) -> list[tuple[str, Hippocampus]]:
         """Both scopes, global first (the order the inspector lists them)."""
         return [("global", self.global_hc), ("project", self.project_hc)]
+
+
+def _managed(folder: Path | None) -> Hippocampus | None:
+    if folder is None:
+        return None
+    from anton_tui.memory.managed import ManagedHippocampus
+
+    return ManagedHippocampus(folder)

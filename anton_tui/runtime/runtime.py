@@ -21,6 +21,7 @@ from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 from anton_tui.runtime.goal_ops import GoalOps
 from anton_tui.runtime.memory_history import MemoryHistoryOps
+from anton_tui.runtime.memory_sync import MemorySyncOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
 from anton_tui.runtime.workspace_ops import WorkspaceOps
 from anton_tui.runtime.usage import UsageOps
@@ -76,8 +77,8 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps, WorkspaceOps, GoalOps, UsageOps):  # memory history (memory_history.py), `@` and `!`
-    # (workspace_ops.py), /goal runs (goal_ops.py), the status line's usage figures (usage.py)
+class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps):  # memory history (memory_history.py),
+    # sync (memory_sync.py), `@` and `!` (workspace_ops.py), /goal runs (goal_ops.py), the status line (usage.py)
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -174,12 +175,14 @@ class Runtime(MemoryHistoryOps, WorkspaceOps, GoalOps, UsageOps):  # memory hist
         """Pay the slow first-time costs in the background: the model SDK import and the episode search index."""
         # ---- memory history (runtime/memory_history.py): first, it is quick and brings back held memories ----
         await self.start_history()
+        await self.start_sync()  # shared memory: the last sync in the header, the timer if one is set
         warm_up = getattr(self.session, "warm_up", None)
         if warm_up is not None:
             await warm_up()
 
     async def close(self) -> None:
         # ---- memory history: what is queued is committed before exit ----
+        await self.stop_sync()
         if self._stores is not None:
             await self.flush_history()
         close = getattr(self._closing, "close", None)

@@ -363,6 +363,9 @@ async def memory_help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput
         ("/memory episodes [delete <turn>]", "this session's turns; remove one from the log"),
         ("/memory vacuum", "compact both scopes now (asks first)"),
         ("/memory reset global|project|episodic", "clear a scope as a recorded change that can be undone"),
+        ("/memory remote [add <scope> <url> | remove <scope>]", "share a scope through a git remote"),
+        ("/memory sync [global|project]", "fetch, merge by entries and push shared memory now"),
+        ("/memory resolve <scope> mine|theirs", "finish a sync that waits for a choice"),
     ]
     notes = Text(f"Compaction: {_compaction_rule()}.")
     table = Table.grid(padding=(0, 2))

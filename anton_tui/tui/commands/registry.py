@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from anton_tui.runtime import off_loop
-from anton_tui.tui.commands import goal_cmd, memory_cmds, skill_cmds
+from anton_tui.tui.commands import goal_cmd, memory_cmds, memory_sync_cmds, skill_cmds
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success
 from anton_tui.tui.commands.parse import ParsedCommand, parse
 
@@ -156,6 +156,12 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("memory vacuum", "", "Compact both memory scopes now", memory_cmds.vacuum, "Memory"),
     CommandSpec("memory reset", "global|project|episodic", "Clear a scope (recorded; undo in the History tab)",
                 memory_cmds.reset, "Memory", True, ("global", "project", "episodic")),
+    CommandSpec("memory remote", "[add <scope> <url> | remove <scope>]", "Share a memory scope through a git remote",
+                memory_sync_cmds.remote, "Memory", True, ("add", "remove")),
+    CommandSpec("memory sync", "[global|project]", "Fetch, merge by entries and push shared memory now",
+                memory_sync_cmds.sync, "Memory", True, ("global", "project", "keep-local")),
+    CommandSpec("memory resolve", "<scope> mine|theirs", "Finish a sync that waits for a choice",
+                memory_sync_cmds.resolve, "Memory", True, ("global", "project")),
     CommandSpec("memory help", "", "What the /memory commands do", memory_cmds.memory_help, "Memory"),
     CommandSpec("skill save", "[hint]", "Draft a skill from this conversation and save it", skill_cmds.save_skill,
                 "Skills", True),

@@ -33,6 +33,7 @@ from anton_tui.agent.events import (
     HistorySummarised,
     HistoryTrimmed,
     MemoryHistoryBroken,
+    MemorySynced,
     MemoryConfirmationNeeded,
     MemoryWritten,
     ScratchpadActivity,
@@ -466,6 +467,10 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
                 await chat.add_notice(history_notice(event), "info")
             case MemoryHistoryBroken(message=text):
                 await chat.add_notice(Content(text), "info")
+            case MemorySynced(line=line, ok=ok, waiting=waiting, detail=detail):
+                self.query_one(AntonHeader).set_sync(line, ok, waiting)
+                if detail:
+                    await chat.add_notice(Content(detail), "info")
             case UsageUpdated():
                 self.query_one(AntonHeader).show_usage(self.runtime.note_usage(event))  # tokens, cost, context
             case ErrorOccurred(message=text, retryable=retryable):

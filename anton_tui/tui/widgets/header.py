@@ -45,6 +45,7 @@ memories on its own, copilot asks first, off saves none), what Anton is doing, a
 After the first answer it also shows the estimated cost at list prices (`~$0.12`; only for models with a known
 price) and how much of the model's context window the last request filled (`ctx 12k/200k`). In a narrow terminal the
 less important parts are left out.
+When memory is shared through a git remote, it also shows the last sync and how it went.
 """
 
     def __init__(
@@ -75,6 +76,9 @@ less important parts are left out.
         held = Static(Content(""), id="held")
         held.display = False  # shown while memories wait for review
         yield held
+        synced = Static(Content(""), id="sync")
+        synced.display = False  # shown once shared memory has synced (or failed to)
+        yield synced
         yield Static(Content("ready"), id="turn-status")
         yield Static(Content("0 in · 0 out"), id="tokens")
         for part in ("cost", "context"):
@@ -140,6 +144,14 @@ less important parts are left out.
         badge.update(Content(f"⚠ {count} held"))
         badge.tooltip = f"{count} learned memories wait for your review (they are asked after the next turn)"
         self.fit()
+
+    def set_sync(self, line: str, ok: bool, waiting: int = 0) -> None:
+        """The last sync of shared memory and how it went (`waiting`: merge parts to resolve in the History tab)."""
+        badge = self.query_one("#sync", Static)
+        badge.display = True
+        badge.update(Content(line))
+        badge.set_class(not ok, "-failed")
+        badge.tooltip = f"{waiting} merge parts wait in the History tab" if waiting else "last sync of shared memory"
 
     def set_model(self, provider: str, model: str, memory_mode: str) -> None:
         """After /setup: the new provider, model and memory mode."""

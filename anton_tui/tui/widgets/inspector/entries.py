@@ -1,5 +1,8 @@
 """A tab listing memory entries (rules, lessons or profile facts) of both scopes, with edit and delete.
 
+Rules and lessons of the managed tier (an administrator's read-only folder) come first, marked ``managed`` and
+read-only: edit and delete refuse them.
+
 Changes go through `Runtime.update_entry` / `delete_entry` (off the event loop). When the engine refuses (a file
 with bytes that are not UTF-8, an entry that changed meanwhile) the user sees its message and nothing is lost.
 """
@@ -110,7 +113,9 @@ class EntryTab(FileTab):
     def read_snapshot(self) -> EntrySnapshot:
         rows: list[EntryRow] = []
         problems: list[str] = []
-        for scope, hc in self.stores.scoped():
+        managed = getattr(self.stores, "managed", None)
+        tiers = [("managed", managed)] if managed is not None and self.KIND_FILE != "profile" else []
+        for scope, hc in tiers + self.stores.scoped():
             seen: Counter[str] = Counter()
             for engram in self.read_entries(hc):
                 key = f"{scope}:{engram.id}"
@@ -166,6 +171,7 @@ class EntryTab(FileTab):
             return
         engram = row.engram
         facts = [f"{row.scope} {self.NOUN}"]
+        facts += ["read-only (set by an administrator)"] if row.scope == "managed" else []
         facts += [f"{name} {value}" for name, value in (("topic", engram.topic), ("confidence", engram.confidence),
                                                          ("source", engram.source)) if value]  # fmt: skip
         if engram.updated_at:
@@ -177,10 +183,18 @@ class EntryTab(FileTab):
     def action_reload(self) -> None:
         self.refresh_data()
 
+    def _read_only(self, row: EntryRow) -> bool:
+        if row.scope != "managed":
+            return False
+        self.notify(f"Managed memory is read-only: this {self.NOUN} is set by an administrator.", severity="warning")
+        return True
+
     def action_edit(self) -> None:
         row = self.selected_row()
         if row is None:
             self.notify(f"No {self.NOUN} selected.", severity="warning")
+            return
+        if self._read_only(row):
             return
         screen = EditEntryScreen(row.engram.text, title=f"Edit {row.scope} {self.NOUN}")
         self.app.push_screen(screen, partial(self._edited, row))
@@ -193,6 +207,8 @@ class EntryTab(FileTab):
         row = self.selected_row()
         if row is None:
             self.notify(f"No {self.NOUN} selected.", severity="warning")
+            return
+        if self._read_only(row):
             return
         question = f"Delete this {row.scope} {self.NOUN}?"
         self.app.push_screen(ConfirmScreen(question, row.engram.text, confirm="Delete", danger=True),

@@ -2,7 +2,8 @@
 
 It reads through the runtime (`memory_log`, `memory_show`, `memory_undo`), whose work runs off the event loop. Undo
 asks first; when later changes touched the same lines it shows what cannot be undone automatically and changes
-nothing.
+nothing. Parts of a sync's merge that wait for a choice (`memory_waiting`) are listed first, marked "to resolve";
+`m` keeps this machine's version of that scope's waiting parts, `t` takes the other side's.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class HistoryTab(InspectorTab):
     BINDINGS = [
         Binding("u", "undo", "Undo change", id="inspector.undo"),
         Binding("r", "reload", "Reload", id="inspector.reload"),
+        Binding("m", "resolve('ours')", "Keep mine", id="inspector.keep_mine", show=False),
+        Binding("t", "resolve('theirs')", "Take theirs", id="inspector.take_theirs", show=False),
     ]
     HELP = """\
 ## History
@@ -52,13 +55,17 @@ what changed. The diff of the selected change is shown below.
 
 - `u`: undo the selected change (a new change that reverts it; you are asked first)
 - `r`: reload
+
+When shared memory was synced and part of the merge could not be decided, those parts come first, marked
+"to resolve": `m` keeps your version, `t` takes the other side's (for that scope), then the sync finishes.
 """
 
     class Listed(Message):
-        def __init__(self, changes: list[Any], error: str | None) -> None:
+        def __init__(self, changes: list[Any], error: str | None, waiting: list[tuple[str, Any]] | None = None) -> None:
             super().__init__()
             self.changes = changes
             self.error = error
+            self.waiting = waiting or []
 
     class Shown(Message):
         def __init__(self, change_id: str, diff: str) -> None:
@@ -69,6 +76,7 @@ what changed. The diff of the selected change is shown below.
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.changes: list[Any] = []
+        self.waiting: list[tuple[str, Any]] = []  # (scope, MergeConflict) of syncs waiting for a choice
         self.diff_of: str | None = None
         self.load_started = False
 
@@ -103,17 +111,22 @@ what changed. The diff of the selected change is shown below.
         try:
             await self.runtime.record_external()  # what an editor or Anton changed since
             changes = await self.runtime.memory_log(limit=LIMIT)
+            waiting = await self.runtime.memory_waiting() if hasattr(self.runtime, "memory_waiting") else {}
         except Exception as exc:  # noqa: BLE001 - a broken history is shown, never fatal
             self.post_message(self.Listed([], f"The history cannot be read: {exc}"))
         else:
-            self.post_message(self.Listed(changes, None))
+            flat = [(scope, conflict) for scope, found in waiting.items() for conflict in found]
+            self.post_message(self.Listed(changes, None, flat))
 
     @on(Listed)
     def _listed(self, message: Listed) -> None:
         message.stop()
         self.changes = message.changes
+        self.waiting = message.waiting
         if message.error:
             self._status(message.error)
+        elif self.waiting:
+            self._status(f"{len(self.waiting)} parts of a sync wait for a choice: m keeps mine, t takes theirs.")
         elif not self.changes:
             self._status("No memory changes recorded yet.")
         else:
@@ -125,11 +138,14 @@ what changed. The diff of the selected change is shown below.
         table = self.table
         index = table.cursor_row
         shown = set_columns(table, COLUMNS)
+        for index, (scope, conflict) in enumerate(self.waiting):
+            values = ("", scope, "to resolve", f"{conflict.file}: {conflict.reason}")
+            table.add_row(*pick(values, shown), key=f"waiting-{index}")
         for change in self.changes:
             values = (short_time(change.time), change.scope, change.producer, change.summary)
             table.add_row(*pick(values, shown), key=change.id)
-        if self.changes:
-            table.move_cursor(row=min(max(index, 0), len(self.changes) - 1), animate=False)
+        if self.changes or self.waiting:
+            table.move_cursor(row=min(max(index, 0), len(self.changes) + len(self.waiting) - 1), animate=False)
             self._select(table.cursor_row)
         else:
             self.query_one(".diff-text", Static).update(Content(""))
@@ -140,6 +156,13 @@ what changed. The diff of the selected change is shown below.
         self._select(event.cursor_row)
 
     def _select(self, row: int) -> None:
+        if 0 <= row < len(self.waiting):
+            scope, conflict = self.waiting[row]
+            self.diff_of = None
+            head = (f"{scope} · waits for a choice: m keeps mine, t takes theirs", "dim")
+            self.query_one(".diff-text", Static).update(Content.assemble(head, "\n", conflict.describe()))
+            return
+        row -= len(self.waiting)
         if 0 <= row < len(self.changes):
             self._show(self.changes[row].id)
 
@@ -172,8 +195,26 @@ what changed. The diff of the selected change is shown below.
     # ---- undo --------------------------------------------------------------------------------------------------
 
     def selected(self) -> Any:
-        row = self.table.cursor_row
+        row = self.table.cursor_row - len(self.waiting)
         return self.changes[row] if self.changes and 0 <= row < len(self.changes) else None
+
+    def action_resolve(self, prefer: str) -> None:
+        row = self.table.cursor_row
+        if not self.waiting:
+            self.notify("No sync waits for a choice.")
+            return
+        scope = self.waiting[row][0] if 0 <= row < len(self.waiting) else self.waiting[0][0]
+        self._resolve(scope, prefer)
+
+    @work(exit_on_error=False, group="inspector-write")
+    async def _resolve(self, scope: str, prefer: str) -> None:
+        outcome = await self.runtime.memory_resolve(scope, prefer)
+        side = "your version" if prefer == "ours" else "the other side's"
+        if outcome.ok:
+            self.notify(f"Resolved with {side}: {outcome.message}.")
+        else:
+            self.notify(outcome.message, title="Sync not finished", severity="warning", timeout=10)
+        self.refresh_data()
 
     def action_reload(self) -> None:
         self.refresh_data()

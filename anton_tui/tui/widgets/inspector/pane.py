@@ -18,7 +18,9 @@ from textual.message import Message
 from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten, OutsideAccess, TurnFinished
+from anton_tui.agent.events import (
+    AccEventObserved, AccNudge, MemorySynced, MemoryWritten, OutsideAccess, TurnFinished,
+)  # fmt: skip
 from anton_tui.runtime import Runtime
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
@@ -173,6 +175,8 @@ rewritten.
             self._batcher.add({"memory"})
         elif isinstance(event, TurnFinished):
             self.tab("context").refresh_data()
+        elif isinstance(event, MemorySynced):  # a sync may have merged changes or left parts to resolve
+            self._batcher.add({"memory"})
 
     # ---- titles and failures -----------------------------------------------------------------------------------
 

@@ -1,0 +1,107 @@
+"""Sharing memory: a sync of a 5,000-entry scope with 100 changes on each side, and the entry merge of two such files.
+
+Two homes share their global memory through a bare repository on the local disk (real dulwich, real files and
+locks). Both start from the same 5,000 lessons; then each side makes 100 changes of its own (60 new lessons, 30
+edited, 10 deleted). Timed: the first machine's sync (it pushes), then the second machine's (it fetches, merges by
+entries, writes, records the merge and pushes), then the first machine's again (it takes in the second's changes).
+Then `merge_file` alone on two 5,000-entry versions with 100 changes each, best of 5. Targets: a sync under 2 s, a
+merge under 200 ms. Exit 1 when a target is missed or the two machines do not end with the same file.
+Run alone with ``python -m benchmarks.bench_sync``.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ENTRIES = 5_000
+SYNC_TARGET = 2.0
+MERGE_TARGET = 0.2
+
+
+def lesson(i: int, tag: str = "") -> str:
+    meta = "<!-- confidence:medium source:llm topic:ops ts:2026-11-01 -->"
+    return f"- Lesson {i}{tag}: the export job for region {i % 37} needs batch size {i % 500} {meta}\n"
+
+
+def base_lines() -> list[str]:
+    return ["# Lessons\n"] + [lesson(i) for i in range(ENTRIES)]
+
+
+def changed(lines: list[str], side: str, offset: int) -> list[str]:
+    """100 changes: 30 edits, 10 deletions, 60 new lessons at the end."""
+    out = list(lines)
+    for k in range(30):
+        i = 1 + offset + k * 50
+        out[i] = lesson(i - 1, f" (checked on {side})").replace("ts:2026-11-01", "ts:2026-11-02")
+    for k in range(10):
+        out[2500 + offset + k * 40] = ""
+    out = [line for line in out if line]
+    return out + [f"- New on {side} {k}: keep the cache warm <!-- ts:2026-11-02 -->\n" for k in range(60)]
+
+
+def main() -> int:
+    from dulwich.repo import Repo
+
+    from anton_tui.memory import sync
+    from anton_tui.memory.entry_merge import merge_file
+    from anton_tui.memory.stores import MemoryStores
+    from anton_tui.paths import AntonPaths
+
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="anton-bench-sync-") as scratch:
+        root = Path(scratch)
+        bare = root / "team.git"
+        bare.mkdir()
+        Repo.init_bare(str(bare)).close()
+        machines = []
+        for name in ("laptop", "server"):
+            (root / name / "project").mkdir(parents=True)
+            stores = MemoryStores.from_paths(AntonPaths(root / name / "home", root / name / "project"))
+            sync.add_remote(stores, "global", str(bare))
+            machines.append(stores)
+        a, b = machines
+        a.global_hc.lessons_path.parent.mkdir(parents=True, exist_ok=True)
+        a.global_hc.lessons_path.write_text("".join(base_lines()))
+        assert sync.sync(a, "global").pushed
+        assert sync.sync(b, "global").ok
+        a.global_hc.lessons_path.write_text("".join(changed(base_lines(), "laptop", 0)))
+        b.global_hc.lessons_path.write_text("".join(changed(base_lines(), "server", 7)))
+        timings = []
+        for label, stores in (("laptop pushes its 100 changes", a), ("server merges them with its 100 and pushes", b),
+                              ("laptop takes in the server's", a)):  # fmt: skip
+            began, began_cpu = time.perf_counter(), time.process_time()
+            outcome = sync.sync(stores, "global")
+            took, cpu = time.perf_counter() - began, time.process_time() - began_cpu
+            timings.append(took)
+            print(f"sync, {label}: {took * 1000:.0f} ms ({cpu * 1000:.0f} ms of CPU; {outcome.status}: "
+                  f"{outcome.message})")
+            failed |= not outcome.ok
+        same = a.global_hc.lessons_path.read_bytes() == b.global_hc.lessons_path.read_bytes()
+        count = len(a.global_hc.get_lessons())
+        print(f"both machines hold the same file: {same}; {count} lessons (expected {ENTRIES - 20 + 120})")
+        failed |= not same or count != ENTRIES - 20 + 120
+        worst = max(timings)
+        print(f"slowest sync: {worst * 1000:.0f} ms (target under {SYNC_TARGET * 1000:.0f} ms)")
+        failed |= worst > SYNC_TARGET
+
+    base = "".join(base_lines()).encode()
+    ours = "".join(changed(base_lines(), "laptop", 0)).encode()
+    theirs = "".join(changed(base_lines(), "server", 7)).encode()
+    best = cpu = float("inf")
+    for _ in range(5):
+        began, began_cpu = time.perf_counter(), time.process_time()
+        result = merge_file("lessons.md", base, ours, theirs, ours_time=1, theirs_time=2)
+        best = min(best, time.perf_counter() - began)
+        cpu = min(cpu, time.process_time() - began_cpu)
+    print(f"merge of two {ENTRIES:,}-entry files, 100 changes each: {best * 1000:.1f} ms best of 5 "
+          f"({cpu * 1000:.1f} ms of CPU; target under {MERGE_TARGET * 1000:.0f} ms); "
+          f"{len(result.notes)} decisions, {len(result.conflicts)} conflicts")  # fmt: skip
+    failed |= best > MERGE_TARGET or not result.clean
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

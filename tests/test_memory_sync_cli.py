@@ -1,0 +1,79 @@
+"""`anton-tui memory remote|sync|resolve` in real processes: two homes share their global memory through a bare
+repository, and a managed memory folder that is a clone is pulled, never pushed."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dulwich import porcelain
+from dulwich.repo import Repo
+
+
+def cli(home: Path, project: Path, *args: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, ANTON_HOME=str(home), ANTON_PROJECT_DIR=str(project), **(extra or {}))
+    return subprocess.run([sys.executable, "-m", "anton_tui", "memory", *args], capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+
+
+def test_two_homes_share_their_global_memory_from_the_shell(tmp_path: Path, anton_home: Path) -> None:
+    bare = tmp_path / "team.git"
+    bare.mkdir()
+    Repo.init_bare(str(bare)).close()
+    homes = {}
+    for name, lesson in (("a", "- from a <!-- ts:2026-11-20 -->\n"), ("b", "- from b <!-- ts:2026-11-21 -->\n")):
+        home, project = tmp_path / name / "home", tmp_path / name / "project"
+        (home / "memory").mkdir(parents=True)
+        project.mkdir(parents=True)
+        (home / "memory" / "lessons.md").write_text(lesson)
+        homes[name] = (home, project)
+        added = cli(home, project, "remote", "add", "global", str(bare))
+        assert added.returncode == 0 and str(bare) in added.stdout
+    listed = cli(*homes["a"], "remote", "list")
+    assert f"global   {bare}" in listed.stdout
+    for name in ("a", "b", "a"):
+        done = cli(*homes[name], "sync")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "global: synced" in done.stdout or "global: up to date" in done.stdout
+    a = (homes["a"][0] / "memory" / "lessons.md").read_text()
+    b = (homes["b"][0] / "memory" / "lessons.md").read_text()
+    assert a == b and "from a" in a and "from b" in a
+    log = cli(*homes["b"], "log", "--scope", "global")
+    assert " sync " in log.stdout
+
+
+def test_a_sync_without_a_remote_says_how_to_add_one(tmp_path: Path, anton_home: Path, project_dir: Path) -> None:
+    done = cli(anton_home, project_dir, "sync")
+    assert done.returncode == 1 and "remote add" in done.stdout
+
+
+def test_a_managed_clone_is_pulled_and_never_pushed(tmp_path: Path, anton_home: Path, project_dir: Path) -> None:
+    upstream = tmp_path / "admin.git"
+    work = tmp_path / "admin-work"
+    work.mkdir()
+    repo = porcelain.init(str(work))
+    (work / "rules.md").write_text("# Rules\n\n## Always\n- Ask before deleting data <!-- ts:2026-11-01 -->\n")
+    porcelain.add(repo, [str(work / "rules.md")])
+    porcelain.commit(repo, message=b"first rule", author=b"Admin <a@example>", committer=b"Admin <a@example>")
+    porcelain.clone(str(work), str(upstream), bare=True, errstream=io.BytesIO())
+    managed = tmp_path / "managed"
+    porcelain.clone(str(upstream), str(managed), errstream=io.BytesIO())
+    # the administrator adds a rule upstream
+    pusher = tmp_path / "admin-2"
+    porcelain.clone(str(upstream), str(pusher), errstream=io.BytesIO())
+    (pusher / "rules.md").write_text((pusher / "rules.md").read_text() + "- Use the staging db <!-- ts:2026-11-02 -->\n")
+    porcelain.add(str(pusher), [str(pusher / "rules.md")])
+    porcelain.commit(str(pusher), message=b"second rule", author=b"Admin <a@example>", committer=b"Admin <a@example>")
+    porcelain.push(str(pusher), str(upstream), "refs/heads/master", errstream=io.BytesIO())
+    upstream_head = Repo(str(upstream)).head()
+    extra = {"ANTON_MANAGED_MEMORY": str(managed)}
+    listed = cli(anton_home, project_dir, "remote", "list", extra=extra)
+    assert "managed" in listed.stdout and "read-only" in listed.stdout
+    done = cli(anton_home, project_dir, "sync", extra=extra)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "managed: synced" in done.stdout
+    assert "Use the staging db" in (managed / "rules.md").read_text()
+    assert Repo(str(upstream)).head() == upstream_head  # nothing pushed
