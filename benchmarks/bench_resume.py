@@ -89,7 +89,9 @@ def main() -> int:
         episodes.mkdir(parents=True)
         home.mkdir()
         (episodes / f"{SESSION}_history.json").write_text(json.dumps(conversation(), ensure_ascii=False))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTON_", "ANTHROPIC_", "OPENAI_"))}
+        # Byte-code is written (to a scratch folder) as on a user's machine, where every start after the first finds it.
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ANTON_", "ANTHROPIC_", "OPENAI_")) and k != "PYTHONDONTWRITEBYTECODE"}  # fmt: skip
         env.update(ANTON_HOME=str(home), ANTON_PROJECT_DIR=str(project), ANTON_ANTHROPIC_API_KEY="bench-not-a-real-key",
                    PYTHONPYCACHEPREFIX=str(Path(scratch) / "pycache"))  # fmt: skip
         run_once(env)  # warm-up: byte-code and page cache
