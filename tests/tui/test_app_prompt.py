@@ -230,3 +230,20 @@ async def test_a_failing_editor_or_none_leaves_the_message_and_says_why(tmp_path
         await pilot.pause()
         assert app.screen.query_one(Prompt).text == "keep me"
         assert any("exited with status 3" in message for message in notifications(app))
+
+
+async def test_a_prefilled_prompt_wraps_anew_when_the_side_column_takes_width() -> None:
+    text = "Summarise monthly revenue by region from a small sample sales file."
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        prompt = app.screen.query_one(Prompt)
+        prompt.load_text(text)
+        prompt.select_all()
+        await pilot.pause()
+        app.screen.query_one("#side").styles.min_width = 70  # what fitting the inspector's tabs does
+        await pilot.pause()
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        top = max(n for n, line in enumerate(lines) if "╭" in line)
+        shown = " ".join(line.split("│")[1].strip() for line in lines[top + 1 :] if line.count("│") >= 2 and "╰" not in line)
+        assert shown.split() == text.split(), "every word once, none cut off"

@@ -129,6 +129,11 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
         self._draft = ""
         self.edits = 0  # changes to the text so far (the screen notes when one is on screen)
 
+    def on_resize(self) -> None:
+        # TextArea re-wraps its text on a resize but repaints only if its height changed: a row drawn just before at
+        # the old width would stay on screen, cut off, until the next key.
+        self.refresh()
+
     def commit(self) -> None:
         """The screen accepted the message: remember it and empty the box."""
         text = self.text
