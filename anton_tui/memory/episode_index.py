@@ -270,6 +270,7 @@ class RecallIndex:
     def _steps(self, wait: float, *, patient: bool, max_steps: int | None) -> RefreshStats:
         stats = RefreshStats()
         repaired = False
+        self._builder_steps.begin()
         while not self._stop.is_set():
             try:
                 lock = self._locked(fcntl.LOCK_EX, wait)

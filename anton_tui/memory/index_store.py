@@ -157,11 +157,12 @@ class Database:
     def known(self) -> dict[str, Known] | None:
         """What the index holds per file, or None when the database has no current, whole schema.
 
-        A reader keeps it until another connection commits (`data_version` moves); a writer reads it afresh.
+        It is kept until another connection commits (`data_version` moves); a writer changes the dict it was given
+        as it changes the files' rows, so that it stays true.
         """
         conn = self.connect()
         version = conn.execute("PRAGMA data_version").fetchone()[0]
-        if not self.writer and self._known is not None and self._known[0] == version:
+        if self._known is not None and self._known[0] == version:
             return self._known[1]
         known = None
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
