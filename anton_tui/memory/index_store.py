@@ -15,8 +15,9 @@ from pathlib import Path
 
 SCHEMA_VERSION = 2
 TAIL_BYTES = 64
+WORDS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # the ranked index's words: stemmed, accents folded
 
-SCHEMA = """
+SCHEMA = f"""
 CREATE TABLE files(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, started TEXT,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
@@ -30,7 +31,7 @@ CREATE INDEX spill_base ON spill(base);
 CREATE TABLE dead(id INTEGER PRIMARY KEY);
 CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE terms(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
-CREATE VIRTUAL TABLE words USING fts5(content, content='', tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE words USING fts5(content, content='', tokenize='{WORDS_TOKENIZE}');
 CREATE VIRTUAL TABLE tokens USING fts5(
     content, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE term_grams USING fts5(term, content='terms', content_rowid='id', tokenize='trigram');
