@@ -20,6 +20,7 @@ from anton_tui.memory.origin import producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 from anton_tui.runtime.memory_history import MemoryHistoryOps
+from anton_tui.runtime.model_warm_up import ModelWarmUpOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
 from anton_tui.settings_sources import FirstFrame
 
@@ -73,7 +74,7 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (runtime/memory_history.py)
+class Runtime(MemoryHistoryOps, ModelWarmUpOps):  # memory history (runtime/memory_history.py), model warm-up
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -171,8 +172,11 @@ class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (run
         warm_up = getattr(self.session, "warm_up", None)
         if warm_up is not None:
             await warm_up()
+        # ---- the model SDK (runtime/model_warm_up.py): when the user starts typing, or a little later ----
+        self.schedule_model_warm_up()
 
     async def close(self) -> None:
+        self.cancel_model_warm_up()
         # ---- memory history: what is queued is committed before exit ----
         if self._stores is not None:
             await self.flush_history()
