@@ -15,8 +15,8 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from itertools import accumulate
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 from anton_tui.memory.episode_files import FolderView

@@ -164,7 +164,8 @@ class Database:
         conn = self.connect()
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         if self._known is not None and self._known[0] == version:
-            return self._known[1]
+            if not self.writer or conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+                return self._known[1]  # (a writer's step left half done is read afresh: as None)
         known = None
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             rows = conn.execute(

@@ -165,7 +165,7 @@ def _frequencies(conn: sqlite3.Connection, stem: str, last: int, lines: int) -> 
     limit = 4 * lines
     while True:
         counts = dict(conn.execute(_COUNT_INSTANCES, (stem, limit)).fetchall())
-        if sum(counts.values()) < limit or max(counts) > last:
+        if not counts or sum(counts.values()) < limit or max(counts) > last:
             return counts
         limit *= 4
         if limit > READ_LIMIT * lines:
