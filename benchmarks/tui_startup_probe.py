@@ -131,7 +131,7 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None) -
                 if tab is None:
                     return  # the runtime is still being built: the inspector comes with it
                 lessons, skills = until_loaded
-                if tab("lessons").table.row_count < lessons or tab("skills").table.row_count < skills:
+                if tab("lessons").table.total_rows < lessons or tab("skills").table.total_rows < skills:
                     return
                 say("loaded")
             self.done = True

@@ -8,10 +8,12 @@ only partly built must all agree with them where they say they do.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from anton_tui.memory import recall_bm25, recall_query
 from anton_tui.memory.episode_index import INDEX_NAME
 from anton_tui.memory.episodes import EpisodicMemory
 from tests.recall_corpus import QUERIES, ranking, write_corpus
@@ -64,3 +66,46 @@ def test_a_rebuilt_index_ranks_the_same(corpus: Path, tmp_path: Path, damage: st
     for query in ("the", "invoices", "gecko", "rate limit", "%", "über"):
         assert ranking(memory.recall(query)) == EXPECTED[query]["20"], query
     memory.close()
+
+
+WORD_LISTS = [["the"], ["data"], ["data", "report"], ["invoice"], ["invoices"], ["running"], ["the", "value"],
+              ["über"], ["cafe"], ["zebra"], ["the", "zebra"], ["price"], ["query", "the", "table"]]
+
+
+@pytest.mark.parametrize("limit", [300, 40])
+def test_scores_from_the_index_figures_are_fts5s_bm25_to_the_last_bit(
+    memory: EpisodicMemory, corpus: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """Common words are scored from the figures the index keeps (FTS5 would count every line holding them on every
+    query); the scores must be exactly what FTS5's bm25() gives."""
+    monkeypatch.setattr(recall_bm25, "WORTH_IT", 0)
+    memory.recall("warm")  # the index is built
+    own = []
+    frequencies = recall_bm25._frequencies
+    monkeypatch.setattr(recall_bm25, "_frequencies", lambda *a: own.append(a) or frequencies(*a))
+    conn = sqlite3.connect(corpus / INDEX_NAME, isolation_level=None)
+    scorer = recall_bm25.Bm25()
+    sql = "SELECT rowid, bm25(words) FROM words WHERE words MATCH ? ORDER BY rowid LIMIT ?"
+    for words in WORD_LISTS:
+        expected = conn.execute(sql, (" ".join(f'"{word}"' for word in words), limit)).fetchall()
+        assert scorer.window(conn, words, "", limit) == expected, words
+        assert scorer.window(conn, words, "", limit) == expected, words  # with the counts kept from the first call
+    conn.close()
+    assert len(own) >= {300: 4, 40: 8}[limit]  # scored from the index figures, not handed to bm25()
+
+
+def test_recall_ranks_as_before_with_scores_from_the_index_figures(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall_bm25, "WORTH_IT", 0)
+    monkeypatch.setattr(recall_query, "WINDOW", 300)  # so that more word lists fill their window
+    fresh = EpisodicMemory(corpus)
+    try:
+        for query in QUERIES:
+            got = ranking(fresh.recall(query))
+            monkeypatch.setattr(recall_bm25, "WORTH_IT", 10**12)  # FTS5's bm25() throughout
+            reference = ranking(fresh.recall(query))
+            monkeypatch.setattr(recall_bm25, "WORTH_IT", 0)
+            assert got == reference, query
+    finally:
+        fresh.close()

@@ -173,10 +173,8 @@ class ChatSession(TrustGate, SavedConversation):
         return True
 
     async def warm_up(self) -> None:
-        """Pay the slow first-time costs in the background: the LLM SDK import and the episode search index."""
-        warm_llm = getattr(self.llm, "warm_up", None)
-        if warm_llm is not None:
-            await warm_llm()
+        """Pay the slow first-time costs in the background: the secret patterns and the episode search index (the
+        LLM SDK is `warm_up_model`'s, called when the user starts typing)."""
         from anton_tui.redact import preload
 
         await asyncio.to_thread(preload)  # the secret patterns, read by the first tool result
@@ -187,6 +185,12 @@ class ChatSession(TrustGate, SavedConversation):
                 await asyncio.to_thread(self.episodic.index.refresh)
             except IndexUnavailable:
                 pass  # another process is building it; recall falls back to scanning meanwhile
+
+    async def warm_up_model(self) -> None:
+        """Import the LLM SDK in a worker thread (some 50 MB and a second or so), so the first turn does not wait."""
+        warm_llm = getattr(self.llm, "warm_up", None)
+        if warm_llm is not None:
+            await warm_llm()
 
     # -- the user's own hands on the scratchpads (the UI's cancel / reset / remove); the ACC does not see these --
 

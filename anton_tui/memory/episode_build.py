@@ -16,10 +16,19 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
-from anton_tui.memory.episode_files import disk_files
-from anton_tui.memory.episode_record import MEMORY_ROLES, SUFFIX, decode_line, line_fields, reading, session_start
+from anton_tui.memory.episode_files import FolderView
+from anton_tui.memory.episode_record import (
+    MEMORY_ROLES,
+    SUFFIX,
+    decode_line,
+    line_fields,
+    many_line_fields,
+    reading,
+    session_start,
+)
 from anton_tui.memory.index_store import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -65,6 +74,11 @@ class IndexBuilder:
         self.db = db
         self.stop = stop
         self.remove_database = remove_database
+        self.folder = FolderView(episodes_dir)
+
+    def begin(self) -> None:
+        """A refresh starts: look at every file again (between its steps only the newest are looked at again)."""
+        self.folder.forget()
 
     def step(self, stats: RefreshStats) -> bool:
         """One transaction's worth of indexing, newest files first; True when there was nothing left to do."""
@@ -74,10 +88,15 @@ class IndexBuilder:
             stats.rebuilt = True
             known = self._create_schema()
         conn = db.connect()
-        disk = disk_files(self.episodes_dir)
-        stats.files_checked = len(disk)
+        disk = self.folder.files()
         stale, pending = pending_bytes(disk, known)
         removed = [name for name in known if name not in disk]
+        if not stale and not removed and not self.folder.fresh:  # make sure with a full look before stopping
+            self.folder.forget()
+            disk = self.folder.files()
+            stale, pending = pending_bytes(disk, known)
+            removed = [name for name in known if name not in disk]
+        stats.files_checked = len(disk)
         bulk = in_bulk(conn)
         if not stale and not removed:
             if bulk:
@@ -99,15 +118,16 @@ class IndexBuilder:
                 _forget(conn, known.pop(name).id, drop=True)
                 stats.files_removed += 1
             new = sorted((name for name in stale if name not in known), reverse=True)
-            for name, file_id in zip(new, _new_file_ids(conn, len(new))):
-                conn.execute(
-                    "INSERT INTO files(id, name, started, size, mtime_ns, inode, indexed_bytes, line_count,"
-                    " tail_hash, turns) VALUES (?, ?, ?, -1, 0, 0, 0, 0, x'', 0)",
-                    (file_id, name, name if session_start(name) else None),
-                )
+            ids = _new_file_ids(conn, len(new))
+            conn.executemany(
+                "INSERT INTO files(id, name, started, size, mtime_ns, inode, indexed_bytes, line_count,"
+                " tail_hash, turns) VALUES (?, ?, ?, -1, 0, 0, 0, 0, x'', 0)",
+                [(file_id, name, name if session_start(name) else None) for name, file_id in zip(new, ids)],
+            )
+            for name, file_id in zip(new, ids):
                 known[name] = Known(file_id, -1, 0, 0, 0, 0, b"", 0)
             for name in sorted(stale, reverse=True):
-                stats.lines_added += self._index_file(conn, writer, name, known[name], stats)
+                stats.lines_added += self._index_file(conn, writer, name, known, stats)
                 if time.monotonic() >= deadline or self.stop.is_set():
                     break
             writer.flush()
@@ -160,14 +180,18 @@ class IndexBuilder:
         return dead > conn.execute("SELECT count(*) FROM lines").fetchone()[0] * DEAD_SHARE
 
     def _index_file(
-        self, conn: sqlite3.Connection, writer: _LineWriter, name: str, old: Known, stats: RefreshStats
+        self, conn: sqlite3.Connection, writer: _LineWriter, name: str, known: dict[str, Known], stats: RefreshStats
     ) -> int:
-        """Index the part of one file not indexed yet (all of it if the file was rewritten); returns lines added."""
+        """Index the part of one file not indexed yet (all of it if the file was rewritten); returns lines added.
+
+        What the index now knows of the file is put in `known` (and in the database when the writer flushes)."""
+        old = known[name]
         path = self.episodes_dir / f"{name}{SUFFIX}"
         try:
             handle = open(path, "rb")
         except FileNotFoundError:
             _forget(conn, old.id, drop=True)
+            del known[name]
             return 0
         except OSError as exc:
             logger.warning("Cannot read %s for the recall index: %s", path, exc)
@@ -188,34 +212,44 @@ class IndexBuilder:
             turns = {turn: [first, part, used] for turn, first, part, used in conn.execute(
                 "SELECT turn, first, part, lines FROM turns WHERE file_id = ?", (file_id,)
             )} if start else {}  # fmt: skip
-            rows: list[tuple[int, str, int]] = []
-            fields, first_id = line_fields(), file_id << FILE_SHIFT
-            spills: list[tuple[int, int]] = []
+            fields, decode_many = line_fields(), many_line_fields()
+            first_id = file_id << FILE_SHIFT
+            ids: list[int] = []
+            texts: list[str] = []
+            offsets: list[int] = []
             added, indexed_bytes, position, carry = 0, start, start, b""
-            while position < st.st_size:
+            too_many = False
+            while position < st.st_size and not too_many:
                 block = os.pread(fd, min(CHUNK, st.st_size - position), position)
                 if not block:
                     break
                 data, base = carry + block, position - len(carry)
                 position += len(block)
-                cut = len(data) if position >= st.st_size else data.rfind(b"\n") + 1
+                last = position >= st.st_size
+                cut = len(data) if last else data.rfind(b"\n") + 1
                 carry = data[cut:]
-                line_start = 0
-                while line_start < cut:
-                    end = data.find(b"\n", line_start, cut)
-                    complete = end >= 0
-                    end = end if complete else cut
-                    raw = data[line_start:end]
-                    offset = base + line_start
-                    try:
-                        episode = fields(raw)
-                    except ValueError:
-                        episode = decode_line(path, line_no + 1, offset, raw, complete)
-                        if not complete and episode is None:
-                            break  # a torn last line stays unindexed; it is looked at again when the file changes
+                raws = data[:cut].split(b"\n")
+                if raws[-1] == b"":
+                    raws.pop()  # the chunk ends with a newline
+                starts = list(accumulate((len(raw) + 1 for raw in raws), initial=base))
+                ends_torn = last and not data.endswith(b"\n")
+                try:  # well-formed lines, read all at once; any other line makes the chunk read line by line
+                    episodes = decode_many(data[:cut])
+                    if len(episodes) != len(raws):
+                        raise ValueError("blank lines")
+                except ValueError:
+                    episodes = []
+                    for number, raw in enumerate(raws):
+                        complete = not (ends_torn and number == len(raws) - 1)
+                        try:
+                            episodes.append(fields(raw))
+                        except ValueError:
+                            episodes.append(decode_line(path, line_no + number + 1, starts[number], raw, complete))
+                for number, episode in enumerate(episodes):
+                    if episode is None and ends_torn and number == len(raws) - 1:
+                        break  # a torn last line stays unindexed; it is looked at again when the file changes
                     line_no += 1
-                    indexed_bytes = offset + len(raw) + complete
-                    line_start = end + 1
+                    indexed_bytes = starts[number + 1] - (ends_torn and number == len(raws) - 1)
                     if episode is None or episode.role in MEMORY_ROLES:
                         continue
                     slot = turns.get(episode.turn)
@@ -224,63 +258,80 @@ class IndexBuilder:
                         part_count += 1
                     elif slot[2] > SLOT_TOP:  # the turn goes on in a new part
                         slot[1:] = [part_count, 0]
-                        spills.append((turn_key(file_id, part_count), turn_key(file_id, slot[0])))
+                        writer.spills.append((turn_key(file_id, part_count), turn_key(file_id, slot[0])))
                         part_count += 1
                     if part_count > TURN_TOP + 1:
                         logger.warning("%s has too many turns to index; recall skips the rest", path)
+                        too_many = True
                         break
-                    rows.append((first_id | ((TURN_TOP - slot[1]) << SLOT_BITS) | (SLOT_TOP - slot[2]), episode.content, offset))
+                    ids.append(first_id | ((TURN_TOP - slot[1]) << SLOT_BITS) | (SLOT_TOP - slot[2]))
+                    texts.append(episode.content)
+                    offsets.append(starts[number])
                     slot[2] += 1
                     added += 1
-                if len(rows) >= 4 * BATCH:
-                    writer.add(rows)
-                    rows = []
-            writer.add(rows)
+                if len(ids) >= 4 * BATCH:
+                    writer.add(ids, texts, offsets)
+                    ids, texts, offsets = [], [], []
+            writer.add(ids, texts, offsets)
             tail = tail_hash(fd, indexed_bytes)
-        conn.executemany("INSERT INTO spill(key, base) VALUES (?, ?)", spills)
-        conn.executemany(
-            "INSERT OR REPLACE INTO turns(file_id, turn, first, part, lines) VALUES (?, ?, ?, ?, ?)",
-            [(file_id, turn, first, part, used) for turn, (first, part, used) in turns.items()],
-        )
-        conn.execute(
-            "UPDATE files SET size=?, mtime_ns=?, inode=?, indexed_bytes=?, line_count=?, tail_hash=?, turns=?"
-            " WHERE id=?",
-            (st.st_size, st.st_mtime_ns, st.st_ino, indexed_bytes, line_no, tail, part_count, file_id),
-        )
+        writer.turns += [(file_id, turn, first, part, used) for turn, (first, part, used) in turns.items()]
+        writer.files.append((st.st_size, st.st_mtime_ns, st.st_ino, indexed_bytes, line_no, tail, part_count, file_id))
+        known[name] = Known(file_id, st.st_size, st.st_mtime_ns, st.st_ino, indexed_bytes, line_no, tail, part_count)
         return added
 
 
 class _LineWriter:
     """Adds lines to the index in large batches (in id order, so the tables grow at their end), and their new
-    distinct words to the word list."""
+    distinct words to the word list; and, when it flushes, what the index now knows of each file read."""
 
     def __init__(self, conn: sqlite3.Connection, *, word_list: bool) -> None:
         self.conn = conn
         self.word_list = word_list
-        self.pending: list[tuple[int, str, int]] = []
+        self.ids: list[int] = []
+        self.texts: list[str] = []
+        self.offsets: list[int] = []
+        self.spills: list[tuple[int, int]] = []
+        self.turns: list[tuple[int, int, int, int, int]] = []
+        self.files: list[tuple[object, ...]] = []
 
-    def add(self, rows: list[tuple[int, str, int]]) -> None:
-        rows.reverse()  # a file's lines count down
-        self.pending += rows
-        if len(self.pending) >= BATCH:
-            self.flush()
+    def add(self, ids: list[int], texts: list[str], offsets: list[int]) -> None:
+        # a file's lines count down: reversed, they go in id order
+        self.ids += reversed(ids)
+        self.texts += reversed(texts)
+        self.offsets += reversed(offsets)
+        if len(self.ids) >= BATCH:
+            self.flush_lines()
 
-    def flush(self) -> None:
-        rows, self.pending = self.pending, []
-        if not rows:
+    def flush_lines(self) -> None:
+        ids, texts, offsets = self.ids, self.texts, self.offsets
+        self.ids, self.texts, self.offsets = [], [], []
+        if not ids:
             return
         conn = self.conn
-        conn.executemany("INSERT INTO lines(id, offset) VALUES (?, ?)", [(r[0], r[2]) for r in rows])
-        text = [(r[0], r[1]) for r in rows]
-        conn.executemany("INSERT INTO words(rowid, content) VALUES (?, ?)", text)
-        conn.executemany("INSERT INTO tokens(rowid, content) VALUES (?, ?)", text)
+        conn.executemany("INSERT INTO lines(id, offset) VALUES (?, ?)", zip(ids, offsets))
+        conn.executemany("INSERT INTO words(rowid, content) VALUES (?, ?)", zip(ids, texts))
+        conn.executemany("INSERT INTO tokens(rowid, content) VALUES (?, ?)", zip(ids, texts))
         if not self.word_list:
             return
-        conn.executemany("INSERT INTO temp.batch_tokens(rowid, content) VALUES (?, ?)", text)
+        conn.executemany("INSERT INTO temp.batch_tokens(rowid, content) VALUES (?, ?)", zip(ids, texts))
         last = conn.execute("SELECT max(id) FROM terms").fetchone()[0] or 0
         conn.execute("INSERT OR IGNORE INTO terms(term) SELECT term FROM temp.batch_terms")
         conn.execute("INSERT INTO term_grams(rowid, term) SELECT id, term FROM terms WHERE id > ?", (last,))
         conn.execute("INSERT INTO temp.batch_tokens(batch_tokens) VALUES ('delete-all')")
+
+    def flush(self) -> None:
+        self.flush_lines()
+        conn = self.conn
+        conn.executemany("INSERT INTO spill(key, base) VALUES (?, ?)", self.spills)
+        conn.executemany(
+            "INSERT OR REPLACE INTO turns(file_id, turn, first, part, lines) VALUES (?, ?, ?, ?, ?)", self.turns
+        )
+        conn.executemany(
+            "UPDATE files SET size=?, mtime_ns=?, inode=?, indexed_bytes=?, line_count=?, tail_hash=?, turns=?"
+            " WHERE id=?",
+            self.files,
+        )
+        self.spills, self.turns, self.files = [], [], []
 
 
 def in_bulk(conn: sqlite3.Connection) -> bool:

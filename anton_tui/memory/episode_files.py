@@ -41,6 +41,7 @@ class FolderView:
         self._folder_mtime: int | None = None
         self._swept = 0.0
         self._recent: list[str] = []
+        self.fresh = False  # whether the last `files()` looked at every file
 
     def files(self) -> dict[str, os.stat_result]:
         try:
@@ -50,6 +51,7 @@ class FolderView:
         now = time.monotonic()
         if self._files is None or folder_mtime != self._folder_mtime or now - self._swept > FULL_EVERY:
             return self._sweep(folder_mtime, now)
+        self.fresh = False
         for name in self._recent:
             try:
                 st = os.stat(self.folder / f"{name}{SUFFIX}")
@@ -67,6 +69,7 @@ class FolderView:
             self.version += 1
         self._files, self._folder_mtime, self._swept = files, folder_mtime, now
         self._recent = sorted(files, reverse=True)[:RECENT]
+        self.fresh = True
         return files
 
     def forget(self) -> None:

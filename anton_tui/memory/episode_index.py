@@ -46,6 +46,7 @@ from anton_tui.memory.index_store import (
     is_corruption,
     pending_bytes,
 )
+from anton_tui.memory.recall_bm25 import Bm25
 from anton_tui.memory.recall_query import LineReader, TextCheck, line_scores, load_turn, rank_turns
 
 __all__ = ["INDEX_NAME", "LOCK_NAME", "SCHEMA_VERSION", "IndexUnavailable", "RecallIndex", "RefreshStats"]
@@ -100,6 +101,7 @@ class RecallIndex:
         self._folder = FolderView(self.episodes_dir)
         self._view: _View | None = None
         self._lines = LineReader(self.episodes_dir)
+        self._bm25 = Bm25()
         self._builder_steps = IndexBuilder(self.episodes_dir, self._writer, self._stop, self._remove_database)
 
     # ---- public ------------------------------------------------------------------------------------------
@@ -249,7 +251,9 @@ class RecallIndex:
         try:
             dead = conn.execute("SELECT EXISTS(SELECT 1 FROM dead)").fetchone()[0] == 1
             check = TextCheck(query, reader)
-            scores = line_scores(conn, query, check, dead=dead, word_list=not in_bulk(conn), any_word=any_word)
+            scores = line_scores(
+                conn, query, check, dead=dead, word_list=not in_bulk(conn), any_word=any_word, bm25=self._bm25
+            )
             keys = rank_turns(conn, scores, check, max_results, since, view.skip)
             turns = [load_turn(conn, reader, key) for key in keys]
             return [turn for turn in turns if turn]
@@ -270,6 +274,7 @@ class RecallIndex:
     def _steps(self, wait: float, *, patient: bool, max_steps: int | None) -> RefreshStats:
         stats = RefreshStats()
         repaired = False
+        self._builder_steps.begin()
         while not self._stop.is_set():
             try:
                 lock = self._locked(fcntl.LOCK_EX, wait)

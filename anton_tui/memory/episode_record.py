@@ -115,6 +115,7 @@ def _fast_decoder() -> Callable[[bytes], Any]:
         return Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta)
 
     fast.fields = decode  # type: ignore[attr-defined]
+    fast.many = msgspec.json.Decoder(Line).decode_lines  # type: ignore[attr-defined]
     return fast
 
 
@@ -122,6 +123,12 @@ def line_fields() -> Callable[[bytes], Any]:
     """Decodes a well-formed line into an object with the episode's fields (quicker than making an `Episode`);
     raises `ValueError` for anything else, which `decode_line` then judges and reports."""
     return _fast_decoder().fields  # type: ignore[attr-defined]
+
+
+def many_line_fields() -> Callable[[bytes], list[Any]]:
+    """Decodes newline-separated well-formed lines at once, as `line_fields` does one (blank lines are skipped);
+    raises `ValueError` if any line is not well formed."""
+    return _fast_decoder().many  # type: ignore[attr-defined]
 
 
 def quick_parse(raw: bytes) -> Episode | None:

@@ -15,8 +15,9 @@ from pathlib import Path
 
 SCHEMA_VERSION = 2
 TAIL_BYTES = 64
+WORDS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # the ranked index's words: stemmed, accents folded
 
-SCHEMA = """
+SCHEMA = f"""
 CREATE TABLE files(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, started TEXT,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
@@ -30,7 +31,7 @@ CREATE INDEX spill_base ON spill(base);
 CREATE TABLE dead(id INTEGER PRIMARY KEY);
 CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE terms(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
-CREATE VIRTUAL TABLE words USING fts5(content, content='', tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE words USING fts5(content, content='', tokenize='{WORDS_TOKENIZE}');
 CREATE VIRTUAL TABLE tokens USING fts5(
     content, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE term_grams USING fts5(term, content='terms', content_rowid='id', tokenize='trigram');
@@ -157,12 +158,14 @@ class Database:
     def known(self) -> dict[str, Known] | None:
         """What the index holds per file, or None when the database has no current, whole schema.
 
-        A reader keeps it until another connection commits (`data_version` moves); a writer reads it afresh.
+        It is kept until another connection commits (`data_version` moves); a writer changes the dict it was given
+        as it changes the files' rows, so that it stays true.
         """
         conn = self.connect()
         version = conn.execute("PRAGMA data_version").fetchone()[0]
-        if not self.writer and self._known is not None and self._known[0] == version:
-            return self._known[1]
+        if self._known is not None and self._known[0] == version:
+            if not self.writer or conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+                return self._known[1]  # (a writer's step left half done is read afresh: as None)
         known = None
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             rows = conn.execute(

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from anton_tui.memory.episode_record import MEMORY_ROLES, SESSION_FORMAT, SUFFIX, Episode, quick_parse
 from anton_tui.memory.episode_scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
+from anton_tui.memory.recall_bm25 import Bm25
 
 WINDOW = 2000  # each match list is ranked over its newest WINDOW lines
 EXACT_SCORE = -1.0  # what a line containing the query's exact text adds (BM25 scores are negative: lower is better)
@@ -149,11 +150,16 @@ class Scores:
     unconfirmed: dict[int, int] = field(default_factory=dict)
 
     def add(self, rows: Iterable[tuple[int, float]], *, words: bool) -> None:
+        rows = list(rows)
+        if words:
+            self.worded.update(rowid for rowid, _score in rows)
         lines = self.lines
+        if not lines:  # (0.0 + score is score)
+            lines.update(rows)
+            return
+        get = lines.get
         for rowid, score in rows:
-            lines[rowid] = lines.get(rowid, 0.0) + score
-            if words:
-                self.worded.add(rowid)
+            lines[rowid] = get(rowid, 0.0) + score
 
     def confirm(self, check: TextCheck, line_id: int) -> bool:
         """Check one provisional bonus; True when it was wrong (and is taken back)."""
@@ -168,7 +174,14 @@ class Scores:
 
 
 def line_scores(
-    conn: sqlite3.Connection, query: str, check: TextCheck, *, dead: bool, word_list: bool, any_word: bool = True
+    conn: sqlite3.Connection,
+    query: str,
+    check: TextCheck,
+    *,
+    dead: bool,
+    word_list: bool,
+    any_word: bool = True,
+    bm25: Bm25 | None = None,
 ) -> Scores:
     """Matching lines with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text.
 
@@ -176,11 +189,11 @@ def line_scores(
     bonuses the index alone cannot prove are given provisionally; `rank_turns` confirms those that matter.
     """
     scores = Scores()
+    bm25 = bm25 or Bm25()
     not_dead = " AND rowid NOT IN (SELECT id FROM dead)" if dead else ""
-    words_sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{not_dead} ORDER BY rowid LIMIT ?"
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
     if words:
-        scores.add(conn.execute(words_sql, (" ".join(phrase(w) for w in words), WINDOW)), words=True)
+        scores.add(bm25.window(conn, words, not_dead, WINDOW), words=True)
     exact, scores.unconfirmed = exact_lines(conn, query, check, not_dead, word_list)
     scores.add(((rowid, EXACT_SCORE) for rowid in exact), words=False)
     if not scores.worded and scores.unconfirmed and len(words) > 1:
@@ -188,7 +201,7 @@ def line_scores(
             scores.confirm(check, line_id)
     if not scores.lines and len(words) > 1 and any_word:  # nothing has every word: rank lines by any of them
         for word in words:
-            scores.add(conn.execute(words_sql, (phrase(word), WINDOW)), words=True)
+            scores.add(bm25.window(conn, [word], not_dead, WINDOW), words=True)
     return scores
 
 

@@ -22,6 +22,7 @@ from anton_tui.paths import AntonPaths
 from anton_tui.runtime.goal_ops import GoalOps
 from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.memory_sync import MemorySyncOps
+from anton_tui.runtime.model_warm_up import ModelWarmUpOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
 from anton_tui.runtime.workspace_ops import WorkspaceOps
 from anton_tui.runtime.usage import UsageOps
@@ -77,8 +78,9 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps):  # memory history (memory_history.py),
-    # sync (memory_sync.py), `@` and `!` (workspace_ops.py), /goal runs (goal_ops.py), the status line (usage.py)
+class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, ModelWarmUpOps):  # memory
+    # history (memory_history.py), sync (memory_sync.py), `@` and `!` (workspace_ops.py), /goal runs (goal_ops.py),
+    # the status line (usage.py), the model SDK's import when typing starts (model_warm_up.py)
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -179,8 +181,11 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps):
         warm_up = getattr(self.session, "warm_up", None)
         if warm_up is not None:
             await warm_up()
+        # ---- the model SDK (runtime/model_warm_up.py): when the user starts typing, or a little later ----
+        self.schedule_model_warm_up()
 
     async def close(self) -> None:
+        self.cancel_model_warm_up()
         # ---- memory history: what is queued is committed before exit ----
         await self.stop_sync()
         if self._stores is not None:

@@ -10,10 +10,11 @@ What is here, and the measured reason for each, is listed in docs/architecture.m
 from __future__ import annotations
 
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from textual.screen import Screen
 from textual.widgets import DataTable
+from textual.coordinate import Coordinate
 from textual.widgets.data_table import CellType, DuplicateKey, Row, RowKey
 
 if TYPE_CHECKING:
@@ -112,7 +113,62 @@ class FixedColumnsTable(DataTable):
     rows with one update. DataTable has no public bulk insert: this writes its row bookkeeping as `add_row` does
     (`_row_locations`, `_data`, `rows`, `_new_rows`, `_require_update_dimensions`, `_highlight_cursor`,
     `_update_count`) and overrides `_update_dimensions`, the measuring step.
+
+    `show_keyed_rows` shows a long list without making every row: a row's cells are made when the cursor or the
+    scroll position comes within `PAGE_ROWS` of it (a list of 50,000 lessons would otherwise hold some 50 MB of
+    rows nobody looks at). `row_count` counts the rows made so far, `total_rows` all of them.
     """
+
+    PAGE_ROWS = 400
+
+    _later_keys: Sequence[str] | None = None
+    _later_cells: Callable[[int], Sequence[CellType]] | None = None
+    _later_base = 0
+
+    def show_keyed_rows(self, keys: Sequence[str], cells: Callable[[int], Sequence[CellType]]) -> None:
+        """Append one row per key (after the rows there are), the cells of row `n` of them made by `cells(n)`
+        when that row is first needed."""
+        self._later_keys, self._later_cells, self._later_base = keys, cells, self.row_count
+        self.ensure_rows(0)
+
+    @property
+    def total_rows(self) -> int:
+        if self._later_keys is None:
+            return self.row_count
+        return self._later_base + len(self._later_keys)
+
+    def ensure_rows(self, index: int) -> None:
+        """Make the rows up to `index` and a page beyond it."""
+        keys, cells = self._later_keys, self._later_cells
+        if keys is None or cells is None:
+            return
+        base = self._later_base
+        start, stop = self.row_count - base, min(index - base + self.PAGE_ROWS + 1, len(keys))
+        if stop > start:
+            self.add_keyed_rows((keys[n], cells(n)) for n in range(start, stop))
+        if self.row_count - base >= len(keys):
+            self._later_keys = self._later_cells = None  # all made
+
+    def clear(self, columns: bool = False) -> FixedColumnsTable:
+        self._later_keys = self._later_cells = None
+        super().clear(columns)
+        return self
+
+    def watch_cursor_coordinate(self, old_coordinate: Coordinate, new_coordinate: Coordinate) -> None:
+        if self._later_keys is not None and new_coordinate.row >= self.row_count - self.PAGE_ROWS // 2:
+            self.ensure_rows(new_coordinate.row)
+        super().watch_cursor_coordinate(old_coordinate, new_coordinate)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._later_keys is not None:
+            bottom = int(new_value) + self.scrollable_content_region.height
+            if bottom >= self.row_count - self.PAGE_ROWS // 2:
+                self.ensure_rows(bottom)
+
+    def action_scroll_bottom(self) -> None:
+        self.ensure_rows(self.total_rows)
+        super().action_scroll_bottom()
 
     def add_keyed_rows(self, rows: Iterable[tuple[str, Sequence[CellType]]]) -> None:
         """Append one-line rows given as (key, cells); the same as `add_row(*cells, key=key)` for each."""

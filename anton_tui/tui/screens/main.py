@@ -21,7 +21,7 @@ from textual.reactive import reactive
 from textual.types import NoActiveAppError
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
-from textual.widgets import Footer
+from textual.widgets import Footer, TextArea
 
 from anton_tui.agent.events import (
     AccNudge,
@@ -350,6 +350,12 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         return (self._turn_worker is not None and not self._turn_worker.is_finished) or self.shell_running
 
     # --- sending -------------------------------------------------------------------------------------------------
+
+    @on(TextArea.Changed, "#prompt")
+    def _typing(self) -> None:
+        """The user is writing a message: have the model SDK imported meanwhile (runtime/model_warm_up.py)."""
+        if self.runtime is not None:
+            self.runtime.warm_up_model()
 
     @on(Prompt.Submitted)
     async def _prompt_submitted(self, event: Prompt.Submitted) -> None:

@@ -126,6 +126,8 @@ def restore_cursor(table: DataTable, keys: Sequence[str], key: str | None, old_i
     if not keys:
         return
     index = keys.index(key) if key in keys else min(max(old_index, 0), len(keys) - 1)
+    if isinstance(table, FixedColumnsTable):
+        table.ensure_rows(index)  # (rows far down a long list are made when needed)
     table.move_cursor(row=index, animate=False)
 
 

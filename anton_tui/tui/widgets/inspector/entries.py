@@ -138,7 +138,7 @@ class EntryTab(FileTab):
         keep, old_index = cursor_key(table), table.cursor_row
         shown = set_columns(table, self.COLUMNS)
         visible = [row for row in self._snapshot.rows if self.matches(row)]
-        table.add_keyed_rows((row.key, pick(self.cells(row.engram), shown)) for row in visible)
+        table.show_keyed_rows([row.key for row in visible], lambda n: pick(self.cells(visible[n].engram), shown))
         self._fitted_width = table_width(table)
         restore_cursor(table, [row.key for row in visible], keep, old_index)
         self._show_detail(visible[table.cursor_row] if visible else None)

@@ -155,7 +155,7 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
         labels = [spec.label + (arrow if spec.key == self.sort_column else "") for spec in COLUMNS]
         shown = set_columns(table, COLUMNS, labels)
         rows = self.sorted_rows()
-        table.add_keyed_rows((row.label, pick(row.cells(), shown)) for row in rows)
+        table.show_keyed_rows([row.label for row in rows], lambda n: pick(rows[n].cells(), shown))
         self._fitted_width = table_width(table)
         restore_cursor(table, [row.label for row in rows], keep, old_index)
         self._show_detail(rows[table.cursor_row] if rows else None)

@@ -1,0 +1,185 @@
+"""BM25 scores of the newest lines matching a query, worked out without FTS5 counting every match each time.
+
+FTS5's own `bm25()` weighs each word by how many lines of the whole index hold it, and counts them afresh on every
+query: for a common word that is a walk over most of the index, the larger part of a warm recall at a million
+lines. Here the same score is computed from the same figures, read from the index: the line count and total length
+(the index's "averages" record), how many lines hold each word (kept until the index changes, `data_version`), how
+often each of the candidate lines holds the word (its instance list, read only as far as the last candidate) and
+each candidate's length (`docsize`). The arithmetic is FTS5's own, in the same order, so the scores are the same
+numbers. Anything this cannot do exactly (a word that is not one token once stemmed) is left to `bm25()`.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+from anton_tui.memory.index_store import WORDS_TOKENIZE
+
+K1 = 1.2  # FTS5's bm25() constants
+B = 0.75
+WORTH_IT = 100_000  # below this many lines holding the query's words, FTS5's own counting is quicker
+READ_LIMIT = 64  # instances read per candidate line at most, else FTS5's bm25() is left to it
+_COUNT_INSTANCES = (
+    "SELECT doc, count(*) FROM (SELECT doc FROM temp.words_instances WHERE term = ? LIMIT ?) GROUP BY doc"
+)
+STEM_CACHE = 4096
+
+_TEMP_TABLES = f"""
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.words_rows USING fts5vocab(main, words, row);
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.words_instances USING fts5vocab(main, words, instance);
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(word, tokenize='{WORDS_TOKENIZE}');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_instances USING fts5vocab(temp, stemmer, instance);
+"""
+
+
+def varint(data: bytes, at: int = 0) -> tuple[int, int]:
+    """SQLite's variable-length integer at `at` in `data`, and where the next one starts."""
+    value = 0
+    for n in range(8):
+        byte = data[at + n]
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, at + n + 1
+    return (value << 8) | data[at + 8], at + 9
+
+
+class Bm25:
+    """Scores lines of one index the way FTS5's `bm25(words)` does; one per reading connection."""
+
+    def __init__(self) -> None:
+        self.conn: sqlite3.Connection | None = None
+        self.version: int | None = None
+        self.averages: tuple[int, int] | None = None
+        self.hits: dict[str, int] = {}
+        self.stems: dict[str, str | None] = {}
+
+    def window(self, conn: sqlite3.Connection, words: list[str], where: str, limit: int) -> list[tuple[int, float]]:
+        """``(rowid, score)`` of the first `limit` lines (by rowid) matching every one of `words`, as
+        ``SELECT rowid, bm25(words) FROM words WHERE words MATCH <the words as phrases>{where} ORDER BY rowid``
+        would give them."""
+        match = " ".join(_phrase(word) for word in words)
+        stems = self._stems(conn, words)
+        ids = None
+        if stems is not None and sum(self._hits(conn, stem) for stem in set(stems)) >= WORTH_IT:
+            sql = f"SELECT rowid FROM words WHERE words MATCH ?{where} ORDER BY rowid LIMIT ?"
+            ids = [rowid for (rowid,) in conn.execute(sql, (match, limit))]
+            if not ids:
+                return []
+        freqs = None
+        if stems is not None and ids is not None and len(ids) == limit:  # (else the lines are spread out thinly)
+            freqs = {}
+            for stem in set(stems):
+                freqs[stem] = _frequencies(conn, stem, ids[-1], len(ids))
+                if freqs[stem] is None:
+                    freqs = None
+                    break
+        if freqs is None:
+            sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{where} ORDER BY rowid LIMIT ?"
+            return conn.execute(sql, (match, limit)).fetchall()
+        rows, total = self._averages(conn)
+        avgdl = float(total) / float(rows)
+        idfs = [_idf(self.hits[stem], rows) for stem in stems]
+        columns = [freqs[stem] for stem in stems]
+        sizes = _sizes(conn, ids)
+        factor = K1 + 1.0
+        parts: dict[tuple[int, int], float] = {}  # one term's share, by its count in the line and the line's length
+
+        def part(count: int, length: int) -> float:
+            freq = float(count)
+            share = parts[count, length] = (freq * factor) / (freq + K1 * (1 - B + B * float(length) / avgdl))
+            return share
+
+        if len(stems) == 1:  # (0.0 + x is x: the same numbers as the loop below)
+            idf, counts = idfs[0], columns[0]
+            get = parts.get
+            return [
+                (rowid, -1.0 * (idf * (get((counts[rowid], sizes[rowid])) or part(counts[rowid], sizes[rowid]))))
+                for rowid in ids
+            ]
+        out = []
+        for rowid in ids:
+            length = sizes[rowid]
+            score = 0.0
+            for idf, counts in zip(idfs, columns):
+                count = counts[rowid]
+                share = parts.get((count, length))
+                score += idf * (part(count, length) if share is None else share)
+            out.append((rowid, -1.0 * score))
+        return out
+
+    def _fresh(self, conn: sqlite3.Connection) -> None:
+        """Forget the figures when the connection is new or the index changed since they were read."""
+        if conn is not self.conn:
+            for statement in _TEMP_TABLES.strip().split(";\n"):
+                conn.execute(statement.rstrip(";"))
+            self.conn, self.version, self.stems = conn, None, {}
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self.version:
+            self.version, self.averages, self.hits = version, None, {}
+
+    def _averages(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        if self.averages is None:
+            (block,) = conn.execute("SELECT block FROM words_data WHERE id = 1").fetchone()
+            rows, at = varint(block)
+            total, _ = varint(block, at)  # one column
+            self.averages = (rows, total)
+        return self.averages
+
+    def _hits(self, conn: sqlite3.Connection, stem: str) -> int:
+        """How many lines of the index hold `stem` (as FTS5 counts them for its IDF: dead lines too)."""
+        hits = self.hits.get(stem)
+        if hits is None:
+            found = conn.execute("SELECT doc FROM temp.words_rows WHERE term = ?", (stem,)).fetchone()
+            hits = self.hits[stem] = found[0] if found else 0
+        return hits
+
+    def _stems(self, conn: sqlite3.Connection, words: list[str]) -> list[str] | None:
+        """Each word as the index's one stemmed token; None if any word is not exactly one token."""
+        self._fresh(conn)
+        missing = [word for word in dict.fromkeys(words) if word not in self.stems]
+        if missing:
+            if len(self.stems) > STEM_CACHE:
+                self.stems.clear()
+            conn.executemany("INSERT INTO temp.stemmer(rowid, word) VALUES (?, ?)", enumerate(missing))
+            tokens: dict[int, list[str]] = {}
+            for term, doc in conn.execute("SELECT term, doc FROM temp.stemmer_instances ORDER BY doc, offset"):
+                tokens.setdefault(doc, []).append(term)
+            conn.execute("DELETE FROM temp.stemmer")
+            for n, word in enumerate(missing):
+                found = tokens.get(n, [])
+                self.stems[word] = found[0] if len(found) == 1 else None
+        stems = [self.stems[word] for word in words]
+        return None if None in stems else stems  # type: ignore[return-value]
+
+
+def _idf(hits: int, rows: int) -> float:
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return 1e-6 if idf <= 0.0 else idf
+
+
+def _frequencies(conn: sqlite3.Connection, stem: str, last: int, lines: int) -> dict[int, int] | None:
+    """How many times each line up to `last` holds `stem`, or None when that means reading more than
+    `READ_LIMIT` times `lines` of its instances (they come in rowid order, and are read in growing slices until one
+    goes past `last`)."""
+    limit = 4 * lines
+    while True:
+        counts = dict(conn.execute(_COUNT_INSTANCES, (stem, limit)).fetchall())
+        if not counts or sum(counts.values()) < limit or max(counts) > last:
+            return counts
+        limit *= 4
+        if limit > READ_LIMIT * lines:
+            return None
+
+
+def _sizes(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
+    """Each line's length in tokens, as FTS5 keeps it (a varint per column; one column here)."""
+    if ids[-1] - ids[0] < 4 * len(ids):
+        rows = conn.execute("SELECT id, sz FROM words_docsize WHERE id BETWEEN ? AND ?", (ids[0], ids[-1]))
+    else:
+        rows = conn.execute(f"SELECT id, sz FROM words_docsize WHERE id IN ({','.join(map(str, ids))})")
+    return {rowid: size[0] if size[0] < 0x80 else varint(size)[0] for rowid, size in rows}
+
+
+def _phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
