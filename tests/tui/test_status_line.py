@@ -107,3 +107,14 @@ async def test_parts_left_out_at_80_columns_come_back_when_the_terminal_widens(t
         assert "anthropic/claude-sonnet-4-6" in header_row(app) and "~$0.16" in header_row(app)
         await pilot.resize_terminal(80, 24)
         await wait_until(pilot, lambda: "memory autopilot" not in header_row(app) and "ctx 24%" in header_row(app))
+
+
+async def test_the_last_sync_takes_its_place_in_the_header_without_pushing_the_tokens_off(tmp_path: Path) -> None:
+    settings = AppSettings(home=tmp_path / "home", project_dir=Path("/srv/projects/sales-analysis"),
+                           planning_provider="anthropic", planning_model=KNOWN)  # fmt: skip
+    app = scripted_app(settings, ScriptedSession([]), cursor_blink=False, version="0.0.0")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.focused, Prompt))
+        main_screen(app).query_one("#header").set_sync("⇅ synced 13:53", True)
+        await wait_until(pilot, lambda: "synced 13:53" in header_row(app))
+        assert header_row(app).rstrip().endswith("0 in · 0 out"), header_row(app)

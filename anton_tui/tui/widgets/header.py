@@ -152,6 +152,7 @@ When memory is shared through a git remote, it also shows the last sync and how 
         badge.update(Content(line))
         badge.set_class(not ok, "-failed")
         badge.tooltip = f"{waiting} merge parts wait in the History tab" if waiting else "last sync of shared memory"
+        self.fit()
 
     def set_model(self, provider: str, model: str, memory_mode: str) -> None:
         """After /setup: the new provider, model and memory mode."""

@@ -2,7 +2,8 @@
 status line's usage parts (tokens, estimated cost, context used).
 
 The header drops parts in `DROP_ORDER` until the rest fits: the app name, the provider, the memory mode, then the
-context's window size (`ctx 12k/200k` becomes `ctx 6%`), the cost, the context, the tokens. The workspace path
+context's window size (`ctx 12k/200k` becomes `ctx 6%`), the cost, the last sync of shared memory, the context, the
+tokens. The workspace path
 shrinks on its own (down to `WORKSPACE_MIN` columns); the model and what Anton is doing always stay.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 WORKSPACE_MIN = 12  # columns, its padding included (as header.tcss sets)
 STATUS_WIDEST = len("cancelled")  # the status is measured at its widest, so the line does not jump as it changes
 SHORT_CONTEXT = "context-short"
-DROP_ORDER = ("brand", "provider", "memory-mode", SHORT_CONTEXT, "cost", "context", "tokens")
+DROP_ORDER = ("brand", "provider", "memory-mode", SHORT_CONTEXT, "cost", "sync", "context", "tokens")
 
 
 def plan_drops(width: int, widths: Mapping[str, int], short_context_saves: int) -> set[str]:
