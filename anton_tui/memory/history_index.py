@@ -10,6 +10,7 @@ fresh ``anton-tui memory log`` neither imports dulwich nor reads a git object wh
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -27,25 +28,21 @@ _TAIL = 16_384  # bytes read from the end of the list to find its last line
 
 @functools.cache
 def _row_type() -> type:
-    """One line of the list, for msgspec (imported only when the list is read)."""
+    """One line of the list, for msgspec (imported only when the list is read): `Change`'s fields, then the parent
+    and the blob ids (None for lines written before blob ids were kept)."""
+    import typing
+
     import msgspec
 
-    class Row(msgspec.Struct):
-        id: str
-        time: float
-        scope: str
-        producer: str
-        summary: str
-        session: str = ""
-        turn: int | None = None
-        why: str = ""
-        trust: str = ""
-        files: list[str] = []
-        archive: str = ""
-        parent: str | None = None
-        blobs: dict[str, str] | None = None  # None: written before blob ids were kept
+    from anton_tui.memory.history import Change
 
-    return Row
+    hints = typing.get_type_hints(Change)
+    fields: list[Any] = [
+        (field.name, hints[field.name]) if field.default is dataclasses.MISSING else (field.name, hints[field.name],
+                                                                                       field.default)
+        for field in dataclasses.fields(Change)
+    ]  # fmt: skip
+    return msgspec.defstruct("Row", [*fields, ("parent", str | None, None), ("blobs", dict[str, str] | None, None)])
 
 
 def blob_id(data: bytes) -> str:
@@ -111,13 +108,13 @@ def read(git_dir: Path, head: str) -> list[Change] | None:
         rows = msgspec.json.decode(b"[" + b",".join(raw.splitlines()) + b"]", type=list[_row_type()])
     except (FileNotFoundError, msgspec.ValidationError, msgspec.DecodeError):
         return None
+    names = [field.name for field in dataclasses.fields(Change)]
     changes, seen_parent = [], None
     for row in rows:
         if row.parent != seen_parent:
             return None  # a commit made without the list (another program), or a torn list: rebuild
         seen_parent = row.id
-        changes.append(Change(row.id, row.time, row.scope, row.producer, row.summary, row.session, row.turn,
-                              row.why, row.trust, tuple(row.files), row.archive))  # fmt: skip
+        changes.append(Change(**{name: getattr(row, name) for name in names}))
     return changes if seen_parent == head else None
 
 
