@@ -48,8 +48,16 @@ class SkillListing:
     def skill(self, label: str) -> Skill | None:
         return next((skill for skill in self.skills if skill.label == label), None)
 
-    def problem(self, label: str) -> BrokenSkill | None:
-        return next((problem for problem in self.broken if problem.label == label), None)
+    def problem(self, label: str, source: str = "user") -> BrokenSkill | None:
+        return next((p for p in self.broken if p.label == label and p.source == source), None)
+
+    def files_of(self, problem: BrokenSkill) -> list[str]:
+        """The files in a broken skill's folder (keyed by label, or `source:label` outside the user's folder)."""
+        return self.broken_files.get(broken_key(problem.label, problem.source), [])
+
+
+def broken_key(label: str, source: str) -> str:
+    return label if source == "user" else f"{source}:{label}"
 
 
 @dataclass(frozen=True)
@@ -245,7 +253,7 @@ class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (run
         def listing() -> SkillListing:
             skills, broken = store.list_all(), store.broken()
             with_stats = frozenset(s.label for s in skills if s.path is not None and (s.path / "stats.json").is_file())
-            files = {problem.label: folder_files(problem.path) for problem in broken}
+            files = {broken_key(problem.label, problem.source): folder_files(problem.path) for problem in broken}
             clashes = {clash.label: clash.shadowed for clash in store.clashes()}
             return SkillListing(skills, broken, with_stats, files, clashes)
 
@@ -257,9 +265,14 @@ class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (run
     async def skill_problem(self, label: str) -> BrokenSkill | None:
         return await off_loop(self.stores.skills.problem, label)
 
-    async def read_skill_file(self, label: str, relative: str, limit: int = 1024 * 1024) -> str:
-        """A file of a skill as text (for read-only views), cut after `limit` bytes; a short note when unreadable."""
-        return await off_loop(read_text_capped, self.stores.skills.root / label / relative, limit)
+    async def read_skill_file(self, label: str, relative: str, limit: int = 1024 * 1024, source: str = "user") -> str:
+        """A file of a skill as text (for read-only views), cut after `limit` bytes; a short note when unreadable.
+        `source` names a read-only source's folder instead of the user's own."""
+        roots = {item.key: item.path for item in self.stores.skills.sources}
+        root = self.stores.skills.root if source == "user" else roots.get(source)
+        if root is None:
+            return f"(the source {source} is switched off)"
+        return await off_loop(read_text_capped, root / label / relative, limit)
 
     async def skill_files(self, label: str) -> list[str]:
         """The files in a skill's folder (paths inside it), hidden files and caches left out."""

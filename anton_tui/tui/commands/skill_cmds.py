@@ -10,6 +10,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from anton_tui.memory.skill_sources import SOURCE_TITLES
 from anton_tui.memory.skills import Skill, SkillStore
 from anton_tui.runtime import off_loop
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success, warning
@@ -47,7 +48,8 @@ def skill_table(store: SkillStore) -> CommandOutput:
             )
         parts.append(table)
     for problem in broken:
-        parts.append(Text(f"Broken: {problem.label} — {problem.reason} (files left as they are)", style="yellow"))
+        where = "" if problem.source == "user" else f" in {SOURCE_TITLES.get(problem.source, problem.source)}"
+        parts.append(Text(f"Broken: {problem.label}{where} — {problem.reason} (files left as they are)", style="yellow"))
     return CommandOutput(Group(*parts), "warning" if broken and not skills else "info")
 
 
@@ -89,8 +91,6 @@ def skill_markdown(skill: Skill) -> str:
     if skill.when_to_use:
         lines.append(f"- **When to use:** {_markdown_text(skill.when_to_use)}")
     if skill.read_only:
-        from anton_tui.memory.skill_sources import SOURCE_TITLES
-
         lines.append(f"- **Source:** {SOURCE_TITLES.get(skill.source, skill.source)} (read-only)")
     if skill.allowed_tools is not None:
         lines.append(f"- **Allowed tools:** {_markdown_text(', '.join(skill.allowed_tools) or 'none')}")
