@@ -21,6 +21,7 @@ from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
+from anton_tui.runtime.skill_install_ops import SkillInstallOps, SkillInstallReport  # noqa: F401 (re-exported)
 from anton_tui.settings_sources import FirstFrame
 
 if TYPE_CHECKING:
@@ -66,12 +67,6 @@ class SkillSaved:
     warning: str | None = None
 
 
-@dataclass(frozen=True)
-class SkillInstallReport:
-    installed: list[str]
-    problems: list[str]
-
-
 async def off_loop(function: Callable[..., T], *args: Any) -> T:
     """Run blocking work (the disk, a lock, a parse) in a thread, away from the event loop."""
     return await asyncio.to_thread(function, *args)
@@ -81,7 +76,7 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (runtime/memory_history.py)
+class Runtime(MemoryHistoryOps, SkillInstallOps):  # memory history (runtime/memory_history.py), skill install
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -391,35 +386,6 @@ class Runtime(MemoryHistoryOps):  # memory history: list, show, undo, reset (run
             return SkillSaved(saved, note)
 
         return await off_loop(save)
-
-    async def install_skills(self, source: str, choose: Callable[[Any], Any]) -> SkillInstallReport:
-        """Install skills from a folder or a git URL (cloned with `git clone --depth 1` into a temporary folder).
-        `choose(candidate)` (may be async) says whether to install each skill found. Raises `InstallError` (a
-        ValueError) when the source cannot be read; nothing is written then."""
-        from anton_tui.memory.skill_install import InstallError, fetched, find_skills, install
-
-        store = self.stores.skills
-        source_cm = fetched(source)
-        folder = await off_loop(source_cm.__enter__)
-        try:
-            candidates, problems = await off_loop(find_skills, folder)
-            if not candidates:
-                raise InstallError(
-                    f"No skill (a folder with a valid SKILL.md) was found in {source}; nothing was installed."
-                    + (f" Problems: {'; '.join(problems)}" if problems else "")
-                )
-            installed: list[str] = []
-            for candidate in candidates:
-                if not await _maybe_await(choose(candidate)):
-                    continue
-                try:
-                    await off_loop(install, store, candidate)
-                    installed.append(candidate.label)
-                except InstallError as exc:
-                    problems.append(str(exc))
-        finally:
-            await off_loop(source_cm.__exit__, None, None, None)
-        return SkillInstallReport(installed, problems)
 
     async def copy_and_save_skill_part(self, label: str, part: str, file: str, text: str) -> SkillSaved:
         """Copy a read-only skill (built-in or another tool's) into the user's skills, then save one edited part of

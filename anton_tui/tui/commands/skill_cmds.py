@@ -167,16 +167,27 @@ async def install_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutp
     source = args.rest.strip()
     if not source:
         return error("Install from where? /skill install <folder or git URL>.")
+    pick = ctx.hook("choose_skills")
 
-    async def choose(candidate) -> bool:
-        what = f" — {candidate.description}" if candidate.description else ""
-        return await ctx.ask(f"Install the skill {candidate.label}{what}?")
+    async def choose(offers) -> list[str] | None:
+        if pick is not None:  # one list of every skill found, in a modal
+            return await ctx.call(pick, source, offers)
+        chosen = []  # no modal here: a yes/no question per installable skill
+        for offer in (offer for offer in offers if offer.installable):
+            what = f" — {offer.description}" if offer.description else ""
+            clash = f" ({offer.clash}; yours is moved to a backup)" if offer.replaces else ""
+            if await ctx.ask(f"Install the skill {offer.label}{what}{clash}?"):
+                chosen.append(offer.label)
+        return chosen
 
     try:
         report = await ctx.runtime.install_skills(source, choose)
     except (ValueError, OSError) as exc:
         return error(str(exc))
-    lines = [f"Installed skill {label}." for label in report.installed] or ["Nothing installed."]
+    lines = [
+        f"Installed skill {label}" + (" (your old one is in the backups folder)." if label in report.replaced else ".")
+        for label in report.installed
+    ] or ["Nothing installed."]
     lines += [f"Skipped: {problem}" for problem in report.problems]
     if not report.installed:
         return warning("\n".join(lines))
