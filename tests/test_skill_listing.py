@@ -93,3 +93,12 @@ def test_a_broken_skill_in_another_tools_folder_is_reported_and_left_alone(
     assert [s.label for s in store.list_all()] == ["good"]
     assert store.load("bad") is None
     assert bad.read_bytes() == before and sorted(os.listdir(bad.parent)) == ["SKILL.md"]
+
+
+def test_user_invocable_skills_are_offered_as_slash_commands_unless_shadowed(store: SkillStore, tmp_path: Path) -> None:
+    invocable = "user-invocable: true\n"
+    write(claude_folder(tmp_path) / "lint", skill_md("lint", "Run the linter").replace("---\n1.", invocable + "---\n1."))
+    write(claude_folder(tmp_path) / "format", skill_md("format", "Format it").replace("---\n1.", invocable + "---\n1."))
+    write(claude_folder(tmp_path) / "plain", skill_md("plain", "Not a command"))
+    store.save(Skill(label="format", description="My own format, not a command", declarative_md="1. Go"))
+    assert store.slash_commands() == [("lint", "Run the linter")]

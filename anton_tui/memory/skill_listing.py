@@ -52,6 +52,7 @@ class SummaryFields:
     when_to_use: str
     format: SkillFormat
     model_invocable: bool = True
+    user_invocable: bool = False
 
 
 Signature = tuple[int, int, int, int]
@@ -124,7 +125,8 @@ def _summary_entry(folder: str) -> _CachedSummary:
             data = parse_front_matter(read_front_matter(primary_path))
             front = front_matter_fields(data, label)
             invocable = data.get("disable-model-invocation") is not True
-            fields = SummaryFields(front.display_name, front.description, "", "skill_md", invocable)
+            by_user = data.get("user-invocable") is True
+            fields = SummaryFields(front.display_name, front.description, "", "skill_md", invocable, by_user)
         elif primary == "meta.json":
             meta = parse_meta(read_text(Path(primary_path)), label)
             if "declarative.md" not in names:
@@ -206,6 +208,11 @@ def _summaries(entries: list[tuple[str, str]], found: list[_CachedSummary], sour
     ]
 
 
+def _marked(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> set[str]:
+    """The folders (paths) of the skills marked `user-invocable: true`."""
+    return {path for (_, path), entry in zip(entries, found) if entry.fields is not None and entry.fields.user_invocable}
+
+
 class SkillListingMixin:
     """The listing half of `SkillStore`: summaries for the prompt, every skill for the screens, broken folders and
     label clashes. Expects `root`, `sources`, `listing_warning`, `_ordered()`, `_read()` and `_diagnose()`."""
@@ -268,6 +275,25 @@ class SkillListingMixin:
         out.sort(key=lambda summary: summary["label"])
         self._merged = (parts, out)
         return [dict(summary) for summary in out]  # type: ignore[misc]
+
+    def slash_commands(self) -> list[tuple[str, str]]:
+        """(label, description) of each listed skill marked `user-invocable: true` (the user runs it as `/label`),
+        sorted by label; a shadowed skill's mark does not count."""
+        listed = {summary["label"]: summary for summary in self.list_summaries()}
+        marked: set[str] = set()
+        roots = [str(self.root) if source is None else str(source.path) for source in self._ordered()]  # type: ignore[attr-defined]
+        for root in roots:
+            try:
+                marked |= _root_view(root, "slash", _marked)
+            except OSError:
+                continue
+        sources = {source.key: str(source.path) for source in self.sources}
+        out = []
+        for label, summary in sorted(listed.items()):
+            root = str(self.root) if summary["source"] == "user" else sources.get(summary["source"], "")
+            if os.path.join(root, label) in marked:
+                out.append((label, summary["description"]))
+        return out
 
     def clashes(self) -> list[SkillClash]:
         """Labels held by more than one source, each with the source that wins."""

@@ -254,6 +254,10 @@ class Runtime(MemoryHistoryOps, SkillInstallOps):  # memory history (runtime/mem
 
         return await off_loop(listing)
 
+    async def skill_commands(self) -> list[tuple[str, str]]:
+        """(label, description) of the skills the user can run as `/label` (marked `user-invocable: true`)."""
+        return await off_loop(self.stores.skills.slash_commands)
+
     async def load_skill(self, label: str) -> Skill | None:
         return await off_loop(self.stores.skills.load, label)
 

@@ -349,7 +349,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
     async def _prompt_submitted(self, event: Prompt.Submitted) -> None:
         prompt = self.query_one(Prompt)
         if parse_command_line(event.text) is not None:
-            if not self.knows_command(event.text):
+            if not self.knows_command(event.text) and not await prompt.names_skill_command(event.text):
                 from anton_tui.tui.commands.parse import parse
                 from anton_tui.tui.commands.registry import unknown
 
