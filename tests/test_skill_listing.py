@@ -102,3 +102,21 @@ def test_user_invocable_skills_are_offered_as_slash_commands_unless_shadowed(sto
     write(claude_folder(tmp_path) / "plain", skill_md("plain", "Not a command"))
     store.save(Skill(label="format", description="My own format, not a command", declarative_md="1. Go"))
     assert store.slash_commands() == [("lint", "Run the linter")]
+
+
+def test_recalling_a_skill_whose_files_broke_says_why_and_leaves_them_alone(store: SkillStore) -> None:
+    from anton_tui.agent.tools.recall_skill import recall
+
+    store.save(Skill(label="csv-summary", description="Summarise a CSV", declarative_md="1. Load"))
+    store.save(Skill(label="csv-summary-2", description="Another one", declarative_md="1. Other"))
+    assert len(store.list_summaries()) == 2
+    stats = store.root / "csv-summary" / "stats.json"
+    with open(stats, "w") as handle:  # damaged in place
+        handle.write("{not json")
+    before = {path.name: path.read_bytes() for path in stats.parent.iterdir()}
+
+    result = recall(store, "csv-summary")
+    assert not result.success
+    assert "csv-summary" in result.text and "stats.json" in result.text and "left as they are" in result.text
+    assert "1. Other" not in result.text, "no other skill is recalled in its place"
+    assert {path.name: path.read_bytes() for path in stats.parent.iterdir()} == before

@@ -59,6 +59,13 @@ def recall(store, requested: str, history: list[Any] | None = None) -> ToolResul
         return ToolResult("ERROR: 'label' must not be empty.", success=False)
     try:
         skill = store.load(requested)
+        problem = store.problem(requested) if skill is None else None
+        if problem is not None:  # say why, rather than recall a neighbour or claim there is no such skill
+            return ToolResult(
+                f"ERROR: the skill `{problem.label}` cannot be read: {problem.reason}. Its files were left as they "
+                "are; carry on without it.",
+                success=False,
+            )
         if skill is None:
             match = store.closest_match(requested)
             skill = store.load(match) if match is not None else None
