@@ -161,15 +161,31 @@ def skill_folders(root: str) -> list[tuple[str, str]]:
 _root_cache: dict[tuple[str, str], tuple[list[tuple[str, str]], list[_CachedSummary], Any]] = {}
 
 
+def _all_hold(entries: list[_CachedSummary]) -> bool:
+    """Whether every watched path of every entry keeps its signature (the warm path: one `stat` per skill, inlined)."""
+    stat = os.stat
+    for entry in entries:
+        for path, sig in entry.watched:
+            try:
+                st = stat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                if sig is not None:
+                    return False
+                continue
+            if sig is None or (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != sig:
+                return False
+    return True
+
+
 def _root_view(root: str, key: str, build: Callable[[list[tuple[str, str]], list[_CachedSummary]], T]) -> T:
     """`build(entries, cached entries)` for the skill folders of `root`, reused as long as the folder list and every
     folder's cached entry are the same as last time (so a warm call builds nothing). Raises OSError as
     `skill_folders` does."""
     entries = skill_folders(root)
-    found = [_summary_entry(path) for _, path in entries]
     cached = _root_cache.get((root, key))
-    if cached is not None and cached[0] is entries and all(old is new for old, new in zip(cached[1], found)):
+    if cached is not None and cached[0] is entries and _all_hold(cached[1]):
         return cached[2]
+    found = [_summary_entry(path) for _, path in entries]
     value = build(entries, found)
     _root_cache[(root, key)] = (entries, found, value)
     return value
