@@ -2,12 +2,13 @@
 
 Runs on the same engine as the app (`memory.history_ops` over the project's `MemoryStores`), with no Textual and no
 model. Before answering it records whatever changed on disk since the last recorded change, as "external".
+``log`` loads only the history's recorder (not the memory stores), and reads the list of changes kept beside each
+repository (`memory.history_index`), so listing 10,000 changes in a fresh process takes a fraction of a second.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,39 +28,61 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _stores(folder: Path | None) -> Any:
-    from anton_tui.memory.stores import MemoryStores
+def _paths(folder: Path | None) -> Any:
     from anton_tui.paths import AntonPaths
     from anton_tui.settings_sources import read_env_layers
 
     layers = read_env_layers(project_dir=folder)  # only the two folders are needed: no validation of the rest
-    stores = MemoryStores.from_paths(AntonPaths(Path(layers.home), Path(layers.project_dir)))
+    return AntonPaths(Path(layers.home), Path(layers.project_dir))
+
+
+def _stores(folder: Path | None) -> Any:
+    from anton_tui.memory.stores import MemoryStores
+
+    stores = MemoryStores.from_paths(_paths(folder))
     stores.recorder.start()  # what changed while nothing was watching
     return stores
 
 
 def _line(change: Any) -> str:
-    from anton_tui.memory.history_ops import format_time
+    from anton_tui.memory.history import format_time
 
     return f"{change.short}  {format_time(change.time)}  {change.scope:<7}  {change.producer:<12}  {change.summary}"
 
 
+def _log(args: argparse.Namespace, folder: Path | None) -> int:
+    """List the changes with the recorder alone: no memory stores, and no git library when nothing changed."""
+    from anton_tui.memory.history_recorder import MemoryRecorder
+
+    recorder = MemoryRecorder.from_paths(_paths(folder))
+    recorder.start()  # what changed while nothing was watching
+    changes = recorder.log(args.scope, args.limit)
+    if args.json:
+        import msgspec
+
+        sys.stdout.buffer.write(msgspec.json.encode(changes) + b"\n")
+    elif not changes:
+        print("No memory changes recorded yet.")
+    else:
+        sys.stdout.write("".join(_line(change) + "\n" for change in changes))
+    return 0
+
+
 def run(argv: list[str], folder: Path | None = None) -> int:
-    from anton_tui.memory import history_ops
     from anton_tui.memory.history import HistoryError
 
     args = build_parser().parse_args(argv)
+    if args.action == "log":
+        try:
+            return _log(args, folder)
+        except HistoryError as exc:
+            print(f"anton-tui memory: {exc}", file=sys.stderr)
+            return 1
+    from anton_tui.memory import history_ops
+
     stores = _stores(folder)
     try:
-        if args.action == "log":
-            changes = history_ops.log(stores, args.scope, args.limit)
-            if args.json:
-                print(json.dumps([change.to_json() for change in changes], ensure_ascii=False))
-            elif not changes:
-                print("No memory changes recorded yet.")
-            for change in [] if args.json else changes:
-                print(_line(change))
-        elif args.action == "show":
+        if args.action == "show":
             change, diff = history_ops.show(stores, args.change)
             print(f"change {change.id}\n{_line(change)}")
             for key in ("session", "turn", "why", "trust"):

@@ -3,9 +3,10 @@
 1. 300 lessons are written through `Hippocampus.encode_lesson` into a project whose memory keeps no history, then
    300 more into one that does: the write path itself (what a turn waits for) and the commit made for each on the
    background thread (timed inside `ScopeHistory.commit`). Target: the commit under 20 ms median.
-2. A history of 10,000 changes (each one lesson added, committed by `ScopeHistory.commit`) is listed: in process
-   (`history_ops.log`), in a fresh `anton-tui memory log --json` process, and once with the list file removed (the
-   list is then rebuilt from the commits). Target: `memory log` under 1 s.
+2. A history of 10,000 changes (each one lesson added, committed by `ScopeHistory.commit`; the last version is on
+   disk, as after a real write) is listed: in process (`history_ops.log`), in a fresh `anton-tui memory log --json`
+   process and a fresh `anton-tui memory log` (text) process, each timed from the process start (imports included),
+   and once with the list file removed (the list is then rebuilt from the commits). Target: `memory log` under 1 s.
 Run alone with ``python -m benchmarks.bench_changes``.
 """
 
@@ -77,6 +78,8 @@ def log_cost(root: Path) -> int:
     for i in range(CHANGES):
         lines.append(f"- lesson {i} about region {i % 97}\n".encode())
         history.commit({"lessons.md": b"".join(lines[-50:])}, Origin("consolidator", session="bench", turn=i))
+    stores.project_hc.lessons_path.parent.mkdir(parents=True, exist_ok=True)
+    stores.project_hc.lessons_path.write_bytes(b"".join(lines[-50:]))  # the disk holds what the last change wrote
     print(f"made {CHANGES} changes in {time.perf_counter() - began:.1f} s")
     timings, cpu = [], []
     for _ in range(5):
@@ -88,23 +91,26 @@ def log_cost(root: Path) -> int:
     assert len(listed) == CHANGES, len(listed)
     print(f"memory log of {CHANGES} changes, in process: {ms(timings)} (CPU {ms(cpu)})")
     env = {**os.environ, "ANTON_HOME": str(home), "ANTON_PROJECT_DIR": str(project), "ANTON_ANTHROPIC_API_KEY": "x"}
-    runs, cpus = [], []
-    for _ in range(3):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        began = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "anton_tui", "memory", "log", "--json"], env=env, cwd=project,
-                             capture_output=True, timeout=120)  # fmt: skip
-        runs.append(time.perf_counter() - began)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    cli = statistics.median(runs)
-    print(f"`anton-tui memory log --json` ({len(out.stdout) // 1024} KB), a fresh process: median {cli * 1000:.0f} ms"
-          f" wall, {statistics.median(cpus) * 1000:.0f} ms CPU  [target: < 1 s]")  # fmt: skip
+    results = {}
+    for label, extra in (("--json", ["--json"]), ("text", [])):
+        runs, cpus = [], []
+        for _ in range(5):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            began = time.perf_counter()
+            out = subprocess.run([sys.executable, "-m", "anton_tui", "memory", "log", *extra], env=env, cwd=project,
+                                 capture_output=True, timeout=120)  # fmt: skip
+            runs.append(time.perf_counter() - began)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        results[label] = (statistics.median(runs), statistics.median(cpus), out)
+        print(f"`anton-tui memory log {' '.join(extra)}` ({len(out.stdout) // 1024} KB), a fresh process: median "
+              f"{results[label][0] * 1000:.0f} ms wall, {results[label][1] * 1000:.0f} ms CPU  [target: < 1 s]")
+    cli, cpu, out = results["--json"]
     (history.git_dir / "anton-log.jsonl").unlink()
     began = time.perf_counter()
     history_ops.log(MemoryStores.from_paths(AntonPaths(home, project)))
     print(f"memory log with its list file removed (rebuilt from the commits): {time.perf_counter() - began:.1f} s")
-    return 0 if min(cli, statistics.median(cpus)) < 1.0 and out.returncode == 0 else 1  # CPU: on a loaded machine
+    return 0 if min(cli, cpu) < 1.0 and out.returncode == 0 else 1  # CPU: on a loaded machine
 
 
 def main() -> int:

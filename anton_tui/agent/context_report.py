@@ -3,8 +3,10 @@
 `ChatSession.system_prompt()` builds the request's memory sections; `context_report(...)` splits those same
 sections into their lines (identity, rules and lessons per scope, skills, and the scratchpad wisdom given with the
 scratchpad tool) and counts characters and estimated tokens (characters divided by the ratio the session has
-learned from the provider, as `context_window.RequestSizer` does). The session keeps the report of its current turn
-and of the last few (`ContextReports`); the Context tab shows the current one.
+learned from the provider, as `context_window.RequestSizer` does). The session keeps the report of every turn of the
+conversation (`ContextReports`, emptied when a new conversation starts or one is resumed, trimmed on a rewind); the
+Context tab shows the current one, and a turn picked in the chat shows its own. A report names the message that
+started its turn, so `match_from_end` can tell which typed message in the history (or in the chat) it belongs to.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Sequence
 
 _SECTION = re.compile(r"^## Your Memory — (?P<what>.+)$")
-KEEP = 20  # turns whose reports are kept
+KEEP = 1000  # turns whose reports are kept (lines shared between turns are stored once)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -32,6 +35,7 @@ class ContextReport:
     items: tuple[ContextItem, ...] = ()
     system_chars: int = 0
     chars_per_token: float = 4.0
+    user_text: str = ""  # the message that started the turn
 
     @property
     def chars(self) -> int:
@@ -55,7 +59,9 @@ def _item(section: str, scope: str, line: str, ratio: float) -> ContextItem:
     return ContextItem(section, scope, line.strip(), chars, math.ceil(chars / ratio))
 
 
-def context_report(turn: int, memory: str, skills: str, wisdom: str, system_chars: int, ratio: float) -> ContextReport:
+def context_report(
+    turn: int, memory: str, skills: str, wisdom: str, system_chars: int, ratio: float, user_text: str = ""
+) -> ContextReport:
     """Split the memory sections, the skills section and the scratchpad wisdom of a request into counted lines."""
     ratio = ratio if ratio > 0 else 4.0
     items: list[ContextItem] = []
@@ -70,19 +76,53 @@ def context_report(turn: int, memory: str, skills: str, wisdom: str, system_char
             items.append(_item(section, scope, line, ratio))
     items += [_item("skills", "", line, ratio) for line in skills.splitlines() if line.startswith("- ")]
     items += [_item("scratchpad", "", line, ratio) for line in wisdom.splitlines() if line.startswith("- ")]
-    return ContextReport(turn, tuple(items), system_chars, ratio)
+    return ContextReport(turn, tuple(items), system_chars, ratio, user_text)
+
+
+def match_from_end(left: Sequence[str], right: Sequence[str]) -> dict[int, int]:
+    """Pair equal texts of two lists of messages in order, starting from the newest (the end): position in `left` →
+    position in `right`. A text with no partner further back (a pruned, dropped or older message) stays unpaired."""
+    pairs: dict[int, int] = {}
+    upper = len(right)
+    for i in range(len(left) - 1, -1, -1):
+        for j in range(upper - 1, -1, -1):
+            if right[j] == left[i]:
+                pairs[i] = j
+                upper = j
+                break
+    return pairs
 
 
 class ContextReports:
-    """The reports of the last `KEEP` turns, by turn number."""
+    """The reports of this conversation's turns (the last `KEEP`), by turn number."""
 
     def __init__(self) -> None:
         self.by_turn: dict[int, ContextReport] = {}
+        self._lines: dict[ContextItem, ContextItem] = {}  # one copy of a line the turns share
 
     def record(self, report: ContextReport) -> None:
-        self.by_turn[report.turn] = report
+        if len(self._lines) > 50 * KEEP:
+            self._lines.clear()
+        shared = tuple(self._lines.setdefault(item, item) for item in report.items)
+        self.by_turn[report.turn] = dataclasses.replace(report, items=shared)
         for old in sorted(self.by_turn)[:-KEEP]:
             del self.by_turn[old]
+
+    def clear(self) -> None:
+        """A new conversation: no turn of the old one is shown any more."""
+        self.by_turn.clear()
+        self._lines.clear()
+
+    def drop_from(self, turn: int) -> None:
+        """Turns from `turn` on left the conversation (a rewind)."""
+        for number in [n for n in self.by_turn if n >= turn]:
+            del self.by_turn[number]
+
+    def turn_numbers(self, texts: Sequence[str]) -> list[int | None]:
+        """For the typed messages of the history (oldest first), the turn each one started, when its report is kept."""
+        turns = sorted(self.by_turn)
+        pairs = match_from_end(list(texts), [self.by_turn[turn].user_text for turn in turns])
+        return [turns[pairs[i]] if i in pairs else None for i in range(len(texts))]
 
     def latest(self) -> ContextReport | None:
         return self.by_turn[max(self.by_turn)] if self.by_turn else None

@@ -27,10 +27,12 @@ PADS_LOST = (
 
 @dataclass(frozen=True)
 class UserTurn:
-    """One message the user typed, as it stands in the history (`index`), for rewinding."""
+    """One message the user typed, as it stands in the history (`index`), for rewinding; `turn` is the turn it
+    started when this run recorded what that turn's request carried (see `context_report.ContextReports`)."""
 
     index: int
     text: str
+    turn: int | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,7 @@ async def resume(session: "ChatSession", session_id: str) -> Resumed:
         await session.scratchpads.close_all()
     session.episodic.resume_session(session_id)
     session.history[:] = history
+    _forget_reports(session)
     logged = [episode.turn for episode in session.episodic.read_session(session_id)]
     session.turn_count = max([count_user_turns(history), *logged])
     session.lost_pads = pads_in(history)
@@ -179,11 +182,31 @@ async def resume(session: "ChatSession", session_id: str) -> Resumed:
 
 def user_turns(session: "ChatSession") -> list[UserTurn]:
     """The user's messages still in the history (a summary is not one), oldest first."""
-    return [
+    found = [
         UserTurn(index, user_text(message))
         for index, message in enumerate(session.history)
         if is_user_turn(message) and not is_summary_message(message)
     ]
+    reports = getattr(session, "context_reports", None)
+    if reports is None or not found:
+        return found
+    numbers = reports.turn_numbers([turn.text for turn in found])
+    return [UserTurn(turn.index, turn.text, number) for turn, number in zip(found, numbers)]
+
+
+def last_user_text(history: list[dict[str, Any]]) -> str:
+    """The latest message the user typed (what started the current turn)."""
+    for message in reversed(history):
+        if is_user_turn(message) and not is_summary_message(message):
+            return user_text(message)
+    return ""
+
+
+def _forget_reports(session: Any, from_turn: int | None = None) -> None:
+    """Drop what the context reports say of turns that left the conversation (all of them without `from_turn`)."""
+    reports = getattr(session, "context_reports", None)
+    if reports is not None:
+        reports.clear() if from_turn is None else reports.drop_from(from_turn)
 
 
 def rewind(session: "ChatSession", index: int) -> str:
@@ -192,9 +215,13 @@ def rewind(session: "ChatSession", index: int) -> str:
     the episode log keeps its record of what happened."""
     if session.running:
         raise RuntimeError("A turn is running; cancel it first.")
-    if index not in {turn.index for turn in user_turns(session)}:
+    turns = user_turns(session)
+    if index not in {turn.index for turn in turns}:
         raise ValueError(f"Message {index} is not one of the user's messages.")
     text = user_text(session.history[index])
+    dropped = [turn.turn for turn in turns if turn.index >= index and turn.turn is not None]
+    if dropped:
+        _forget_reports(session, min(dropped))
     del session.history[index:]
     if not any(is_user_turn(m) and not is_summary_message(m) for m in session.history):
         session.lost_pads = ()
@@ -221,6 +248,7 @@ class SavedConversation:
             raise RuntimeError("A turn is running; cancel it first.")
         self.history.clear()
         self.turn_count = 0
+        _forget_reports(self)
         self.lost_pads = ()
         self.unsaved_reason = None
         if self.episodic is not None and self.episodic.session_id is not None:

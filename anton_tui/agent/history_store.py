@@ -90,7 +90,12 @@ def strip_stamp(text: str) -> str:
 
 
 def user_text(message: dict[str, Any]) -> str:
-    """What the user typed in this message, as they typed it."""
+    """What the user typed in this message, as they typed it: of a list, its first text block (the rest are
+    notes added to the turn, or what came with a picture)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
+        return strip_stamp(str(first.get("text", ""))) if first is not None else ""
     return strip_stamp(message_text(message))
 
 

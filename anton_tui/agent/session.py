@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from anton_tui.agent.events import (
     merge_text_deltas,
 )
 from anton_tui.agent.history import close_interrupted_round, seal_dangling_tool_uses
+from anton_tui.agent.turn_notes import user_content
 from anton_tui.redact import Redactor
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolRegistry
@@ -127,12 +128,13 @@ class ChatSession(TrustGate, SavedConversation):
             self._background_queue = asyncio.Queue()
         return self._background_queue
 
-    async def turn(self, user_text: str) -> AsyncIterator[SessionEvent]:
+    async def turn(self, user_text: str, notes: Sequence[str] = ()) -> AsyncIterator[SessionEvent]:
+        """One turn; `notes` (files mentioned, commands run) go into the user message after the typed text."""
         if self.running:
             raise RuntimeError("A turn is already running; cancel it or wait for it to finish.")
         queue: asyncio.Queue[SessionEvent] = asyncio.Queue()
         self._emit = queue.put_nowait
-        task = asyncio.create_task(self._run_turn(user_text))
+        task = asyncio.create_task(self._run_turn(user_text, notes))
         self._task = task
         try:
             while True:
@@ -256,7 +258,7 @@ class ChatSession(TrustGate, SavedConversation):
         wisdom = self.cortex.get_scratchpad_context() if self.cortex is not None else ""
         ratio = getattr(getattr(self.context, "sizer", None), "chars_per_token", 4.0)
         self.context_reports.record(context_report(self.turn_count, memory, skills_section, wisdom, system_chars,
-                                                   float(ratio)))  # fmt: skip
+                                                   float(ratio), conversations.last_user_text(self.history)))  # fmt: skip
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         descriptions = {}
@@ -368,16 +370,16 @@ class ChatSession(TrustGate, SavedConversation):
 
     # ----------------------------------------------------------------- the turn
 
-    async def _run_turn(self, user_text: str) -> None:
+    async def _run_turn(self, user_text: str, notes: Sequence[str] = ()) -> None:
         self._turn_open = True
         try:
-            await self._turn_body(user_text)
+            await self._turn_body(user_text, notes)
         finally:
             self._turn_open = False
             if self.pending_confirmations:  # a cancelled turn did not ask: ask between turns
                 self._ask_between_turns()
 
-    async def _turn_body(self, user_text: str) -> None:
+    async def _turn_body(self, user_text: str, notes: Sequence[str] = ()) -> None:
         self._tool_limit = None
         self.turn_count += 1
         turn = self.turn_count
@@ -388,7 +390,7 @@ class ChatSession(TrustGate, SavedConversation):
         if self.acc is not None:
             self.acc.clear()
         self._log("user", user_text, model=self.llm.planning.model)
-        self.history.append({"role": "user", "content": user_text})
+        self.history.append({"role": "user", "content": user_content(user_text, notes)})
         stop_reason, text = "end_turn", ""
         try:
             text, stop_reason = await self._tool_loop()

@@ -8,29 +8,28 @@ objects with dulwich (imported lazily), without an index or a checkout: each one
 
 A commit message is a one-line summary and trailers (``Producer:``, ``Scope:``, ``Session:``, ``Turn:``, ``Why:``,
 ``Trust:``). ``anton-log.jsonl`` in the git directory lists the same facts per commit so that listing 10,000 changes
-does not parse 10,000 objects; it is derived and rebuilt from the commits whenever its last line is not the head.
+does not parse 10,000 objects (`history_index`); it is derived and rebuilt from the commits whenever it does not end
+at the head.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import hashlib
-import json
-import os
 import re
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from anton_tui.memory import history_index
 from anton_tui.memory.origin import Origin
 
 FILES = ("rules.md", "lessons.md", "profile.md")
 BRANCH = b"refs/heads/main"
 AUTHOR = b"anton-tui <anton-tui@localhost>"
-INDEX = "anton-log.jsonl"
+INDEX = history_index.NAME
 _COMMENT = re.compile(r"\s*<!--.*?-->")
 TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust", "Archive")
 
@@ -66,34 +65,17 @@ class Change:
 _FIELDS = tuple(field.name for field in dataclasses.fields(Change))
 
 
-@functools.cache
-def _row_type() -> type:
-    """One line of the change list, for msgspec (imported only when a list is read)."""
-    import msgspec
-
-    class Row(msgspec.Struct):
-        id: str
-        time: float
-        scope: str
-        producer: str
-        summary: str
-        session: str = ""
-        turn: int | None = None
-        why: str = ""
-        trust: str = ""
-        files: list[str] = []
-        archive: str = ""
-        parent: str | None = None
-
-    return Row
-
-
 def history_dir(home: Path, scope: str, project_dir: Path | None = None) -> Path:
     """Where the history of a scope is kept (under `home`, never in the project)."""
     if scope == "global":
         return Path(home) / "history" / "global.git"
     digest = hashlib.sha256(str(Path(project_dir or ".").resolve()).encode("utf-8")).hexdigest()[:16]
     return Path(home) / "history" / "projects" / f"{digest}.git"
+
+
+def format_time(stamp: float) -> str:
+    """A change's time as the lists show it."""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stamp))
 
 
 def summarise(files: dict[str, tuple[bytes | None, bytes | None]]) -> str:
@@ -262,13 +244,16 @@ class ScopeHistory:
                 if repo.refs.set_if_equals(BRANCH, parent, commit.id):
                     self._last = (commit.id, after)  # the next commit starts from these files without reading them
                     change = dataclasses.replace(_parse(commit, tuple(sorted(changed))), time=now)
-                    self._append_index(change, parent)
+                    blobs = {name.decode(): sha.decode() for name, _mode, sha in tree.items()}
+                    history_index.append(self.git_dir, change, parent.decode() if parent else None, blobs)
                     return change
             raise HistoryError(f"the {self.scope} memory history kept moving while recording a change")
 
     def record_disk(self, origin: Origin, current: dict[str, bytes] | None = None) -> Change | None:
         """Record the files as they are on disk (read now unless given): an external change, or a first look."""
         current = self.disk_files() if current is None else current
+        if self._disk_is_head(current):
+            return None  # known from the list of changes, without opening the repository
         updates: dict[str, bytes | None] = {name: current.get(name) for name in FILES}
         if self.head() is None and not current:
             return None
@@ -276,63 +261,60 @@ class ScopeHistory:
 
     # ---- the list of changes -----------------------------------------------------------------------------------
 
-    def _index_path(self) -> Path:
-        return self.git_dir / INDEX
+    def head_id(self) -> str | None:
+        """The head's commit id, read from the ref file when it can be (no dulwich needed), else from the repository."""
+        try:
+            return history_index.read_head(self.git_dir)
+        except ValueError:
+            head = self.head()
+            return head.decode() if head is not None else None
 
-    def _append_index(self, change: Change, parent: bytes | None) -> None:
-        path = self._index_path()
-        line = json.dumps(change.to_json() | {"parent": parent.decode() if parent else None}) + "\n"
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(line)
+    def _disk_is_head(self, current: dict[str, bytes]) -> bool:
+        """Whether the files on disk are the head's, answered from the ref file and the list's last line alone."""
+        try:
+            head = history_index.read_head(self.git_dir)
+        except ValueError:
+            return False
+        if head is None:  # no change yet: nothing to record when there are no files either
+            return not current and (self.git_dir / "HEAD").exists()
+        known = history_index.last_blobs(self.git_dir, head)
+        return known is not None and known == history_index.blob_ids(current)
 
     def log(self, limit: int | None = None) -> list[Change]:
         """The changes, newest first (at most `limit`)."""
         if not (self.git_dir / "HEAD").exists():
             return []
-        head = self.head()
+        head = self.head_id()
         if head is None:
             return []
-        changes = self._read_index(head.decode())
+        changes = history_index.read(self.git_dir, head)
         if changes is None:
-            changes = self._rebuild_index(head)
+            changes = self._rebuild_index(head.encode())
         changes.reverse()
         return changes[:limit] if limit is not None else changes
 
-    def _read_index(self, head: str) -> list[Change] | None:
-        import msgspec
-
-        try:
-            raw = self._index_path().read_bytes()
-            rows = msgspec.json.decode(b"[" + b",".join(raw.splitlines()) + b"]", type=list[_row_type()])
-        except (FileNotFoundError, msgspec.ValidationError, msgspec.DecodeError):
-            return None
-        changes, seen_parent = [], None
-        for row in rows:
-            if row.parent != seen_parent:
-                return None  # a commit made without the index (another program), or a torn index: rebuild
-            seen_parent = row.id
-            changes.append(Change(row.id, row.time, row.scope, row.producer, row.summary, row.session, row.turn,
-                                  row.why, row.trust, tuple(row.files), row.archive))  # fmt: skip
-        return changes if seen_parent == head else None
-
     def _rebuild_index(self, head: bytes) -> list[Change]:
+        """Walk the commits from `head` and write the list of changes anew (comparing blob ids, not contents)."""
         repo = self.repo()
-        chain, cid = [], head
-        while cid is not None:
-            commit = repo[cid]
-            parent = commit.parents[0] if commit.parents else None
-            before = self.files_at(parent) if parent else {}
-            after = self.files_at(cid)
-            files = tuple(sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n)))
-            chain.append((_parse(commit, files), parent))
-            cid = parent
+        chain, cid, after = [], head, None
+        try:
+            while cid is not None:
+                commit = repo[cid]
+                parent = commit.parents[0] if commit.parents else None
+                after = self._blob_ids_at(commit) if after is None else after
+                before = self._blob_ids_at(repo[parent]) if parent else {}
+                files = tuple(sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n)))
+                chain.append((_parse(commit, files), parent.decode() if parent else None, after))
+                cid, after = parent, before
+        except (KeyError, ValueError, AttributeError) as exc:
+            raise HistoryError(f"the {self.scope} memory history cannot be read: {exc}") from exc
         chain.reverse()
-        tmp = self._index_path().with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as handle:
-            for change, parent in chain:
-                handle.write(json.dumps(change.to_json() | {"parent": parent.decode() if parent else None}) + "\n")
-        os.replace(tmp, self._index_path())
-        return [change for change, _parent in chain]
+        history_index.write(self.git_dir, chain)
+        return [change for change, _parent, _blobs in chain]
+
+    def _blob_ids_at(self, commit: Any) -> dict[str, str]:
+        tree = self.repo()[commit.tree]
+        return {entry.path.decode(): entry.sha.decode() for entry in tree.items()}
 
     def find(self, prefix: str) -> Change | None:
         """The change whose id starts with `prefix` (None when none does; HistoryError when several do)."""

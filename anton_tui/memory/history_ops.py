@@ -8,12 +8,11 @@ These are the engine's operations behind `anton-tui memory log|show|undo` and th
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import shutil
 import time
 from pathlib import Path
 
-from anton_tui.memory.history import Change, HistoryError
+from anton_tui.memory.history import Change, HistoryError, format_time  # noqa: F401 - format_time is used by callers
 from anton_tui.memory.history_undo import Conflict, revert
 from anton_tui.memory.origin import Origin, producing
 from anton_tui.memory.stores import MemoryStores
@@ -43,12 +42,7 @@ def _recorder(stores: MemoryStores):  # noqa: ANN202
 
 def log(stores: MemoryStores, scope: str | None = None, limit: int | None = None) -> list[Change]:
     """The changes of one scope or both, newest first."""
-    recorder = _recorder(stores)
-    recorder.flush()
-    scopes = [scope] if scope else list(SCOPES)
-    lists = [recorder.history(name).log() for name in scopes]
-    merged = list(heapq.merge(*lists, key=lambda change: -change.time))
-    return merged[:limit] if limit is not None else merged
+    return _recorder(stores).log(scope, limit)
 
 
 def find(stores: MemoryStores, prefix: str) -> Change:
@@ -158,6 +152,3 @@ def _restore_episodes(stores: MemoryStores, target: Change) -> Undone:
     why = f"undo of {target.short}: {moved} episode logs brought back"
     return Undone(target, history.commit({}, Origin("undo", why=why), allow_empty=True))
 
-
-def format_time(stamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stamp))

@@ -9,6 +9,7 @@ reports it once per scope through `on_problem(scope, message)` and goes on tryin
 from __future__ import annotations
 
 import contextvars
+import heapq
 import logging
 import queue
 import threading
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from anton_tui.memory.history import ScopeHistory, history_dir
+from anton_tui.memory.history import Change, ScopeHistory, history_dir
 from anton_tui.memory.origin import Origin
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,13 @@ class MemoryRecorder:
             return self.scopes[scope]
         except KeyError:
             raise ValueError(f"unknown memory scope {scope!r}: use 'global' or 'project'") from None
+
+    def log(self, scope: str | None = None, limit: int | None = None) -> list[Change]:
+        """The changes of one scope or both, newest first, once everything queued so far is committed."""
+        self.flush()
+        lists = [self.history(name).log() for name in ([scope] if scope else self.scopes)]
+        merged = list(heapq.merge(*lists, key=lambda change: -change.time))
+        return merged[:limit] if limit is not None else merged
 
     # ---- queueing work -----------------------------------------------------------------------------------------
 

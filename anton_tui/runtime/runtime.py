@@ -22,6 +22,7 @@ from anton_tui.paths import AntonPaths
 from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
 from anton_tui.runtime.skill_install_ops import SkillInstallOps, SkillInstallReport  # noqa: F401 (re-exported)
+from anton_tui.runtime.workspace_ops import WorkspaceOps
 from anton_tui.settings_sources import FirstFrame
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps, SkillInstallOps):  # memory history (runtime/memory_history.py), skill install
+class Runtime(MemoryHistoryOps, WorkspaceOps, SkillInstallOps):  # memory history, `@`/`!` (workspace_ops), skill install
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -149,14 +150,15 @@ class Runtime(MemoryHistoryOps, SkillInstallOps):  # memory history (runtime/mem
     # ----------------------------------------------------------------- the conversation
 
     def turn(self, text: str) -> Any:
-        """The events of one turn (an async iterator)."""
-        return self.session.turn(text)
+        """The events of one turn (an async iterator), carrying the `@` files and the `!` commands run before it."""
+        return self.turn_with_context(text)
 
     async def cancel(self) -> None:
         await _maybe_await(self.session.cancel())
 
     def new_conversation(self) -> None:
         """Forget the conversation so far; memory, skills and past episodes stay."""
+        self.forget_held_commands()
         forget = getattr(self.session, "new_conversation", None)
         if forget is not None:
             forget()

@@ -145,8 +145,9 @@ class AntonApp(AppActions, App[int]):
 
     def _runtime_arrived(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        resuming = self.starter is not None and self.starter.resume not in (None, "?") and not runtime.needs_setup
         if self._main_screen is not None:
-            self._main_screen.attach_runtime(runtime)
+            self._main_screen.attach_runtime(runtime, inspector_later=resuming)
         for warning in getattr(runtime.settings, "env_warnings", None) or []:
             self.notify(warning, title="Settings", severity="warning", timeout=15)
         if runtime.needs_setup:

@@ -222,7 +222,11 @@ class AppActions:
 
     @work(group="conversations", exclusive=True, exit_on_error=False)
     async def resume_at_start(self: AntonApp, session_id: str | None) -> None:
-        await self.resume_conversation(session_id)
+        try:
+            await self.resume_conversation(session_id)
+        finally:
+            if self._main_screen is not None:
+                self._main_screen.mount_inspector_if_waiting()  # shown or not, the conversation came first
 
     @work(group="conversations", exclusive=True, exit_on_error=False)
     async def open_rewind(self: AntonApp) -> None:
@@ -240,15 +244,28 @@ class AppActions:
             self.notify("Nothing to go back to yet.", title="Rewind")
             return
         choice = await self.push_screen_wait(RewindScreen(turns))
-        if choice is None:
+        if choice is not None:
+            await self._rewind(turns, int(choice.key))
+
+    @work(group="conversations", exclusive=True, exit_on_error=False)
+    async def rewind_to(self: AntonApp, index: int) -> None:
+        """Go back to before the message at history `index` (picked in the chat), after the same question."""
+        if self.runtime is None or self._main_screen is None:
             return
-        dropped = sum(1 for turn in turns if turn.index >= int(choice.key))
+        if self._main_screen.busy:
+            self.notify("Finish or cancel the running turn first (Escape).", severity="warning")
+            return
+        await self._rewind(self.runtime.user_turns(), index)
+
+    async def _rewind(self: AntonApp, turns: list, index: int) -> None:
+        runtime = self.runtime
+        dropped = sum(1 for turn in turns if turn.index >= index)
         question = (f"Go back to before this message? {dropped} turn{'s' if dropped > 1 else ''} leave the conversation "
                     "and its saved file; memory they wrote stays.")  # fmt: skip
-        if not await self.confirm(question):
+        if runtime is None or self._main_screen is None or not await self.confirm(question):
             return
         try:
-            text = await runtime.rewind(int(choice.key))
+            text = await runtime.rewind(index)
         except (ValueError, RuntimeError, OSError) as exc:
             self.notify(str(exc), title="Not rewound", severity="error")
             return

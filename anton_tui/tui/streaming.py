@@ -154,23 +154,34 @@ class ChatStream:
 
     async def end(self, full_text: str = "") -> None:
         """The answer is complete: show what still waits and finish it; `full_text` fills it when nothing streamed."""
-        while self.pending:
-            await self.hand_off()
-        async with self._writing:
-            part, cut_part = self.part, self._cut_part
-            self.part = self._cut_part = None
-            if part is not None:
-                self._finish(part)
-            elif cut_part is not None:
-                self._finish(cut_part)  # the answer ended exactly where its last part was cut
-            elif full_text.strip():
-                from anton_tui.tui.widgets.answer import AssistantMessage
+        while True:
+            while self.pending:
+                await self.hand_off()
+            async with self._writing:
+                if self.pending:  # a hand-off that ran while this waited cut a part and left the rest
+                    continue
+                await self._finish_answer(full_text)
+                return
 
-                part = AssistantMessage(full_text)
-                await self.chat.add_block(part)
-                self._finish(part)
+    async def _finish_answer(self, full_text: str) -> None:
+        part, cut_part = self.part, self._cut_part
+        self.part = self._cut_part = None
+        if part is not None:
+            self._finish(part)
+        elif cut_part is not None:
+            self._finish(cut_part)  # the answer ended exactly where its last part was cut
+        elif full_text.strip():
+            from anton_tui.tui.widgets.answer import AssistantMessage
+
+            part = AssistantMessage(full_text)
+            await self.chat.add_block(part)
+            self._finish(part)
 
     # --- finished parts keep their lines ---------------------------------------------------------------------------
+
+    def finished(self, part: AssistantMessage) -> None:
+        """A whole answer was added at once (a resumed conversation): finish it, and keep its lines once drawn."""
+        self._finish(part)
 
     def _finish(self, part: AssistantMessage, *, last: bool = True) -> None:
         if part.finish(last=last):

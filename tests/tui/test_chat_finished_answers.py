@@ -3,6 +3,8 @@ did, above the view too, and follow the terminal's width and the theme."""
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.geometry import Offset
 from textual.selection import Selection
 
@@ -171,3 +173,52 @@ async def test_a_part_that_finishes_out_of_view_is_kept_only_once_drawn_with_all
         kept = kept_text(below)
         assert "63,514.39" in kept and "two decimals," in kept and "everywhere." in kept
         assert kept.count("├") == 2, "the table's inner lines too"
+
+
+async def test_an_answer_that_ends_while_its_text_is_being_handed_over_still_reads_as_one(monkeypatch) -> None:
+    # The turn can end while a hand-off is cutting the answer into parts: the rest must continue the answer, not
+    # start a new one (which drew a gap outside the answer's border, and was left unfinished).
+    from anton_tui.tui import streaming
+
+    monkeypatch.setattr(streaming, "SPLIT_ANSWER_AT", 10)
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = app.screen.query_one(ChatView)
+        chat.stream.pending = "More text here.\n\n```python\nx = 1\n```"  # streamed, its hand-off due
+        handing_over = asyncio.ensure_future(chat.stream.hand_off())
+        await asyncio.sleep(0)  # the hand-off has taken the waiting text and is writing it
+        await chat.end_answer()
+        await handing_over
+        await wait_until(pilot, lambda: len(parts(app)) == 2 and all(part.frozen for part in parts(app)))
+        first, rest = parts(app)
+        assert rest.has_class("-continued"), "the rest continues the answer"
+        lines = screen_text(app).splitlines()
+        start = next(n for n, line in enumerate(lines) if "More text here." in line)
+        code = next(n for n, line in enumerate(lines) if "x = 1" in line)
+        assert all(line.startswith(" ▌") for line in lines[start:code + 1]), "no gap outside the answer's border"
+
+
+async def test_a_finished_answer_never_goes_blank_while_it_becomes_kept_lines() -> None:
+    text = (
+        "Here is the summary.\n\n| Region | Revenue |\n|---|---|\n| South | 67,028.14 |\n| West | 63,514.39 |\n\n"
+        "And **that** is all.\n\n```python\nx = 1\n```\n\nDone."
+    )
+    app = scripted_app(make_settings(), ScriptedSession(streamed(text, 9)), cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        frames: list[str] = []
+
+        def sample() -> None:
+            if parts(app):
+                frames.append(screen_text(app))
+
+        sampler = app.set_interval(0.004, sample)
+        await send(pilot, "q")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: parts(app) and parts(app)[0].frozen)
+        await pilot.pause(0.1)
+        sampler.stop()
+        shown = [frame for frame in frames if "Done." in frame]
+        assert shown, "the whole answer was seen"
+        first = frames.index(shown[0])
+        blank = [frame for frame in frames[first:] if "Here is the summary." not in frame or "63,514.39" not in frame]
+        assert not blank, f"{len(blank)} of {len(frames) - first} frames after the answer ended showed it blank"

@@ -27,6 +27,7 @@ from tests.tui.e2e_support import (
     build_app,
     main_screen,
     notices,
+    notifications,
     project_dir,
     prompt_text,
     save_global_env,
@@ -89,6 +90,21 @@ async def test_resume_an_id_that_anton_saved_shows_every_message(fake_llm) -> No
         assert user_messages(app)[0].endswith("sum 2+2 and read config.toml")
         assert "scratchpads (files, main) ended" in " ".join(notices(app)) or "ended with the app" in " ".join(notices(app))
         assert len(app.runtime.session.history) == len(json.loads((FIXTURES / "20261125_085200_history.json").read_text()))
+
+
+async def test_the_inspector_comes_after_the_resumed_conversation_and_also_when_the_resume_fails(fake_llm) -> None:
+    from anton_tui.tui.widgets.inspector import InspectorPane
+
+    save_global_env(fake_llm)
+    episodes = project_dir() / ".anton" / "episodes"
+    episodes.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "20261125_085200_history.json", episodes)
+    for session_id, shown in (("20261125_085200", "Resumed conversation"), ("20200101_000000", "20200101_000000")):
+        app = resuming_app(session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await started(pilot)
+            await wait_for(pilot, lambda: any(shown in text for text in notices(app) + notifications(app)), what=shown)
+            await wait_for(pilot, lambda: bool(app.screen.query(InspectorPane)), what="the inspector")
 
 
 async def test_the_resume_list_filters_resumes_and_deletes_after_asking(fake_llm) -> None:

@@ -102,7 +102,7 @@ async def test_while_the_user_types_the_chat_holds_still_and_catches_up_at_a_pau
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Long enough that a busy test machine between two presses never looks like a pause or a long hold.
-    monkeypatch.setattr(streaming, "QUIET", 1.0)
+    monkeypatch.setattr(streaming, "QUIET", 3.0)
     monkeypatch.setattr(streaming, "VIEW_HOLD", 30.0)
     gate = Pause()
     app = scripted_app(make_settings(), ScriptedSession(streamed_paragraphs(80, gate), step_delay=0.002), cursor_blink=False)
@@ -114,15 +114,20 @@ async def test_while_the_user_types_the_chat_holds_still_and_catches_up_at_a_pau
         await pilot.press("h", "e")
         held_at = chat.scroll_y
         gate.gate.set()  # the second half of the answer streams in while the user goes on typing
-        for key in "llo there":
-            await pilot.press("space" if key == " " else key)
+        typed = "he"
+        # However slow the machine, the user types until more answer has come in below the view.
+        for key in "llo there, and a few more words while the answer keeps coming in":
+            await pilot.press("space" if key == " " else "comma" if key == "," else key)
+            typed += key
             await pilot.pause(0.03)
+            assert chat.scroll_y == held_at, "the view did not move under the user's typing"
+            if len(typed) >= len("hello there") and chat.max_scroll_y > held_at:
+                break
         assert chat.max_scroll_y > held_at, "more answer came in below the view"
-        assert chat.scroll_y == held_at, "the view did not move under the user's typing"
         await app.workers.wait_for_complete()
-        await wait_until(pilot, lambda: chat.scroll_y == chat.max_scroll_y)  # a second after the last key
+        await wait_until(pilot, lambda: chat.scroll_y == chat.max_scroll_y, timeout=15)  # at the pause after the last key
         assert "Paragraph 79" in screen_text(app)
-        assert app.screen.query_one(Prompt).text == "hello there"
+        assert app.screen.query_one(Prompt).text == typed
 
 
 async def test_typing_never_pulls_back_a_chat_the_user_scrolled_up() -> None:

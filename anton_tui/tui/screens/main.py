@@ -53,6 +53,7 @@ from anton_tui.tui.messages import (
     ScratchpadControlDone,
     SessionEventMessage,
 )
+from anton_tui.tui.screens.main_workspace import WorkspaceInput
 from anton_tui.tui.textual_internals import PaintFirstScreen
 from anton_tui.tui.widgets.chat import (
     MAX_BLOCKS,
@@ -87,7 +88,7 @@ class Conversation(Vertical):
     ALLOW_MAXIMIZE = True
 
 
-class MainScreen(PaintFirstScreen):
+class MainScreen(WorkspaceInput, PaintFirstScreen):  # `@` files and `!` commands: main_workspace.py
     """Where the conversation happens."""
 
     DEFAULT_CSS = stylesheet(__file__, "main.tcss")
@@ -116,6 +117,7 @@ memory inspector (the bar above names them), and **F2** / **F3** jump to the scr
 **Alt+Left** / **Alt+Right** make the right-hand column wider or narrower, **F5** maximises the focused pane (again,
 or **Escape**, to restore). **Escape** cancels a running turn; **Ctrl+R** sends the last message again after an error
 or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the cursor back in the prompt.
+**Alt+Up** picks your latest message in the chat: **i** shows what its turn saw, **r** goes back to before it.
 **F1** shows this help, **Ctrl+Q** quits.
 """
 
@@ -132,6 +134,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         ),
         Binding("ctrl+l", "focus_prompt", "Focus prompt", id="main.focus-prompt", show=False),
         Binding("ctrl+f", "find", "Find", id="main.find", show=False),
+        Binding("alt+up", "pick_message", "Pick a message", id="main.pick-message", show=False),
     ]
 
     side_width: reactive[int] = reactive(SIDE_WIDTH_DEFAULT, init=False)  # main.tcss sets the same default
@@ -167,6 +170,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
         self._show_inspector = inspector
+        self._inspector_waiting = False  # the runtime came, the inspector waits for a resumed conversation
         self.last_prompt: str | None = None
         self._turn_worker: Worker | None = None
         self._prompt: Prompt | None = None
@@ -229,16 +233,26 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         if self.runtime is not None:
             self._runtime_arrived()
 
-    def attach_runtime(self, runtime: Runtime) -> None:
-        """Hand over the runtime of an app that painted its first frame before building it."""
+    def attach_runtime(self, runtime: Runtime, *, inspector_later: bool = False) -> None:
+        """Hand over the runtime of an app that painted its first frame before building it. With `inspector_later`
+        (a conversation is being resumed) the inspector waits for `mount_inspector_if_waiting`: the resumed
+        conversation is what the user waits to see, and both at once take longer than one after the other."""
         if self.runtime is runtime and self._runtime_attached.is_set():
             return
         first = self.runtime is None
         self.runtime = runtime
         self._runtime_attached.set()
         if first and self._show_inspector:
-            self.call_later(self._mount_inspector)
+            if inspector_later:
+                self._inspector_waiting = True
+            else:
+                self.call_later(self._mount_inspector)
         self._runtime_arrived()
+
+    def mount_inspector_if_waiting(self) -> None:
+        if self._inspector_waiting:
+            self._inspector_waiting = False
+            self.call_after_refresh(self._mount_inspector)
 
     def _runtime_arrived(self) -> None:
         runtime = self.runtime
@@ -291,19 +305,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         await chat.clear()
         hidden = max(0, len(entries) - SHOWN_ENTRIES)
         lines = [heading] + ([f"{hidden} earlier entries are not shown."] if hidden else [])
-        await chat.add_notice(Content("\n".join(lines)), "info")
-        for number, entry in enumerate(entries[hidden:]):
-            if entry.kind == "user":
-                await chat.add_user_message(entry.text)
-            elif entry.kind == "answer":
-                await chat.end_answer(entry.text)  # a whole answer at once, not streamed
-            elif entry.kind == "tool":
-                call_id, data = f"resumed-{number}", entry.input if isinstance(entry.input, dict) else {}
-                await chat.start_tool(ToolCallStarted(call_id, entry.tool or "tool", data))
-                await chat.finish_tool(ToolCallFinished(call_id, entry.tool or "tool", data, entry.text, entry.success, 0.0))
-            elif entry.kind == "summary":
-                await chat.add_block(SummaryBlock(entry.text, "(the record that stands for them)"))
-        await chat.end_answer()
+        await chat.show_entries("\n".join(lines), entries[hidden:])
         self.post_message(self.ConversationShown())
 
     def fill_prompt(self, text: str) -> None:
@@ -341,13 +343,15 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
 
     @property
     def busy(self) -> bool:
-        return self._turn_worker is not None and not self._turn_worker.is_finished
+        return (self._turn_worker is not None and not self._turn_worker.is_finished) or self.shell_running
 
     # --- sending -------------------------------------------------------------------------------------------------
 
     @on(Prompt.Submitted)
     async def _prompt_submitted(self, event: Prompt.Submitted) -> None:
         prompt = self.query_one(Prompt)
+        if await self.shell_prompt(event.text):
+            return
         if parse_command_line(event.text) is not None:
             if not self.knows_command(event.text) and not await prompt.names_skill_command(event.text):
                 from anton_tui.tui.commands.parse import parse
@@ -420,6 +424,8 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
     async def on_session_event_message(self, message: SessionEventMessage) -> None:
         event = message.event
         chat = self.chat
+        if await self.workspace_event(event):
+            return
         match event:
             case AssistantTextDelta(text=text):
                 chat.stream.write(text)
@@ -514,6 +520,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
+        self.on_worker_state_changed_shell(event)
         if event.state == WorkerState.ERROR:
             error = worker.error
             text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
@@ -576,7 +583,7 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
         return True
 
     async def action_cancel_turn(self) -> None:
-        if not self.busy:
+        if self.stop_shell() or not self.busy:
             return
         if self.runtime is not None:
             await self.runtime.cancel()
@@ -687,6 +694,10 @@ or a cancelled turn. **Ctrl+F** finds text in the whole conversation. **Ctrl+L**
     @on(FindBar.Closed)
     def _find_closed(self) -> None:
         self.action_focus_prompt()
+
+    def action_pick_message(self) -> None:
+        """Highlight the latest message you sent, in the chat (see `widgets/chat_selection.py`)."""
+        self.chat.action_select_message(-1)
 
     def action_focus_prompt(self) -> None:
         self.query_one(Prompt).focus()

@@ -9,6 +9,8 @@ When all this happens is decided in `tui/streaming.py`.
 
 from __future__ import annotations
 
+import asyncio
+
 from rich.style import Style
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -133,8 +135,15 @@ class AssistantMessage(Widget):
         self._lines = rendered_lines(markdown)
         self._kept_as = (markdown.region.width, self.app.theme)
         self._source = markdown.source
-        await markdown.remove()
+        # The part draws its kept lines under the Markdown once before the Markdown goes: removed at once, its
+        # blocks go first and a frame shows the part blank.
+        markdown.visible = False
         self.refresh(layout=True)
+        drawn = asyncio.Event()
+        self.call_after_refresh(drawn.set)
+        await drawn.wait()
+        if markdown.parent is self:
+            await markdown.remove()
 
     async def _thaw(self) -> None:
         """Back to live Markdown, to be rendered again for the new width or theme (and kept again)."""

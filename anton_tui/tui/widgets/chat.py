@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.geometry import Size
 from textual.message import Message
@@ -20,6 +20,7 @@ from textual.widgets import Button, Static
 
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.streaming import ChatStream
+from anton_tui.tui.widgets.chat_selection import SelectableChat
 from anton_tui.tui.widgets.tool_block import ToolCallBlock
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ class ErrorBlock(Vertical):
         self.post_message(self.RetryRequested())
 
 
-class ChatView(VerticalScroll):
+class ChatView(SelectableChat):
     """The scrolling transcript; the screen feeds it engine events through the methods below."""
 
     DEFAULT_CSS = stylesheet(__file__, "chat.tcss")
@@ -170,6 +171,11 @@ being written and self-check nudges where they happened. Errors carry a **Retry*
 While you are at the bottom the view follows new text; scroll up to read and it stays put until you scroll back down.
 While you type in the prompt it holds still too, and catches up when you pause (or every second and a half).
 Only the latest blocks are kept on screen; the whole conversation stays in the session.
+
+**Alt+Up** (from the prompt too) picks your latest message; **Up** / **Down** (or **Alt+Up** / **Alt+Down**) move to
+the others. On a picked message, **i** shows what that turn's request carried of memory and skills (rules, lessons,
+profile lines, skills, with their sizes), and **r** goes back to before it, as `/rewind` does: later turns leave the
+conversation and the message returns to the prompt. **Escape** lets go of it.
 """
 
     BINDINGS = [
@@ -215,6 +221,32 @@ Only the latest blocks are kept on screen; the whole conversation stays in the s
             notes.first(Static).update(text)
         else:
             await self.mount(Static(text, classes="pruned-note"), before=0)
+
+    async def show_entries(self, heading: str, entries: list) -> None:
+        """Show a saved conversation's entries (typed messages, answers, tool calls, a summary) under `heading`, all
+        mounted at once: one layout pass instead of one per block, which is most of what a resume waits for."""
+        from anton_tui.tui.widgets.answer import AssistantMessage
+        from anton_tui.tui.widgets.summary_block import SummaryBlock
+
+        await self.end_answer()
+        blocks: list[Widget] = [Notice(Content(heading), "info")]
+        for number, entry in enumerate(entries):
+            if entry.kind == "user":
+                blocks.append(UserMessage(entry.text))
+            elif entry.kind == "answer" and entry.text.strip():
+                blocks.append(AssistantMessage(entry.text))
+            elif entry.kind == "tool":
+                data = entry.input if isinstance(entry.input, dict) else {}
+                block = ToolCallBlock(f"resumed-{number}", entry.tool or "tool", data)
+                block.finish(success=entry.success, duration=0.0, result=entry.text)
+                blocks.append(block)
+            elif entry.kind == "summary":
+                blocks.append(SummaryBlock(entry.text, "(the record that stands for them)"))
+        await self.mount_all(blocks)
+        for block in blocks:
+            if isinstance(block, AssistantMessage):
+                self.stream.finished(block)
+        await self.prune(self.stream.oldest_to_drop())
 
     async def add_user_message(self, text: str) -> None:
         await self.end_answer()

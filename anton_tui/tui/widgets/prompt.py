@@ -1,10 +1,13 @@
 """The message box: multi-line input with history and slash-command completion.
 
 Enter sends; Ctrl+J (or Shift+Enter where the terminal reports it) starts a new line. Up on the first line and Down
-on the last line walk through earlier messages. Typing `/` lists the matching commands above the box.
+on the last line walk through earlier messages. Typing `/` lists the matching commands above the box; typing `@`
+opens the file picker there (`FilePicker`; the screen fills it as the prompt reports what follows the `@`).
 """
 
 from __future__ import annotations
+
+import re
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -17,8 +20,10 @@ from textual.widgets.option_list import Option
 
 from anton_tui.tui.command_registry import SlashCommand, matching_commands
 from anton_tui.tui.css import stylesheet
+from anton_tui.tui.widgets.file_picker import FilePicker
 
 HISTORY_LIMIT = 500
+MENTION_AT_CURSOR = re.compile(r"(?:^|(?<=\s))@([^\s@]*)$")
 
 
 class CommandMenu(OptionList, can_focus=False):
@@ -71,9 +76,13 @@ Type a message and press **Enter** to send it. **Ctrl+J** (or **Shift+Enter**, w
 starts a new line. **Up** on the first line and **Down** on the last line recall earlier messages. **Ctrl+G** opens
 the message in your editor (`$VISUAL`, else `$EDITOR`) and brings the text back when you close it.
 
+Type **@** to pick a file of the workspace: typing filters the list, **Enter** or **Tab** puts `@path` in the
+message (Anton is asked to read it), **Escape** closes the list. A message starting with **!** runs the rest as a
+shell command in the workspace folder; Anton sees the command and its output with your next message.
+
 Type **/** to see the commands; **Enter** runs what you typed, **Tab** completes the highlighted command,
 **Up**/**Down** pick another (then **Enter** completes it), **Escape** closes the list.
-While Anton is working, **Escape** cancels the turn.
+While Anton is working, or a **!** command runs, **Escape** stops it.
 """
 
     BINDINGS = [
@@ -87,11 +96,19 @@ While Anton is working, **Escape** cancels the turn.
             super().__init__()
             self.text = text
 
+    class MentionTyped(Message):
+        """The text after an `@` at the cursor changed (`query`), or the cursor left the mention (None)."""
+
+        def __init__(self, query: str | None) -> None:
+            super().__init__()
+            self.query = query
+
     def __init__(
         self,
         commands: list[SlashCommand],
         menu: CommandMenu,
         *,
+        picker: FilePicker | None = None,
         cursor_blink: bool = True,
         id: str | None = None,
     ) -> None:
@@ -105,6 +122,8 @@ While Anton is working, **Escape** cancels the turn.
         self.cursor_blink = cursor_blink
         self.commands = commands
         self.menu = menu
+        self.picker = picker
+        self._mention: str | None = None  # the query last reported with MentionTyped
         self.past_messages: list[str] = []
         self._history_index: int | None = None  # position while browsing; None when editing a fresh message
         self._draft = ""
@@ -122,6 +141,11 @@ While Anton is working, **Escape** cancels the turn.
         self.clear()
 
     def action_submit(self) -> None:
+        if self.picker is not None and self.picker.display:
+            if path := self.picker.highlighted_path:
+                self.complete_mention(path)
+                return
+            self.picker.hide()
         # Enter sends what is typed; only an entry the user picked from the list with Up/Down is completed first.
         completion = self.menu.highlighted_name if self.menu.chosen else None
         if completion is not None and self.text.strip() != f"/{completion}":
@@ -166,7 +190,10 @@ While Anton is working, **Escape** cancels the turn.
 
     async def on_key(self, event: events.Key) -> None:
         """Runs before TextArea's own key handling, which `prevent_default` skips."""
-        handled = self._menu_key(event.key) if self.menu.display else False
+        if self.picker is not None and self.picker.display:
+            handled = self._picker_key(event.key)
+        else:
+            handled = self._menu_key(event.key) if self.menu.display else False
         if not handled and event.key == "up" and self.cursor_at_first_line:
             handled = self._recall(-1)
         elif not handled and event.key == "down" and self.cursor_at_last_line:
@@ -186,6 +213,40 @@ While Anton is working, **Escape** cancels the turn.
             self.menu.hide()
             return True
         return False
+
+    def _picker_key(self, key: str) -> bool:
+        assert self.picker is not None
+        if key in ("up", "down"):
+            self.picker.choose(-1 if key == "up" else 1)
+            return True
+        if key == "tab":
+            if path := self.picker.highlighted_path:
+                self.complete_mention(path)
+            return True
+        if key == "escape":
+            self.picker.hide()
+            return True
+        return False
+
+    def mention_at_cursor(self) -> tuple[int, str] | None:
+        """(column of the `@`, the text after it) when the cursor ends an `@` mention; not in commands (`/`, `!`)."""
+        if self.text.lstrip().startswith(("/", "!")):
+            return None
+        row, column = self.cursor_location
+        before = self.document.get_line(row)[:column]
+        match = MENTION_AT_CURSOR.search(before)
+        return (match.start(), match.group(1)) if match else None
+
+    def complete_mention(self, path: str) -> None:
+        """Replace the `@…` being typed with `@path ` (the space ends the mention)."""
+        found = self.mention_at_cursor()
+        if self.picker is not None:
+            self.picker.hide()
+        if found is None:
+            return
+        row, column = self.cursor_location
+        self.replace(f"@{path} ", (row, found[0]), (row, column))
+        self._mention = None
 
     def _recall(self, step: int) -> bool:
         if not self.past_messages:
@@ -215,6 +276,20 @@ While Anton is working, **Escape** cancels the turn.
         self.edits += 1
 
     @on(TextArea.Changed)
+    @on(TextArea.SelectionChanged)
+    def _update_mention(self) -> None:
+        if self.picker is None:
+            return
+        found = self.mention_at_cursor()
+        query = found[1] if found is not None else None
+        if query == self._mention:
+            return
+        self._mention = query
+        if query is None:
+            self.picker.hide()
+        self.post_message(self.MentionTyped(query))
+
+    @on(TextArea.Changed)
     def _update_menu(self) -> None:
         if self.text == "/":
             self._read_skill_commands()
@@ -223,7 +298,6 @@ While Anton is working, **Escape** cancels the turn.
             self.menu.show_commands(matches)
         else:
             self.menu.hide()
-
 
     async def _skill_commands(self) -> list[SlashCommand]:
         """The `/label` entries of the skills marked `user-invocable: true` (read through the runtime, in a thread)."""
@@ -265,14 +339,24 @@ class PromptBar(Vertical):
     def __init__(self, commands: list[SlashCommand], *, cursor_blink: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
         self.menu = CommandMenu(id="command-menu")
-        self.prompt = Prompt(commands, self.menu, cursor_blink=cursor_blink, id="prompt")
+        self.picker = FilePicker(id="file-picker")
+        self.prompt = Prompt(commands, self.menu, picker=self.picker, cursor_blink=cursor_blink, id="prompt")
 
     def compose(self) -> ComposeResult:
         yield self.menu
+        yield self.picker
         yield self.prompt
 
     def on_mount(self) -> None:
         self.menu.hide()
+        self.picker.hide()
+
+    @on(OptionList.OptionSelected, "#file-picker")
+    def _file_clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id:
+            self.prompt.complete_mention(event.option.id)
+            self.prompt.focus()
 
     @on(OptionList.OptionSelected, "#command-menu")
     def _clicked(self, event: OptionList.OptionSelected) -> None:
