@@ -55,7 +55,8 @@ def test_recall_lists_the_resource_files_and_each_is_read_on_demand(store: Skill
     (folder / "references" / "leak.md").symlink_to(secret)  # a link to a secret outside the skill
     result = read_resource(store, "report", "references/leak.md")
     assert not result.success and "hunter2" not in result.text
-    assert "leak.md" not in recall(store, "report").text
+    refused = recall(store, "report")  # the skill is not recalled through the link; the reason names it, not its text
+    assert not refused.success and "references/leak.md is a link" in refused.text and "hunter2" not in refused.text
 
 
 def test_a_resource_is_capped_and_a_binary_one_is_refused(store: SkillStore) -> None:

@@ -14,16 +14,29 @@ procedure is pulled into working memory on demand.
 from __future__ import annotations
 
 import difflib
-import functools
 import os
-import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
+from anton_tui.memory.skill_listing import SkillListingMixin
+from anton_tui.memory.skill_model import (
+    OTHER_TOOL_SOURCES,
+    BrokenSkill,
+    BrokenSkillError,
+    LegacyLayoutError,
+    ReadOnlySkillError,
+    Skill,
+    SkillClash,
+    SkillNotFoundError,
+    SkillSummary,
+    _label_variants,
+    _match_key,
+    slugify,
+)
 from anton_tui.memory.skill_sources import SOURCE_TITLES, SkillSource
 from anton_tui.memory.skill_format import (
     STAGES,
@@ -43,7 +56,6 @@ from anton_tui.memory.skill_format import (
     parse_front_matter,
     parse_meta,
     parse_stats,
-    read_summary,
     read_text,
     read_text_files,
     render_json,
@@ -80,125 +92,6 @@ __all__ = [
 ]
 
 
-@dataclass
-class Skill:
-    """One saved procedure. `label` is its folder name; `declarative_md` is the stage-1 procedure text."""
-
-    label: str
-    name: str = ""
-    description: str = ""
-    when_to_use: str = ""
-    declarative_md: str = ""
-    created_at: str = ""
-    provenance: str = "manual"
-    chunks_md: str | None = None
-    code_files: dict[str, str] = field(default_factory=dict)
-    reference_files: dict[str, str] = field(default_factory=dict)
-    requirements: str | None = None
-    format: SkillFormat = "skill_md"
-    path: Path | None = None
-    stats: SkillStats = field(default_factory=SkillStats)
-    stages_present: tuple[int, ...] = (1,)
-    extra: dict[str, Any] = field(default_factory=dict)
-    """meta.json keys this app does not interpret, or the whole SKILL.md front matter; written back unchanged."""
-    source: str = "user"
-    """Where it was read: "user" (`~/.anton/skills`, the only place written) or a read-only source's key."""
-
-    @property
-    def read_only(self) -> bool:
-        return self.source != "user"
-
-    @property
-    def allowed_tools(self) -> list[str] | None:
-        """The Agent Skills `allowed-tools` field (space- or comma-separated text, or a list), None when unset."""
-        value = self.extra.get("allowed-tools") if self.format == "skill_md" else None
-        if value is None:
-            return None
-        items = value if isinstance(value, list) else str(value).replace(",", " ").split()
-        return [str(item).strip() for item in items if str(item).strip()]
-
-    @property
-    def user_invocable(self) -> bool:
-        """`user-invocable: true`: the user can run it as the slash command `/label`."""
-        return self.format == "skill_md" and self.extra.get("user-invocable") is True
-
-    @property
-    def model_invocable(self) -> bool:
-        """False for `disable-model-invocation: true`: kept out of the skill list the model sees."""
-        return not (self.format == "skill_md" and self.extra.get("disable-model-invocation") is True)
-
-    @property
-    def cue(self) -> str:
-        """The one line shown in the prompt: when to use it, else what it does."""
-        return self.when_to_use or self.description
-
-
-@dataclass(frozen=True)
-class BrokenSkill:
-    label: str
-    path: Path
-    reason: str
-
-
-class SkillSummary(TypedDict):
-    label: str
-    name: str
-    description: str
-    when_to_use: str
-    format: SkillFormat
-    source: str
-    model_invocable: bool
-
-
-@dataclass(frozen=True)
-class SkillClash:
-    """A label held by more than one source: `winner` is used, `shadowed` are hidden (source keys)."""
-
-    label: str
-    winner: str
-    shadowed: tuple[str, ...]
-
-
-class BrokenSkillError(ValueError):
-    """The skill's files are malformed; nothing was written. `problem` says which file and why."""
-
-    def __init__(self, problem: BrokenSkill) -> None:
-        super().__init__(f"skill {problem.label!r} is broken: {problem.reason}")
-        self.problem = problem
-
-
-class SkillNotFoundError(LookupError):
-    pass
-
-
-class ReadOnlySkillError(ValueError):
-    """The skill comes from a read-only source (built-in or another tool's folder); copy it into the user's skills
-    to change it. Nothing was written."""
-
-
-class LegacyLayoutError(ValueError):
-    """Saving would rewrite a skill kept in the older meta.json/declarative.md layout; it has to be converted to
-    SKILL.md first (`skill_convert.convert_legacy`, which keeps a backup). Nothing was written."""
-
-
-# --------------------------------------------------------------------------- labels
-
-
-def slugify(text: str) -> str:
-    """Turn any text into a hyphen-case label (`"CSV Summary!"` → `csv-summary`); `skill` when nothing is left."""
-    slug = text.strip().lower().replace("_", "-").replace(" ", "-")
-    slug = re.sub(r"[^a-z0-9-]+", "-", slug)
-    slug = re.sub(r"-+", "-", slug).strip("-")
-    return slug or "skill"
-
-
-def _label_variants(label: str) -> list[str]:
-    return list(dict.fromkeys((label, label.replace("_", "-"), label.replace("-", "_"))))
-
-
-def _match_key(label: str) -> str:
-    return label.lower().replace("-", "_")
-
 
 def make_unique_label(base: str, store: SkillStore) -> str:
     """`normalize_name(slugify(base))`, or `base-2`, `base-3`… when that label (in either spelling) is taken."""
@@ -209,17 +102,6 @@ def make_unique_label(base: str, store: SkillStore) -> str:
     return candidate
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _is_valid_label(label: str) -> bool:
-    try:
-        validate_label(label)
-    except ValueError:
-        return False
-    return True
-
-
-OTHER_TOOL_SOURCES = ("project", "agents", "claude")
-SOURCE_ORDER_INDEX = {key: index for index, key in enumerate(("project", "user", "agents", "claude", "builtin"))}
 
 
 def _now_iso(clock: Callable[[], datetime]) -> str:
@@ -229,7 +111,7 @@ def _now_iso(clock: Callable[[], datetime]) -> str:
 # --------------------------------------------------------------------------- the store
 
 
-class SkillStore:
+class SkillStore(SkillListingMixin):
     """All skills under one folder (normally `~/.anton/skills`). `clock` returns the current time (tests fix it)."""
 
     def __init__(
@@ -281,61 +163,6 @@ class SkillStore:
                     return skill
         return None
 
-    def _source_summaries(self, source: SkillSource) -> list[SkillSummary]:
-        try:
-            with os.scandir(source.path) as found:
-                entries = sorted(
-                    ((entry.name, entry.path) for entry in found if not entry.name.startswith(".") and entry.is_dir()),
-                )
-        except OSError:
-            return []
-        summaries: list[SkillSummary] = []
-        for name, path in entries:
-            fields, _ = read_summary(path)
-            if fields is not None and fields.format == "skill_md" and _is_valid_label(name):
-                summaries.append(
-                    SkillSummary(
-                        label=name,
-                        name=fields.name,
-                        description=fields.description,
-                        when_to_use="",
-                        format="skill_md",
-                        source=source.key,
-                        model_invocable=fields.model_invocable,
-                    )
-                )
-        return summaries
-
-    def _all_summaries(self) -> list[SkillSummary]:
-        """Every healthy skill of every source, in precedence order (shadowed ones included)."""
-        out: list[SkillSummary] = []
-        for source in self._ordered():
-            out += self._user_summaries() if source is None else self._source_summaries(source)
-        return out
-
-    def clashes(self) -> list[SkillClash]:
-        """Labels held by more than one source, each with the source that wins."""
-        by_key: dict[str, list[SkillSummary]] = {}
-        for summary in self._all_summaries():
-            by_key.setdefault(_match_key(summary["label"]), []).append(summary)
-        return [
-            SkillClash(found[0]["label"], found[0]["source"], tuple(s["source"] for s in found[1:]))
-            for _, found in sorted(by_key.items())
-            if len(found) > 1
-        ]
-
-    # ----------------------------------------------------------------- finding folders
-
-    def _folders(self) -> list[Path]:
-        try:
-            entries = list(os.scandir(self.root))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return [
-            Path(entry.path)
-            for entry in sorted(entries, key=lambda e: e.name)
-            if not entry.name.startswith(".") and entry.is_dir()
-        ]
 
     def _resolve(self, label: str) -> Path | None:
         """The skill folder for `label`, trying both the `csv_summary` and the `csv-summary` spelling."""
@@ -420,91 +247,6 @@ class SkillStore:
         except (SkillFormatError, ValueError, OSError) as exc:
             return None, BrokenSkill(folder.name, folder, describe_error(exc))
 
-    def list_summaries(self) -> list[SkillSummary]:
-        """Label, name, description, when_to_use and source of every healthy skill that is not shadowed, sorted by
-        label; procedures are not read."""
-        if not self.sources:
-            return self._user_summaries()
-        seen: set[str] = set()
-        out: list[SkillSummary] = []
-        for summary in self._all_summaries():
-            key = _match_key(summary["label"])
-            if key not in seen:
-                seen.add(key)
-                out.append(summary)
-        out.sort(key=lambda summary: summary["label"])
-        return out
-
-    def _user_summaries(self) -> list[SkillSummary]:
-        self.listing_warning = None
-        try:
-            with os.scandir(self.root) as found:
-                entries = sorted(
-                    ((entry.name, entry.path) for entry in found if not entry.name.startswith(".") and entry.is_dir()),
-                )
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        except OSError as exc:
-            self.listing_warning = f"The skills folder {self.root} cannot be listed: {describe_error(exc)}"
-            raise
-        summaries: list[SkillSummary] = []
-        for name, path in entries:
-            fields, _ = read_summary(path)
-            if fields is not None and _is_valid_label(name):
-                summaries.append(
-                    SkillSummary(
-                        label=name,
-                        name=fields.name,
-                        description=fields.description,
-                        when_to_use=fields.when_to_use,
-                        format=fields.format,
-                        source="user",
-                        model_invocable=fields.model_invocable,
-                    )
-                )
-        return summaries
-
-    def list_all(self, *, include_shadowed: bool = False) -> list[Skill]:
-        """Every skill that loads, sorted by label (shadowed skills of read-only sources only when asked)."""
-        user = []
-        for folder in self._folders():
-            skill, _ = self._diagnose(folder)
-            if skill is not None:
-                user.append(skill)
-        if not self.sources:
-            return user
-        found: list[Skill] = []
-        for source in self._ordered():
-            if source is None:
-                found += user
-                continue
-            for summary in self._source_summaries(source):
-                try:
-                    skill = self._read(source.path / summary["label"], root=source.path)
-                except (SkillFormatError, ValueError, OSError):
-                    continue
-                if skill is not None:
-                    skill.source = source.key
-                    if source.key == "builtin":
-                        skill.provenance = "builtin"
-                    found.append(skill)
-        seen: set[str] = set()
-        out = []
-        for skill in found:
-            key = _match_key(skill.label)
-            if key not in seen or include_shadowed:
-                out.append(skill)
-            seen.add(key)
-        return sorted(out, key=lambda skill: (skill.label, SOURCE_ORDER_INDEX.get(skill.source, 99)))
-
-    def broken(self) -> list[BrokenSkill]:
-        """Skill folders whose files cannot be read, each with the reason; their files are left as they are."""
-        problems = []
-        for folder in self._folders():
-            _, problem = self._diagnose(folder)
-            if problem is not None:
-                problems.append(problem)
-        return problems
 
     def problem(self, label: str) -> BrokenSkill | None:
         """Why `label` does not load, or None when it loads or does not exist."""

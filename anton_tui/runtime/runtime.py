@@ -24,6 +24,7 @@ from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.memory_sync import MemorySyncOps
 from anton_tui.runtime.model_warm_up import ModelWarmUpOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
+from anton_tui.runtime.skill_install_ops import SkillInstallOps, SkillInstallReport  # noqa: F401 (re-exported)
 from anton_tui.runtime.workspace_ops import WorkspaceOps
 from anton_tui.runtime.usage import UsageOps
 from anton_tui.settings_sources import FirstFrame
@@ -53,20 +54,22 @@ class SkillListing:
     def skill(self, label: str) -> Skill | None:
         return next((skill for skill in self.skills if skill.label == label), None)
 
-    def problem(self, label: str) -> BrokenSkill | None:
-        return next((problem for problem in self.broken if problem.label == label), None)
+    def problem(self, label: str, source: str = "user") -> BrokenSkill | None:
+        return next((p for p in self.broken if p.label == label and p.source == source), None)
+
+    def files_of(self, problem: BrokenSkill) -> list[str]:
+        """The files in a broken skill's folder (keyed by label, or `source:label` outside the user's folder)."""
+        return self.broken_files.get(broken_key(problem.label, problem.source), [])
+
+
+def broken_key(label: str, source: str) -> str:
+    return label if source == "user" else f"{source}:{label}"
 
 
 @dataclass(frozen=True)
 class SkillSaved:
     skill: Skill
     warning: str | None = None
-
-
-@dataclass(frozen=True)
-class SkillInstallReport:
-    installed: list[str]
-    problems: list[str]
 
 
 async def off_loop(function: Callable[..., T], *args: Any) -> T:
@@ -78,9 +81,10 @@ async def _maybe_await(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, ModelWarmUpOps):  # memory
-    # history (memory_history.py), sync (memory_sync.py), `@` and `!` (workspace_ops.py), /goal runs (goal_ops.py),
-    # the status line (usage.py), the model SDK's import when typing starts (model_warm_up.py)
+class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, ModelWarmUpOps, SkillInstallOps):
+    # memory history (memory_history.py), sync (memory_sync.py), `@` and `!` (workspace_ops.py), /goal runs (goal_ops.py),
+    # the status line (usage.py), the model SDK's import when typing starts (model_warm_up.py),
+    # installing skills (skill_install_ops.py)
     """Settings, session, memory stores, scratchpads and background work of one project, behind typed operations.
 
     `session` is the conversation (the real `ChatSession`, the demo's, or a scripted one in tests). `stores` are
@@ -259,11 +263,15 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
         def listing() -> SkillListing:
             skills, broken = store.list_all(), store.broken()
             with_stats = frozenset(s.label for s in skills if s.path is not None and (s.path / "stats.json").is_file())
-            files = {problem.label: folder_files(problem.path) for problem in broken}
+            files = {broken_key(problem.label, problem.source): folder_files(problem.path) for problem in broken}
             clashes = {clash.label: clash.shadowed for clash in store.clashes()}
             return SkillListing(skills, broken, with_stats, files, clashes)
 
         return await off_loop(listing)
+
+    async def skill_commands(self) -> list[tuple[str, str]]:
+        """(label, description) of the skills the user can run as `/label` (marked `user-invocable: true`)."""
+        return await off_loop(self.stores.skills.slash_commands)
 
     async def load_skill(self, label: str) -> Skill | None:
         return await off_loop(self.stores.skills.load, label)
@@ -271,9 +279,14 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
     async def skill_problem(self, label: str) -> BrokenSkill | None:
         return await off_loop(self.stores.skills.problem, label)
 
-    async def read_skill_file(self, label: str, relative: str, limit: int = 1024 * 1024) -> str:
-        """A file of a skill as text (for read-only views), cut after `limit` bytes; a short note when unreadable."""
-        return await off_loop(read_text_capped, self.stores.skills.root / label / relative, limit)
+    async def read_skill_file(self, label: str, relative: str, limit: int = 1024 * 1024, source: str = "user") -> str:
+        """A file of a skill as text (for read-only views), cut after `limit` bytes; a short note when unreadable.
+        `source` names a read-only source's folder instead of the user's own."""
+        roots = {item.key: item.path for item in self.stores.skills.sources}
+        root = self.stores.skills.root if source == "user" else roots.get(source)
+        if root is None:
+            return f"(the source {source} is switched off)"
+        return await off_loop(read_text_capped, root / label / relative, limit)
 
     async def skill_files(self, label: str) -> list[str]:
         """The files in a skill's folder (paths inside it), hidden files and caches left out."""
@@ -392,35 +405,6 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
             return SkillSaved(saved, note)
 
         return await off_loop(save)
-
-    async def install_skills(self, source: str, choose: Callable[[Any], Any]) -> SkillInstallReport:
-        """Install skills from a folder or a git URL (cloned with `git clone --depth 1` into a temporary folder).
-        `choose(candidate)` (may be async) says whether to install each skill found. Raises `InstallError` (a
-        ValueError) when the source cannot be read; nothing is written then."""
-        from anton_tui.memory.skill_install import InstallError, fetched, find_skills, install
-
-        store = self.stores.skills
-        source_cm = fetched(source)
-        folder = await off_loop(source_cm.__enter__)
-        try:
-            candidates, problems = await off_loop(find_skills, folder)
-            if not candidates:
-                raise InstallError(
-                    f"No skill (a folder with a valid SKILL.md) was found in {source}; nothing was installed."
-                    + (f" Problems: {'; '.join(problems)}" if problems else "")
-                )
-            installed: list[str] = []
-            for candidate in candidates:
-                if not await _maybe_await(choose(candidate)):
-                    continue
-                try:
-                    await off_loop(install, store, candidate)
-                    installed.append(candidate.label)
-                except InstallError as exc:
-                    problems.append(str(exc))
-        finally:
-            await off_loop(source_cm.__exit__, None, None, None)
-        return SkillInstallReport(installed, problems)
 
     async def copy_and_save_skill_part(self, label: str, part: str, file: str, text: str) -> SkillSaved:
         """Copy a read-only skill (built-in or another tool's) into the user's skills, then save one edited part of

@@ -291,6 +291,12 @@ class AppActions:
 
         return bool(await self.push_screen_wait(ConfirmScreen(question)))
 
+    async def choose_skills(self: AntonApp, source: str, offers: list[Any]) -> list[str] | None:
+        """The skills to install out of `offers` (`/skill install`), chosen in a modal; None installs nothing."""
+        from anton_tui.tui.screens.install_skills import InstallSkillsScreen
+
+        return await self.push_screen_wait(InstallSkillsScreen(source, offers))
+
     async def ask_text(self: AntonApp, question: str, current: str = "") -> str | None:
         from anton_tui.tui.screens.edit_entry import EditEntryScreen
 

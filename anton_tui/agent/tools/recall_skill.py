@@ -59,6 +59,13 @@ def recall(store, requested: str, history: list[Any] | None = None) -> ToolResul
         return ToolResult("ERROR: 'label' must not be empty.", success=False)
     try:
         skill = store.load(requested)
+        problem = store.problem(requested) if skill is None else None
+        if problem is not None:  # say why, rather than recall a neighbour or claim there is no such skill
+            return ToolResult(
+                f"ERROR: the skill `{problem.label}` cannot be read: {problem.reason}. Its files were left as they "
+                "are; carry on without it.",
+                success=False,
+            )
         if skill is None:
             match = store.closest_match(requested)
             skill = store.load(match) if match is not None else None
@@ -68,20 +75,25 @@ def recall(store, requested: str, history: list[Any] | None = None) -> ToolResul
         labels = [summary["label"] for summary in store.list_summaries()]
         return ToolResult(format_no_match(requested, labels), success=False)
     if already_in_history(history, skill.label):
-        return ToolResult(already_recalled_text(skill.label, skill.name or skill.label))
+        return _limited(skill, already_recalled_text(skill.label, skill.name or skill.label))
     try:
         store.increment_recommended(skill.label, stage=1)
     except (BrokenSkillError, SkillNotFoundError):  # changed on disk since it was read: leave it as it is
         pass
     from anton_tui.agent.tools.skill_resource import resources_note
 
-    text = format_recall(skill, requested) + resources_note(skill.label, skill.path)
+    return _limited(skill, format_recall(skill, requested) + resources_note(skill.label, skill.path))
+
+
+def _limited(skill, text: str) -> ToolResult:
+    """The recall result, carrying the skill's `allowed-tools` limit (if any) for the rest of this turn. A repeated
+    recall that only gets the short reminder limits its turn just the same."""
     allowed = skill.allowed_tools
-    if allowed is not None:
-        names = ", ".join(f"`{name}`" for name in allowed) or "none"
-        text += f"\n\nWhile you follow this skill, only these tools may be used: {names}."
-        return ToolResult(text, limits_tools=(skill.label, tuple(allowed)))
-    return ToolResult(text)
+    if allowed is None:
+        return ToolResult(text)
+    names = ", ".join(f"`{name}`" for name in allowed) or "none"
+    text += f"\n\nWhile you follow this skill, only these tools may be used: {names}."
+    return ToolResult(text, limits_tools=(skill.label, tuple(allowed)))
 
 
 async def handle_recall_skill(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolResult:

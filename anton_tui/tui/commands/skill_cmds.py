@@ -10,6 +10,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from anton_tui.memory.skill_sources import SOURCE_TITLES
 from anton_tui.memory.skills import Skill, SkillStore
 from anton_tui.runtime import off_loop
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success, warning
@@ -47,7 +48,8 @@ def skill_table(store: SkillStore) -> CommandOutput:
             )
         parts.append(table)
     for problem in broken:
-        parts.append(Text(f"Broken: {problem.label} — {problem.reason} (files left as they are)", style="yellow"))
+        where = "" if problem.source == "user" else f" in {SOURCE_TITLES.get(problem.source, problem.source)}"
+        parts.append(Text(f"Broken: {problem.label}{where} — {problem.reason} (files left as they are)", style="yellow"))
     return CommandOutput(Group(*parts), "warning" if broken and not skills else "info")
 
 
@@ -89,8 +91,6 @@ def skill_markdown(skill: Skill) -> str:
     if skill.when_to_use:
         lines.append(f"- **When to use:** {_markdown_text(skill.when_to_use)}")
     if skill.read_only:
-        from anton_tui.memory.skill_sources import SOURCE_TITLES
-
         lines.append(f"- **Source:** {SOURCE_TITLES.get(skill.source, skill.source)} (read-only)")
     if skill.allowed_tools is not None:
         lines.append(f"- **Allowed tools:** {_markdown_text(', '.join(skill.allowed_tools) or 'none')}")
@@ -167,16 +167,27 @@ async def install_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutp
     source = args.rest.strip()
     if not source:
         return error("Install from where? /skill install <folder or git URL>.")
+    pick = ctx.hook("choose_skills")
 
-    async def choose(candidate) -> bool:
-        what = f" — {candidate.description}" if candidate.description else ""
-        return await ctx.ask(f"Install the skill {candidate.label}{what}?")
+    async def choose(offers) -> list[str] | None:
+        if pick is not None:  # one list of every skill found, in a modal
+            return await ctx.call(pick, source, offers)
+        chosen = []  # no modal here: a yes/no question per installable skill
+        for offer in (offer for offer in offers if offer.installable):
+            what = f" — {offer.description}" if offer.description else ""
+            clash = f" ({offer.clash}; yours is moved to a backup)" if offer.replaces else ""
+            if await ctx.ask(f"Install the skill {offer.label}{what}{clash}?"):
+                chosen.append(offer.label)
+        return chosen
 
     try:
         report = await ctx.runtime.install_skills(source, choose)
     except (ValueError, OSError) as exc:
         return error(str(exc))
-    lines = [f"Installed skill {label}." for label in report.installed] or ["Nothing installed."]
+    lines = [
+        f"Installed skill {label}" + (" (your old one is in the backups folder)." if label in report.replaced else ".")
+        for label in report.installed
+    ] or ["Nothing installed."]
     lines += [f"Skipped: {problem}" for problem in report.problems]
     if not report.installed:
         return warning("\n".join(lines))

@@ -363,7 +363,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         if await self.shell_prompt(event.text):
             return
         if parse_command_line(event.text) is not None:
-            if not self.knows_command(event.text):
+            if not self.knows_command(event.text) and not await prompt.names_skill_command(event.text):
                 from anton_tui.tui.commands.parse import parse
                 from anton_tui.tui.commands.registry import unknown
 

@@ -47,6 +47,7 @@ class NodeRef:
     label: str
     file: str | None = None
     part: str = "skill"  # skill | procedure | chunks | code | reference | requirements | stats | raw | folder
+    source: str = "user"  # set on the nodes of a broken skill found in a read-only source
 
 
 @dataclass(frozen=True)
@@ -245,19 +246,21 @@ editor, and again closes this screen.
             expanded.add(select.label)
         tree.clear()
         own = [s for s in listing.skills if not s.read_only]
-        entries = sorted([(s.label, s) for s in own] + [(b.label, b) for b in listing.broken],
-                         key=lambda pair: pair[0])  # fmt: skip
-        for label, entry in entries:
-            if isinstance(entry, Skill):
-                self._add_skill(tree.root, entry, label in expanded)
-            else:
-                self._add_broken(tree, entry, label in expanded)
-        for key in SOURCE_ORDER:
-            found = [s for s in listing.skills if s.source == key and s.read_only]
-            if found:
-                group = tree.root.add(Text.assemble((SOURCE_TITLES[key], "bold"), ("  read-only", "dim")), expand=True)
-                for skill in found:
-                    self._add_skill(group, skill, skill.label in expanded)
+        for key in ("user", *(key for key in SOURCE_ORDER if key != "user")):
+            found = own if key == "user" else [s for s in listing.skills if s.source == key]
+            broken = [b for b in listing.broken if b.source == key]
+            parent = tree.root
+            if key != "user":
+                if not (found or broken):
+                    continue
+                title = Text.assemble((SOURCE_TITLES[key], "bold"), ("  read-only", "dim"))
+                parent = tree.root.add(title, expand=True)
+            for label, entry in sorted([(s.label, s) for s in found] + [(b.label, b) for b in broken],
+                                       key=lambda pair: pair[0]):  # fmt: skip
+                if isinstance(entry, Skill):
+                    self._add_skill(parent, entry, label in expanded)
+                else:
+                    self._add_broken(parent, entry, label in expanded)
         count, broken = len(own), len(listing.broken)
         others = len(listing.skills) - count
         summary = f"Skills · {count} saved" + (f" · {others} read-only" if others else "")
@@ -327,13 +330,16 @@ editor, and again closes this screen.
             recalls = f"{skill.stats.total_recalls} recalls"
             self._leaf(node, "stats.json", NodeRef(skill.label, "stats.json", "stats"), recalls)
 
-    def _add_broken(self, tree: Tree[NodeRef], problem: BrokenSkill, expand: bool) -> None:
+    def _add_broken(self, parent: TreeNode[NodeRef], problem: BrokenSkill, expand: bool) -> None:
         label = Text(problem.label)
         label.append("  broken", style="bold red")
-        node = tree.root.add(label, data=NodeRef(problem.label, None, "broken"), expand=expand)
-        node.add_leaf(Text(problem.reason, style="red"), data=NodeRef(problem.label, None, "broken"))
-        for name in self.listing.broken_files.get(problem.label, []):
-            self._leaf(node, name, NodeRef(problem.label, name, "raw"))
+        if problem.source != "user":
+            label.append("  left as it is", style="dim")
+        ref = NodeRef(problem.label, None, "broken", problem.source)
+        node = parent.add(label, data=ref, expand=expand)
+        node.add_leaf(Text(problem.reason, style="red"), data=ref)
+        for name in self.listing.files_of(problem):
+            self._leaf(node, name, NodeRef(problem.label, name, "raw", problem.source))
 
     # ----------------------------------------------------------------- opening files
 
@@ -348,11 +354,11 @@ editor, and again closes this screen.
         if ref.part == "folder":
             return None
         if ref.part == "broken" or (ref.part == "skill" and self.listing.problem(ref.label) is not None):
-            problem = self.listing.problem(ref.label)
-            files = self.listing.broken_files.get(ref.label, [])
+            problem = self.listing.problem(ref.label, ref.source)
+            files = self.listing.files_of(problem) if problem else []
             named = [name for name in files if problem and problem.reason.startswith(name)]
             first = named or [n for n in ("SKILL.md", "meta.json", "declarative.md") if n in files] or files
-            return NodeRef(ref.label, first[0], "raw") if first else None
+            return NodeRef(ref.label, first[0], "raw", ref.source) if first else None
         skill = self.listing.skill(ref.label)
         if skill is None:
             return None
@@ -375,9 +381,14 @@ editor, and again closes this screen.
     async def _load(self, ref: NodeRef) -> OpenedFile:
         runtime = self.runtime
         if ref.part == "raw":
-            problem = await runtime.skill_problem(ref.label)
+            if ref.source == "user":
+                problem = await runtime.skill_problem(ref.label)
+            else:
+                problem = self.listing.problem(ref.label, ref.source)
             reason = f"broken: {problem.reason}" if problem else "read-only"
-            text = await runtime.read_skill_file(ref.label, ref.file or "")
+            if ref.source != "user":
+                reason += f" · in {SOURCE_TITLES.get(ref.source, ref.source)}, left as it is"
+            text = await runtime.read_skill_file(ref.label, ref.file or "", source=ref.source)
             return OpenedFile(ref, text, True, f"read-only · {reason}")
         if ref.part == "stats":
             return OpenedFile(ref, await runtime.read_skill_file(ref.label, "stats.json"), True, "read-only · usage counters")
@@ -622,6 +633,16 @@ editor, and again closes this screen.
         label = self.selected_label
         if not label:
             self.notify("Choose a skill first.", title="Skills", severity="warning")
+            return
+        node = self.tree.cursor_node
+        source = node.data.source if node is not None and node.data is not None else "user"
+        skill = self.listing.skill(label)
+        if source == "user" and skill is not None and skill.read_only:
+            source = skill.source
+        if source != "user":
+            where = SOURCE_TITLES.get(source, source)
+            self.notify(f"{label} comes from {where} and is read-only here; nothing was deleted.", title="Skills",
+                        severity="warning")  # fmt: skip
             return
 
         def delete(answer: bool | None) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -128,6 +128,7 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
         self._history_index: int | None = None  # position while browsing; None when editing a fresh message
         self._draft = ""
         self.edits = 0  # changes to the text so far (the screen notes when one is on screen)
+        self.skill_commands: list[SlashCommand] = []  # `/label` of user-invocable skills, read when `/` is typed
 
     def on_resize(self) -> None:
         # TextArea re-wraps its text on a resize but repaints only if its height changed: a row drawn just before at
@@ -295,11 +296,43 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
 
     @on(TextArea.Changed)
     def _update_menu(self) -> None:
-        matches = matching_commands(self.commands, self.text)
+        if self.text == "/":
+            self._read_skill_commands()
+        matches = matching_commands(self.commands + self.skill_commands, self.text)
         if matches and not (len(matches) == 1 and self.text.strip() == matches[0].label):
             self.menu.show_commands(matches)
         else:
             self.menu.hide()
+
+    async def _skill_commands(self) -> list[SlashCommand]:
+        """The `/label` entries of the skills marked `user-invocable: true` (read through the runtime, in a thread)."""
+        runtime = getattr(self.app, "runtime", None)
+        if runtime is None or not hasattr(runtime, "skill_commands"):
+            return []
+        try:
+            found = await runtime.skill_commands()
+        except (OSError, ValueError):
+            return []
+        taken = {command.name for command in self.commands}
+        return [
+            SlashCommand(label, f"Skill: {description}" if description else "Skill (runs a turn that recalls it)")
+            for label, description in found
+            if label not in taken
+        ]
+
+    @work(group="skill-commands", exclusive=True, exit_on_error=False)
+    async def _read_skill_commands(self) -> None:
+        found = await self._skill_commands()
+        if found != self.skill_commands:
+            self.skill_commands = found
+            if self.menu.display:  # still open (Escape closes it): show the skills in it too
+                self._update_menu()
+
+    async def names_skill_command(self, text: str) -> bool:
+        """Whether `text` (`/label …`) runs a skill marked `user-invocable: true` (read afresh)."""
+        name = text.strip()[1:].partition(" ")[0]
+        self.skill_commands = await self._skill_commands()
+        return any(command.name == name for command in self.skill_commands)
 
 
 class PromptBar(Vertical):

@@ -128,7 +128,13 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
     def read_snapshot(self) -> SkillsSnapshot:
         store = self.stores.skills
         rows = [SkillRow.from_skill(skill) for skill in store.list_all()]
-        problems = [f"⚠ skill {broken.label}: {broken.reason}" for broken in store.broken()]
+        problems = [
+            f"⚠ skill {broken.label}: {broken.reason}"
+            if broken.source == "user"
+            else f"⚠ skill {broken.label} in {SOURCE_TITLES.get(broken.source, broken.source)}: {broken.reason} "
+            "(read-only, left as it is)"
+            for broken in store.broken()
+        ]
         for clash in store.clashes():
             hidden = ", ".join(SOURCE_TITLES.get(key, key) for key in clash.shadowed)
             problems.append(

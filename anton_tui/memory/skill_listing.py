@@ -1,0 +1,379 @@
+"""Listing skills cheaply: the label, name and description of every skill in every source, as the prompt needs them
+each turn, without reading any procedure; plus the full listings the skills screen and the Skills tab show.
+
+The first listing reads one small file per skill (the SKILL.md front matter, or an older skill's meta.json) and
+checks its stats.json; that costs time in proportion to the number of skills. Later listings reuse what was read:
+a skills folder's list of sub-folders is kept while the folder keeps its signature (inode, size, modification and
+change time, which change when a skill folder is added, removed or renamed), and each healthy SKILL.md skill's fields
+while its SKILL.md keeps its signature; older-layout, broken and non-skill folders are also checked by their
+folder's and stats.json's signatures. So a warm listing costs one `stat` per skill. A stats.json of a healthy
+SKILL.md skill that is later damaged in place (its SKILL.md untouched) is noticed when the skill is loaded or
+recalled, which report it as broken, not by the listing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from anton_tui.memory.skill_format import (
+    SkillFormat,
+    SkillFormatError,
+    describe_error,
+    front_matter_fields,
+    link_out,
+    parse_front_matter,
+    parse_meta,
+    parse_stats,
+    read_front_matter,
+    read_text,
+)
+from anton_tui.memory.skill_model import (
+    SOURCE_ORDER_INDEX,
+    BrokenSkill,
+    Skill,
+    SkillClash,
+    SkillSummary,
+    _is_valid_label,
+    _match_key,
+)
+from anton_tui.memory.skill_sources import SkillSource
+
+# --------------------------------------------------------------------------- cached listing fields
+
+
+@dataclass(frozen=True)
+class SummaryFields:
+    name: str
+    description: str
+    when_to_use: str
+    format: SkillFormat
+    model_invocable: bool = True
+    user_invocable: bool = False
+
+
+Signature = tuple[int, int, int, int]
+
+
+def _signature(path: str) -> Signature | None:
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class _CachedSummary:
+    watched: tuple[tuple[str, Signature | None], ...]
+    """The paths whose signatures must be unchanged for the entry to hold, each with its signature when read."""
+    fields: SummaryFields | None
+    problem: str | None
+
+
+T = TypeVar("T")
+
+_summary_cache: dict[str, _CachedSummary] = {}
+_folder_cache: dict[str, tuple[Signature, list[tuple[str, str]]]] = {}
+
+
+def _still_valid(cached: _CachedSummary) -> bool:
+    for path, sig in cached.watched:
+        if _signature(path) != sig:
+            return False
+    return True
+
+
+def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
+    """(listing fields, None) for a healthy skill, (None, reason) for a broken one, (None, None) for a non-skill folder.
+
+    Reads meta.json or the SKILL.md front matter and checks stats.json, never the procedure. Results are cached per
+    folder (see the module's docstring for what is checked before one is reused).
+    """
+    entry = _summary_entry(folder)
+    return entry.fields, entry.problem
+
+
+def _summary_entry(folder: str) -> _CachedSummary:
+    """The cached entry for `folder` while it holds, else a fresh one (also cached)."""
+    cached = _summary_cache.get(folder)
+    if cached is not None and _still_valid(cached):
+        return cached
+    folder_sig = _signature(folder)  # taken before reading, so a change made while reading is noticed next time
+    try:
+        names = set(os.listdir(folder))
+    except OSError as exc:
+        return _CachedSummary(((folder, None),), None, describe_error(exc))  # not kept: tried again next time
+    label = os.path.basename(folder)
+    escape = link_out(folder, os.path.dirname(folder))
+    if escape is not None:
+        entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
+        return entry
+    primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
+    stats_path = os.path.join(folder, "stats.json")
+    watched = [(folder, folder_sig), (stats_path, _signature(stats_path))]
+    primary_path = os.path.join(folder, primary or "")
+    if primary is not None:
+        watched.append((primary_path, _signature(primary_path)))
+    fields: SummaryFields | None = None
+    problem: str | None = None
+    try:
+        if primary == "SKILL.md":
+            data = parse_front_matter(read_front_matter(primary_path))
+            front = front_matter_fields(data, label)
+            invocable = data.get("disable-model-invocation") is not True
+            by_user = data.get("user-invocable") is True
+            fields = SummaryFields(front.display_name, front.description, "", "skill_md", invocable, by_user)
+        elif primary == "meta.json":
+            meta = parse_meta(read_text(Path(primary_path)), label)
+            if "declarative.md" not in names:
+                raise SkillFormatError("declarative.md (the procedure) is missing")
+            fields = SummaryFields(meta.name, meta.description, meta.when_to_use, "anton")
+        elif "declarative.md" in names:
+            raise SkillFormatError("meta.json is missing")
+        if fields is not None and "stats.json" in names:
+            parse_stats(read_text(Path(stats_path)))
+    except (SkillFormatError, OSError) as exc:
+        fields, problem = None, describe_error(exc)
+    if fields is not None and fields.format == "skill_md":
+        watched = watched[2:]  # a healthy SKILL.md skill: its one file read is enough to watch
+    entry = _summary_cache[folder] = _CachedSummary(tuple(watched), fields, problem)
+    return entry
+
+
+def skill_folders(root: str) -> list[tuple[str, str]]:
+    """(name, path) of every visible sub-folder of `root`, sorted by name, kept while `root`'s signature holds.
+    Raises OSError as `os.scandir` does (FileNotFoundError when `root` does not exist)."""
+    st = os.stat(root)
+    sig = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    cached = _folder_cache.get(root)
+    if cached is not None and cached[0] == sig:
+        return cached[1]
+    with os.scandir(root) as found:
+        entries = sorted((e.name, e.path) for e in found if not e.name.startswith(".") and e.is_dir())
+    _folder_cache[root] = (sig, entries)
+    return entries
+
+
+_root_cache: dict[tuple[str, str], tuple[list[tuple[str, str]], list[_CachedSummary], Any]] = {}
+
+
+def _all_hold(entries: list[_CachedSummary]) -> bool:
+    """Whether every watched path of every entry keeps its signature (the warm path: one `stat` per skill, inlined)."""
+    stat = os.stat
+    for entry in entries:
+        for path, sig in entry.watched:
+            try:
+                st = stat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                if sig is not None:
+                    return False
+                continue
+            if sig is None or (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != sig:
+                return False
+    return True
+
+
+def _root_view(root: str, key: str, build: Callable[[list[tuple[str, str]], list[_CachedSummary]], T]) -> T:
+    """`build(entries, cached entries)` for the skill folders of `root`, reused as long as the folder list and every
+    folder's cached entry are the same as last time (so a warm call builds nothing). Raises OSError as
+    `skill_folders` does."""
+    entries = skill_folders(root)
+    cached = _root_cache.get((root, key))
+    if cached is not None and cached[0] is entries and _all_hold(cached[1]):
+        return cached[2]
+    found = [_summary_entry(path) for _, path in entries]
+    value = build(entries, found)
+    _root_cache[(root, key)] = (entries, found, value)
+    return value
+
+
+# --------------------------------------------------------------------------- listings of a store
+
+SourceEntry = tuple[str, str, SummaryFields | None, str | None]
+
+
+def _source_entries(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> list[SourceEntry]:
+    out: list[SourceEntry] = []
+    for (name, path), entry in zip(entries, found):
+        if not _is_valid_label(name):
+            continue
+        if entry.fields is not None and entry.fields.format == "skill_md":
+            out.append((name, path, entry.fields, None))
+        elif entry.problem is not None and os.path.lexists(os.path.join(path, "SKILL.md")):
+            out.append((name, path, None, entry.problem))
+    return out
+
+
+def _summaries(entries: list[tuple[str, str]], found: list[_CachedSummary], source: str) -> list[SkillSummary]:
+    return [
+        SkillSummary(
+            label=name,
+            name=entry.fields.name,
+            description=entry.fields.description,
+            when_to_use=entry.fields.when_to_use,
+            format=entry.fields.format,
+            source=source,
+            model_invocable=entry.fields.model_invocable,
+        )
+        for (name, _), entry in zip(entries, found)
+        if entry.fields is not None and _is_valid_label(name) and (source == "user" or entry.fields.format == "skill_md")
+    ]
+
+
+def _marked(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> set[str]:
+    """The folders (paths) of the skills marked `user-invocable: true`."""
+    return {path for (_, path), entry in zip(entries, found) if entry.fields is not None and entry.fields.user_invocable}
+
+
+class SkillListingMixin:
+    """The listing half of `SkillStore`: summaries for the prompt, every skill for the screens, broken folders and
+    label clashes. Expects `root`, `sources`, `listing_warning`, `_ordered()`, `_read()` and `_diagnose()`."""
+
+    root: Path
+    sources: tuple[SkillSource, ...]
+    listing_warning: str | None
+    _merged: tuple[list[list[SkillSummary]], list[SkillSummary]] | None = None
+    """The last merged listing and the per-source lists it was made from (reused while they are the same)."""
+
+    def _source_entries(self, source: SkillSource) -> list[SourceEntry]:
+        """(label, path, fields, problem) of each SKILL.md folder in a read-only source; folders of the older layout
+        and non-skill folders are left out. A source that cannot be listed gives nothing."""
+        try:
+            return _root_view(str(source.path), "entries", _source_entries)
+        except OSError:
+            return []
+
+    def _source_summaries(self, source: SkillSource) -> list[SkillSummary]:
+        try:
+            return _root_view(str(source.path), source.key, lambda e, f: _summaries(e, f, source.key))
+        except OSError:
+            return []
+
+    def _user_summaries(self) -> list[SkillSummary]:
+        self.listing_warning = None
+        try:
+            return _root_view(str(self.root), "user", lambda e, f: _summaries(e, f, "user"))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as exc:
+            self.listing_warning = f"The skills folder {self.root} cannot be listed: {describe_error(exc)}"
+            raise
+
+    def _all_summaries(self) -> list[SkillSummary]:
+        """Every healthy skill of every source, in precedence order (shadowed ones included)."""
+        out: list[SkillSummary] = []
+        for source in self._ordered():
+            out += self._user_summaries() if source is None else self._source_summaries(source)
+        return out
+
+    def list_summaries(self) -> list[SkillSummary]:
+        """Label, name, description, when_to_use and source of every healthy skill that is not shadowed, sorted by
+        label; procedures are not read."""
+        if not self.sources:  # the user's own folder alone: both spellings of a label are listed, as they are
+            return [dict(summary) for summary in self._user_summaries()]  # type: ignore[misc]
+        parts = [self._user_summaries() if source is None else self._source_summaries(source)
+                 for source in self._ordered()]  # type: ignore[attr-defined]  # fmt: skip
+        merged = self._merged
+        if merged is not None and len(merged[0]) == len(parts) and all(a is b for a, b in zip(merged[0], parts)):
+            return [dict(summary) for summary in merged[1]]  # type: ignore[misc]
+        seen: set[str] = set()
+        out: list[SkillSummary] = []
+        for part in parts:
+            for summary in part:
+                key = _match_key(summary["label"])
+                if key not in seen:
+                    seen.add(key)
+                    out.append(summary)
+        out.sort(key=lambda summary: summary["label"])
+        self._merged = (parts, out)
+        return [dict(summary) for summary in out]  # type: ignore[misc]
+
+    def slash_commands(self) -> list[tuple[str, str]]:
+        """(label, description) of each listed skill marked `user-invocable: true` (the user runs it as `/label`),
+        sorted by label; a shadowed skill's mark does not count."""
+        listed = {summary["label"]: summary for summary in self.list_summaries()}
+        marked: set[str] = set()
+        roots = [str(self.root) if source is None else str(source.path) for source in self._ordered()]  # type: ignore[attr-defined]
+        for root in roots:
+            try:
+                marked |= _root_view(root, "slash", _marked)
+            except OSError:
+                continue
+        sources = {source.key: str(source.path) for source in self.sources}
+        out = []
+        for label, summary in sorted(listed.items()):
+            root = str(self.root) if summary["source"] == "user" else sources.get(summary["source"], "")
+            if os.path.join(root, label) in marked:
+                out.append((label, summary["description"]))
+        return out
+
+    def clashes(self) -> list[SkillClash]:
+        """Labels held by more than one source, each with the source that wins."""
+        by_key: dict[str, list[SkillSummary]] = {}
+        for summary in self._all_summaries():
+            by_key.setdefault(_match_key(summary["label"]), []).append(summary)
+        return [
+            SkillClash(found[0]["label"], found[0]["source"], tuple(s["source"] for s in found[1:]))
+            for _, found in sorted(by_key.items())
+            if len(found) > 1
+        ]
+
+    def _folders(self) -> list[Path]:
+        try:
+            entries = skill_folders(str(self.root))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [Path(path) for _, path in entries]
+
+    def list_all(self, *, include_shadowed: bool = False) -> list[Skill]:
+        """Every skill that loads, sorted by label (shadowed skills of read-only sources only when asked)."""
+        user = []
+        for folder in self._folders():
+            skill, _ = self._diagnose(folder)  # type: ignore[attr-defined]
+            if skill is not None:
+                user.append(skill)
+        if not self.sources:
+            return user
+        found: list[Skill] = []
+        for source in self._ordered():  # type: ignore[attr-defined]
+            if source is None:
+                found += user
+                continue
+            for name, path, fields, _ in self._source_entries(source):
+                if fields is None:
+                    continue
+                try:
+                    skill = self._read(Path(path), root=source.path)  # type: ignore[attr-defined]
+                except (SkillFormatError, ValueError, OSError):
+                    continue
+                if skill is not None:
+                    skill.source = source.key
+                    if source.key == "builtin":
+                        skill.provenance = "builtin"
+                    found.append(skill)
+        seen: set[str] = set()
+        out = []
+        for skill in found:
+            key = _match_key(skill.label)
+            if key not in seen or include_shadowed:
+                out.append(skill)
+            seen.add(key)
+        return sorted(out, key=lambda skill: (skill.label, SOURCE_ORDER_INDEX.get(skill.source, 99)))
+
+    def broken(self) -> list[BrokenSkill]:
+        """Skill folders whose files cannot be read, each with the reason: the user's own, then those of the
+        read-only sources (a SKILL.md that does not parse or cannot be read). Their files are left as they are."""
+        problems = []
+        for folder in self._folders():
+            _, problem = self._diagnose(folder)  # type: ignore[attr-defined]
+            if problem is not None:
+                problems.append(problem)
+        for source in self.sources:
+            for name, path, _, problem in self._source_entries(source):
+                if problem is not None:
+                    problems.append(BrokenSkill(name, Path(path), problem, source.key))
+        return problems

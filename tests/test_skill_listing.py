@@ -1,0 +1,122 @@
+"""The cached skill listing: a warm listing reuses what it read, yet every change a user makes shows up at once, in
+the user's folder and in other tools' folders; a broken skill in another tool's folder is reported and left alone."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from anton_tui.memory.skill_sources import skill_sources
+from anton_tui.memory.skills import Skill, SkillStore
+
+
+def skill_md(name: str, description: str) -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n1. Do it.\n"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SkillStore:
+    sources = skill_sources(tmp_path / "project", home=tmp_path / "home", enabled={"builtin": False})
+    return SkillStore(tmp_path / "anton" / "skills", sources=sources)
+
+
+def claude_folder(tmp_path: Path) -> Path:
+    return tmp_path / "home" / ".claude" / "skills"
+
+
+def write(folder: Path, text: str | bytes) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "SKILL.md"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+def labels(store: SkillStore) -> list[tuple[str, str]]:
+    return [(s["label"], s["source"]) for s in store.list_summaries()]
+
+
+def test_every_change_shows_up_in_the_next_listing(store: SkillStore, tmp_path: Path) -> None:
+    store.save(Skill(label="report", description="Monthly report", declarative_md="1. Go"))
+    theirs = write(claude_folder(tmp_path) / "lint", skill_md("lint", "Run the linter"))
+    assert labels(store) == [("lint", "claude"), ("report", "user")]
+    assert labels(store) == [("lint", "claude"), ("report", "user")]  # warm
+
+    with open(theirs, "w") as handle:  # edited in place, as an editor might: the folder itself does not change
+        handle.write(skill_md("lint", "Run the linter and fix what it finds"))
+    mine = store.root / "report" / "SKILL.md"
+    text = mine.read_text()
+    with open(mine, "w") as handle:
+        handle.write(text.replace("Monthly report", "Quarterly report"))
+    found = {s["label"]: s["description"] for s in store.list_summaries()}
+    assert found == {"lint": "Run the linter and fix what it finds", "report": "Quarterly report"}
+
+    write(claude_folder(tmp_path) / "format", skill_md("format", "Format the code"))
+    store.save(Skill(label="deploy", description="Ship it", declarative_md="1. Ship"))
+    assert labels(store) == [("deploy", "user"), ("format", "claude"), ("lint", "claude"), ("report", "user")]
+
+    store.delete("report")
+    os.rename(claude_folder(tmp_path) / "lint", claude_folder(tmp_path) / "lint-all")
+    assert labels(store) == [("deploy", "user"), ("format", "claude"), ("lint-all", "claude")]
+
+    with open(store.root / "deploy" / "SKILL.md", "w") as handle:  # damaged in place: it leaves the list
+        handle.write("---\nname: [unclosed\n---\n")
+    assert labels(store) == [("format", "claude"), ("lint-all", "claude")]
+
+
+def test_changing_a_returned_summary_does_not_change_the_next_listing(store: SkillStore) -> None:
+    store.save(Skill(label="report", description="Monthly report", declarative_md="1. Go"))
+    store.list_summaries()[0]["description"] = "changed by a caller"
+    assert store.list_summaries()[0]["description"] == "Monthly report"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("---\nname: [unclosed\ndescription: x\n---\nbody\n", "YAML"),
+        ("no front matter at all\n", "front matter"),
+        (b"---\nname: bad\ndescription: caf\xe9\n---\nbody\n", "UTF-8"),
+    ],
+)
+def test_a_broken_skill_in_another_tools_folder_is_reported_and_left_alone(
+    store: SkillStore, tmp_path: Path, content: str | bytes, reason: str
+) -> None:
+    write(claude_folder(tmp_path) / "good", skill_md("good", "Works"))
+    bad = write(claude_folder(tmp_path) / "bad", content)
+    before = bad.read_bytes()
+
+    assert labels(store) == [("good", "claude")]
+    [problem] = store.broken()
+    assert (problem.label, problem.source, problem.path) == ("bad", "claude", bad.parent)
+    assert reason in problem.reason
+    assert [s.label for s in store.list_all()] == ["good"]
+    assert store.load("bad") is None
+    assert bad.read_bytes() == before and sorted(os.listdir(bad.parent)) == ["SKILL.md"]
+
+
+def test_user_invocable_skills_are_offered_as_slash_commands_unless_shadowed(store: SkillStore, tmp_path: Path) -> None:
+    invocable = "user-invocable: true\n"
+    write(claude_folder(tmp_path) / "lint", skill_md("lint", "Run the linter").replace("---\n1.", invocable + "---\n1."))
+    write(claude_folder(tmp_path) / "format", skill_md("format", "Format it").replace("---\n1.", invocable + "---\n1."))
+    write(claude_folder(tmp_path) / "plain", skill_md("plain", "Not a command"))
+    store.save(Skill(label="format", description="My own format, not a command", declarative_md="1. Go"))
+    assert store.slash_commands() == [("lint", "Run the linter")]
+
+
+def test_recalling_a_skill_whose_files_broke_says_why_and_leaves_them_alone(store: SkillStore) -> None:
+    from anton_tui.agent.tools.recall_skill import recall
+
+    store.save(Skill(label="csv-summary", description="Summarise a CSV", declarative_md="1. Load"))
+    store.save(Skill(label="csv-summary-2", description="Another one", declarative_md="1. Other"))
+    assert len(store.list_summaries()) == 2
+    stats = store.root / "csv-summary" / "stats.json"
+    with open(stats, "w") as handle:  # damaged in place
+        handle.write("{not json")
+    before = {path.name: path.read_bytes() for path in stats.parent.iterdir()}
+
+    result = recall(store, "csv-summary")
+    assert not result.success
+    assert "csv-summary" in result.text and "stats.json" in result.text and "left as they are" in result.text
+    assert "1. Other" not in result.text, "no other skill is recalled in its place"
+    assert {path.name: path.read_bytes() for path in stats.parent.iterdir()} == before
