@@ -9,8 +9,6 @@ When all this happens is decided in `tui/streaming.py`.
 
 from __future__ import annotations
 
-import asyncio
-
 from rich.style import Style
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -67,7 +65,9 @@ class AssistantMessage(Widget):
 
     @property
     def markdown(self) -> Markdown | None:
-        """The live Markdown widget; None while the part shows its kept lines."""
+        """The live Markdown widget; None while the part shows its kept lines (a hidden one may wait to go)."""
+        if self._lines is not None:
+            return None
         return next(iter(self.query_children(Markdown)), None)
 
     @property
@@ -135,14 +135,15 @@ class AssistantMessage(Widget):
         self._lines = rendered_lines(markdown)
         self._kept_as = (markdown.region.width, self.app.theme)
         self._source = markdown.source
-        # The part draws its kept lines under the Markdown once before the Markdown goes: removed at once, its
-        # blocks go first and a frame shows the part blank.
+        # The part draws its kept lines once, the Markdown hidden, before the Markdown goes: removed at once, its
+        # blocks go first and a frame shows the part blank. Not awaited here: a screen under a dialog is not
+        # refreshed, and the chat must go on meanwhile.
         markdown.visible = False
         self.refresh(layout=True)
-        drawn = asyncio.Event()
-        self.call_after_refresh(drawn.set)
-        await drawn.wait()
-        if markdown.parent is self:
+        self.call_after_refresh(self._drop, markdown)
+
+    async def _drop(self, markdown: Markdown) -> None:
+        if markdown.parent is self and self._lines is not None:
             await markdown.remove()
 
     async def _thaw(self) -> None:
@@ -150,6 +151,7 @@ class AssistantMessage(Widget):
         if self._kept_as is None:  # not kept, or already thawing
             return
         self._kept_as = None
+        await self.remove_children(Markdown)  # a hidden one still waiting to go
         await self.mount(AnswerMarkdown(self._source))  # the old lines stay underneath until it has its blocks
         self._lines = None
         self.refresh(layout=True)
