@@ -43,6 +43,27 @@ class RuntimeStarter:
             changes["effective_memory_mode"] = "autopilot"
         return FirstFrame(**{**frame.__dict__, **changes})
 
+    def preview(self) -> tuple[str, list[Any]] | None:
+        """The conversation `resume` names (or the newest one), read straight from its saved file: `(session id,
+        transcript entries)` for the chat to show while the runtime is built, which is most of the wait. None when
+        it cannot be shown that way (the demo, the list to choose from, no saved file, one that does not parse):
+        the resume after the build then says why, as without a preview. Blocking: run it in a thread."""
+        if self.demo or self.resume is None or self.resume == "?":
+            return None
+        from anton_tui.agent.conversations import transcript
+        from anton_tui.agent.history_store import HistoryBroken, HistoryStore, parse_history
+        from anton_tui.paths import AntonPaths
+
+        store = HistoryStore(AntonPaths(self.layers.home, self.layers.project_dir).episodes)
+        try:
+            session_id = self.resume or store.newest()
+            if not session_id:
+                return None
+            path = store.history_path(session_id)
+            return session_id, transcript(parse_history(path.read_bytes(), path))
+        except (OSError, ValueError, HistoryBroken):
+            return None
+
     def build(self) -> Runtime:
         """Validate the settings and build everything behind them. Blocking: run it in a thread. Raises
         `SettingsError` naming the first bad variable, its value and where it came from."""

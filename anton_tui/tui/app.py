@@ -6,6 +6,8 @@ the engine does goes through the runtime; this module only wires screens, themes
 
 from __future__ import annotations
 
+import asyncio
+
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -89,6 +91,9 @@ class AntonApp(AppActions, App[int]):
         self.settings_error: SettingsError | None = None
         self._pending_settings: Any = None
         self._attention: Any = None
+        self._preview: tuple[str, list[Any]] | None = None  # the conversation shown before its resume
+        self._resumed_shown = False
+        self._showing = asyncio.Lock()  # one conversation drawn into the chat at a time
         self.keymap: dict[str, str] = dict(self.frame.keymap)
         self.themes = AppThemes(self, Path(self.frame.home) / "themes")
         wanted = self.frame.theme or DEFAULT_THEME
@@ -126,7 +131,10 @@ class AntonApp(AppActions, App[int]):
         if self.runtime is not None:
             self.call_after_refresh(self._runtime_arrived, self.runtime)
         else:
-            self.call_after_refresh(self.build_runtime)
+            if self.starter is not None and self.starter.resume not in (None, "?") and not self.starter.demo:
+                self.call_after_refresh(self.preview_resume)  # the conversation first; it then builds the runtime
+            else:
+                self.call_after_refresh(self.build_runtime)
         if self._watch_files:
             self.call_after_refresh(self.set_timer, WATCH_AT_THE_LATEST_S, self._begin_watching)
 

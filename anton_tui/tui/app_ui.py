@@ -223,13 +223,45 @@ class AppActions:
         try:
             resumed = await runtime.resume(target)
         except (LookupError, ValueError, RuntimeError, OSError) as exc:
+            async with self._showing:
+                self._resumed_shown = True
+                if self._preview is not None:  # shown early, but not resumed after all
+                    self._preview = None
+                    await self._main_screen.clear_conversation()
             self.notify(str(exc), title="Not resumed", severity="error", timeout=10)
             return
         where = "Anton's episode log (rebuilt)" if resumed.source == "episodes" else "its saved file"
         heading = f"Resumed conversation {resumed.session_id}: {resumed.turns} turns, from {where}."
         if resumed.lost_pads:
             heading += f" Its scratchpads ({', '.join(resumed.lost_pads)}) ended with the app that ran them."
-        await self._main_screen.show_conversation(runtime.transcript(), heading)
+        entries = runtime.transcript()
+        async with self._showing:
+            self._resumed_shown = True
+            if self._preview == (resumed.session_id, entries):
+                self._main_screen.retitle_conversation(heading)
+            else:
+                await self._main_screen.show_conversation(entries, heading)
+            self._preview = None
+
+    @work(thread=True, group="preview", exit_on_error=False)
+    def preview_resume(self: AntonApp) -> None:
+        """Read the conversation to resume straight from its file and show it, then build the runtime: the chat has
+        it in front of the user before the settings are validated and the engine built (both need the one CPU
+        Python has: side by side, each would wait for the other). The resume that follows keeps what is shown, or
+        draws what it resumed instead."""
+        try:
+            preview = self.starter.preview() if self.starter is not None else None
+            if preview is not None:
+                self.call_from_thread(self._show_preview, *preview)
+        finally:
+            self.call_from_thread(self.build_runtime)
+
+    async def _show_preview(self: AntonApp, session_id: str, entries: list[Any]) -> None:
+        async with self._showing:
+            if self._resumed_shown or self._main_screen is None:
+                return  # the resume itself came first
+            self._preview = (session_id, entries)
+            await self._main_screen.show_conversation(entries, f"Resuming conversation {session_id}…")
 
     @work(group="conversations", exclusive=True, exit_on_error=False)
     async def resume_at_start(self: AntonApp, session_id: str | None) -> None:

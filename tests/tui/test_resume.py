@@ -92,6 +92,34 @@ async def test_resume_an_id_that_anton_saved_shows_every_message(fake_llm) -> No
         assert len(app.runtime.session.history) == len(json.loads((FIXTURES / "20261125_085200_history.json").read_text()))
 
 
+async def test_a_resumed_conversation_is_in_the_chat_before_the_engine_is_built(fake_llm) -> None:
+    import threading
+
+    class SlowStart(RuntimeStarter):
+        """Holds the build back until the test lets it go, as a slow machine would."""
+
+        gate = threading.Event()
+
+        def build(self):
+            self.gate.wait(20)
+            return super().build()
+
+    save_global_env(fake_llm)
+    quiet_coder(fake_llm)
+    session_id = await two_turns(fake_llm)
+    app = AntonApp(SlowStart(read_env_layers(), resume=session_id), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: len(user_messages(app)) == 2, what="the conversation before the engine")
+        assert app.runtime is None
+        assert any(f"Resuming conversation {session_id}" in text for text in notices(app))
+        assert answers(app) == ["Paris.", "About 2.1 million."]
+        SlowStart.gate.set()
+        await started(pilot)
+        await wait_for(pilot, lambda: any("Resumed conversation" in text for text in notices(app)), what="resumed")
+        assert user_messages(app) == ["What is the capital of France?", "How many people live there?"]
+        assert not any("Resuming" in text for text in notices(app)), "the heading now says it is resumed"
+
+
 async def test_the_inspector_comes_after_the_resumed_conversation_and_also_when_the_resume_fails(fake_llm) -> None:
     from anton_tui.tui.widgets.inspector import InspectorPane
 

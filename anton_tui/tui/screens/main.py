@@ -174,6 +174,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
         self._show_inspector = inspector
+        self._hidden_note: list[str] = []  # under the heading of a shown conversation
         self._inspector_waiting = False  # the runtime came, the inspector waits for a resumed conversation
         self.last_prompt: str | None = None
         self._turn_worker: Worker | None = None
@@ -308,9 +309,17 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         chat = self.chat
         await chat.clear()
         hidden = max(0, len(entries) - SHOWN_ENTRIES)
-        lines = [heading] + ([f"{hidden} earlier entries are not shown."] if hidden else [])
-        await chat.show_entries("\n".join(lines), entries[hidden:])
+        self._hidden_note = [f"{hidden} earlier entries are not shown."] if hidden else []
+        await chat.show_entries("\n".join([heading, *self._hidden_note]), entries[hidden:])
         self.post_message(self.ConversationShown())
+
+    def retitle_conversation(self, heading: str) -> None:
+        """A new heading for the conversation in the chat (the one shown early, now resumed)."""
+        if self.chat.heading is not None and self.chat.heading.is_attached:
+            self.chat.heading.update(Content("\n".join([heading, *self._hidden_note])))
+
+    async def clear_conversation(self) -> None:
+        await self.chat.clear()
 
     def fill_prompt(self, text: str) -> None:
         """Put `text` in the prompt to edit and send (after a rewind), the cursor at its end."""

@@ -190,6 +190,7 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
         self.max_blocks = max_blocks
         self.pruned_count = 0
         self.stream = ChatStream(self)
+        self.heading: Notice | None = None  # the line above a resumed conversation
         self._running_tools: dict[str, ToolCallBlock] = {}
 
     def on_mount(self) -> None:
@@ -229,7 +230,8 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
         from anton_tui.tui.widgets.summary_block import SummaryBlock
 
         await self.end_answer()
-        blocks: list[Widget] = [Notice(Content(heading), "info")]
+        self.heading = Notice(Content(heading), "info")
+        blocks: list[Widget] = [self.heading]
         for number, entry in enumerate(entries):
             if entry.kind == "user":
                 blocks.append(UserMessage(entry.text))
