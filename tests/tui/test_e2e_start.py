@@ -92,10 +92,14 @@ async def test_a_bad_setting_opens_a_screen_naming_it_and_quit_exits_with_code_2
     env_file.write_text("ANTON_MAX_TOKENS=0\n", encoding="utf-8")
     app = AntonApp(RuntimeStarter(read_env_layers()), cursor_blink=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsErrorScreen))
-        shown = " ".join(str(widget.render()) for widget in app.screen.query("Static"))
+        def shown() -> str:
+            return " ".join(str(widget.render()) for widget in app.screen.query("Static"))
+
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsErrorScreen) and "ANTON_MAX_TOKENS" in shown())
+        shown = shown()
         assert "ANTON_MAX_TOKENS" in shown and "'0'" in shown and str(env_file) in shown
         assert "a whole number greater than 0" in shown
+        await wait_until(pilot, lambda: app.focused is not None and app.focused.id == "settings-error-fix")
         await pilot.press("q")
         await wait_until(pilot, lambda: not app.is_running)
     assert app.return_code == SETTINGS_ERROR_EXIT

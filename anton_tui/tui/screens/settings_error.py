@@ -22,6 +22,7 @@ class SettingsErrorScreen(ModalScreen[bool]):
     """A bad setting: dismissed with True to open the setup, False to quit."""
 
     CSS_PATH = "settings_error.tcss"
+    AUTO_FOCUS = "#settings-error-fix"
     BINDINGS = [
         Binding("s", "choose(True)", "Open setup", id="settings-error.setup"),
         Binding("q,escape", "choose(False)", "Quit", id="settings-error.quit"),
@@ -54,9 +55,6 @@ unset it in your shell.
             with Horizontal(id="settings-error-buttons"):
                 yield Button("Open setup", variant="primary", id="settings-error-fix")
                 yield Button("Quit", id="settings-error-quit")
-
-    def on_mount(self) -> None:
-        self.query_one("#settings-error-fix", Button).focus()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
