@@ -159,6 +159,9 @@ class AntonApp(AppActions, App[int]):
         for warning in getattr(runtime.settings, "env_warnings", None) or []:
             self.notify(warning, title="Settings", severity="warning", timeout=15)
         if runtime.needs_setup:
+            if self._preview is not None and self._main_screen is not None:  # it will not be resumed now
+                self._preview = None
+                self.call_later(self._main_screen.clear_conversation)
             self.open_setup(first_run=True)
         elif self.starter is not None and self.starter.resume == "?":
             self.open_resume()

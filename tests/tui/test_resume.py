@@ -26,6 +26,7 @@ from tests.tui.e2e_support import (
     answers,
     build_app,
     main_screen,
+    home_dir,
     notices,
     notifications,
     project_dir,
@@ -118,6 +119,20 @@ async def test_a_resumed_conversation_is_in_the_chat_before_the_engine_is_built(
         await wait_for(pilot, lambda: any("Resumed conversation" in text for text in notices(app)), what="resumed")
         assert user_messages(app) == ["What is the capital of France?", "How many people live there?"]
         assert not any("Resuming" in text for text in notices(app)), "the heading now says it is resumed"
+
+
+async def test_a_conversation_shown_early_leaves_the_chat_when_setup_must_come_first(fake_llm) -> None:
+    from anton_tui.tui.screens.setup import SetupScreen
+
+    save_global_env(fake_llm)
+    quiet_coder(fake_llm)
+    session_id = await two_turns(fake_llm)
+    home_dir().joinpath(".env").write_text("", encoding="utf-8")  # no API key any more: setup opens first
+    app = resuming_app(session_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen), what="the setup screen")
+        await wait_for(pilot, lambda: not user_messages(app), what="the chat emptied")
+        assert not any("Resum" in text for text in notices(app)), "nothing claims a conversation goes on"
 
 
 async def test_the_inspector_comes_after_the_resumed_conversation_and_also_when_the_resume_fails(fake_llm) -> None:
