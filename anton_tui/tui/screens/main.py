@@ -53,9 +53,9 @@ from anton_tui.tui.messages import (
     ChatCleared,
     CommandReplied,
     MemoryConfirmationAnswered,
-    ScratchpadControlDone,
     SessionEventMessage,
 )
+from anton_tui.tui.screens.main_panes import PaneLayout
 from anton_tui.tui.screens.main_workspace import WorkspaceInput
 from anton_tui.tui.textual_internals import PaintFirstScreen
 from anton_tui.tui.widgets.chat import (
@@ -71,15 +71,13 @@ from anton_tui.tui.widgets.chat import (
 from anton_tui.tui.widgets.find_bar import FindBar
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
-from anton_tui.tui.widgets.pane_bar import PANES, PaneBar
+from anton_tui.tui.widgets.pane_bar import PaneBar
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 from anton_tui.tui.widgets.summary_block import SummaryBlock
 
 SIDE_WIDTH_DEFAULT = 40  # percent of the screen
-SIDE_WIDTH_RANGE = (20, 75)
 SIDE_WIDTH_STEP = 5
-COMPACT_FOOTER_BELOW = 140  # columns; below this the footer drops its extra spaces so that every key fits
 
 _TURN = "turn"
 SHOWN_ENTRIES = 12  # of a resumed conversation; the whole of it stays in the session
@@ -91,7 +89,7 @@ class Conversation(Vertical):
     ALLOW_MAXIMIZE = True
 
 
-class MainScreen(WorkspaceInput, GoalRuns, PaintFirstScreen):  # `@`/`!`: main_workspace.py; /goal: goal_runs.py
+class MainScreen(WorkspaceInput, GoalRuns, PaneLayout, PaintFirstScreen):  # `@`/`!`: main_workspace.py; /goal: goal_runs.py
     """Where the conversation happens."""
 
     DEFAULT_CSS = stylesheet(__file__, "main.tcss")
@@ -559,41 +557,6 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             reason = {WorkerState.CANCELLED: "cancelled", WorkerState.ERROR: "error"}.get(event.state, "end_turn")
             await self._close_turn(reason)
 
-    # --- scratchpad actions --------------------------------------------------------------------------------------
-
-    @on(ScratchpadPane.CancelCellRequested)
-    def _cancel_cell(self, message: ScratchpadPane.CancelCellRequested) -> None:
-        self._scratchpad_action("cancel_cell", message.pad)
-
-    @on(ScratchpadPane.ResetPadRequested)
-    def _reset_pad(self, message: ScratchpadPane.ResetPadRequested) -> None:
-        self._scratchpad_action("reset_pad", message.pad)
-
-    @on(ScratchpadPane.RemovePadRequested)
-    def _remove_pad(self, message: ScratchpadPane.RemovePadRequested) -> None:
-        self._scratchpad_action("remove_pad", message.pad)
-
-    def _scratchpad_action(self, action: str, pad: str) -> None:
-        if self.runtime is None or self.runtime.control is None:
-            self.notify("This session cannot control its scratchpads.", severity="warning")
-            return
-        self.call_scratchpad(action, pad)
-
-    @work(group="scratchpad-control", exit_on_error=False)
-    async def call_scratchpad(self, action: str, pad: str) -> None:
-        result = await self.runtime.scratchpad_action(action, pad)  # type: ignore[union-attr]
-        self.post_message(ScratchpadControlDone(action, pad, result))
-
-    async def on_scratchpad_control_done(self, message: ScratchpadControlDone) -> None:
-        if message.action == "reset_pad":
-            await self.scratchpad.clear_pad(message.pad)
-            self.notify(f"Pad {message.pad!r} was reset.")
-        elif message.action == "remove_pad":
-            await self.scratchpad.drop_pad(message.pad)
-            self.notify(f"Pad {message.pad!r} was removed.")
-        else:
-            self.notify(f"Asked pad {message.pad!r} to stop its cell.")
-
     # --- actions -------------------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -626,103 +589,3 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             self.notify("There is no message to send again.", severity="warning")
         else:
             await self.send(self.last_prompt)
-
-    @property
-    def narrow(self) -> bool:
-        return self.has_class("-narrow")
-
-    def _compact_footer(self) -> bool:
-        try:
-            return self.app.size.width < COMPACT_FOOTER_BELOW
-        except NoActiveAppError:
-            return False
-
-    def on_resize(self) -> None:
-        try:
-            self.query_one(Footer).compact = self._compact_footer()
-        except NoMatches:
-            pass
-
-    def action_toggle_scratchpad(self) -> None:
-        if self.narrow:
-            self.narrow_pane = "conversation" if self.narrow_pane == "scratchpad" else "scratchpad"
-        else:
-            self._toggle_side_pane(self.scratchpad)
-
-    def action_toggle_inspector(self) -> None:
-        if self.narrow:
-            self.narrow_pane = "conversation" if self.narrow_pane == "inspector" else "inspector"
-        else:
-            self._toggle_side_pane(self.inspector)
-
-    def action_next_pane(self) -> None:
-        names = [name for name, _ in PANES]
-        self.narrow_pane = names[(names.index(self.narrow_pane) + 1) % len(names)]
-
-    @on(PaneBar.Chosen)
-    def _pane_chosen(self, message: PaneBar.Chosen) -> None:
-        self.narrow_pane = message.pane
-
-    def watch_narrow_pane(self, pane: str) -> None:
-        for name, _ in PANES:
-            self.set_class(name == pane, f"-pane-{name}")
-        self.query_one(PaneBar).show(pane, self._key_of("main.next-pane"))
-        if pane == "conversation":
-            self.action_focus_prompt()
-        else:
-            self.call_after_refresh(self._focus_into, pane)
-
-    def _focus_into(self, pane: str) -> None:
-        target = self.query_one(f"#{pane}")
-        if self.focused is not None and target in self.focused.ancestors_with_self:
-            return
-        first = next((widget for widget in target.query("*") if widget.focusable), None)
-        if first is not None:
-            first.focus()
-        else:
-            self.set_focus(None)
-
-    def _key_of(self, binding_id: str) -> str:
-        keymap = getattr(self.app, "keymap", None) or {}
-        return keymap.get(binding_id, "f4")
-
-    def _toggle_side_pane(self, pane: Widget) -> None:
-        pane.display = not pane.display
-        side = self.query_one("#side")
-        side.display = any(child.display for child in side.children)
-        if not pane.display and self.focused is not None and pane in self.focused.ancestors_with_self:
-            self.action_focus_prompt()
-
-    def action_resize_side(self, delta: int) -> None:
-        low, high = SIDE_WIDTH_RANGE
-        self.side_width = max(low, min(high, self.side_width + delta))
-
-    def watch_side_width(self, width: int) -> None:
-        self.query_one("#side").styles.width = f"{width}%"
-
-    def action_toggle_maximize(self) -> None:
-        if self.maximized is not None:
-            self.minimize()
-            return
-        focused = self.focused
-        panes = (self.query_one(Conversation), self.scratchpad, self.inspector)
-        target = next(
-            (node for node in (focused.ancestors_with_self if focused else ()) if node in panes),
-            panes[0],
-        )
-        self.maximize(target, container=False)
-
-    def action_find(self) -> None:
-        """Find in the whole conversation, the parts no longer on screen included."""
-        self.query_one(FindBar).open(self.runtime.transcript() if self.runtime is not None else [])
-
-    @on(FindBar.Closed)
-    def _find_closed(self) -> None:
-        self.action_focus_prompt()
-
-    def action_pick_message(self) -> None:
-        """Highlight the latest message you sent, in the chat (see `widgets/chat_selection.py`)."""
-        self.chat.action_select_message(-1)
-
-    def action_focus_prompt(self) -> None:
-        self.query_one(Prompt).focus()

@@ -10,7 +10,6 @@ change on disk and keeps the cursor where it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,16 +20,18 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.theme import Theme
-from textual.widgets import Button, Footer, Input, Label, Static, TextArea, Tree
+from textual.widgets import Footer, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
 from anton_tui.memory.skill_sources import SOURCE_ORDER, SOURCE_TITLES
-from anton_tui.memory.skills import BrokenSkill, LegacyLayoutError, ReadOnlySkillError, Skill
+from anton_tui.memory.skills import LegacyLayoutError, ReadOnlySkillError, Skill
 from anton_tui.runtime import Runtime, SkillListing
 from anton_tui.runtime.skill_edits import part_text
 from anton_tui.tui.screens.confirm import ConfirmScreen
+from anton_tui.tui.screens.skill_form import FormModal
+from anton_tui.tui.screens.skills_tree import NodeRef, SkillTreeNodes
 
 # JSON and JavaScript are left out on purpose: with tree-sitter 0.26, the tree-sitter-json 0.24 and
 # tree-sitter-javascript 0.25 grammars crash the interpreter inside TextArea, so those files open as plain text.
@@ -38,16 +39,6 @@ LANGUAGES = {
     ".md": "markdown", ".py": "python", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
     ".sh": "bash", ".sql": "sql", ".html": "html", ".css": "css",
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class NodeRef:
-    """What a tree node stands for: a skill (`file` None) or one file in it (path relative to the skill folder)."""
-
-    label: str
-    file: str | None = None
-    part: str = "skill"  # skill | procedure | chunks | code | reference | requirements | stats | raw | folder
-    source: str = "user"  # set on the nodes of a broken skill found in a read-only source
 
 
 @dataclass(frozen=True)
@@ -69,61 +60,7 @@ def _editor_theme(theme: Theme | None) -> str:
     return "github_light" if theme is not None and not theme.dark else "css"
 
 
-class FormModal(ModalScreen[dict[str, str] | None]):
-    """A small form of text fields; `check(values)` returns a problem to show, or None to accept."""
-
-    CSS_PATH = "skills.tcss"
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="skills.form-cancel")]
-
-    def __init__(
-        self,
-        title: str,
-        fields: list[tuple[str, str, str]],
-        check: Callable[[dict[str, str]], str | None],
-        *,
-        submit: str = "OK",
-    ) -> None:
-        super().__init__()
-        self.title_text = title
-        self.fields = fields  # (id, label, initial value)
-        self.check = check
-        self.submit_label = submit
-
-    def compose(self) -> ComposeResult:
-        blink = bool(getattr(self.app, "cursor_blink", True))
-        with Vertical(id="form-dialog"):
-            yield Label(Content(self.title_text), id="form-title")
-            for field_id, label, value in self.fields:
-                yield Label(Content(label), classes="form-label")
-                field = Input(value, id=field_id, compact=True)
-                field.cursor_blink = blink
-                yield field
-            yield Static("", id="form-error", markup=False)
-            with Horizontal(id="form-buttons"):
-                yield Button(self.submit_label, variant="primary", id="form-ok")
-                yield Button("Cancel", id="form-cancel")
-
-    def values(self) -> dict[str, str]:
-        return {field_id: self.query_one(f"#{field_id}", Input).value.strip() for field_id, _, _ in self.fields}
-
-    @on(Input.Submitted)
-    @on(Button.Pressed, "#form-ok")
-    def _submit(self, event: Input.Submitted | Button.Pressed) -> None:
-        event.stop()
-        values = self.values()
-        problem = self.check(values)
-        if problem:
-            self.query_one("#form-error", Static).update(problem)
-            self.notify(problem, title="Not saved", severity="error")
-            return
-        self.dismiss(values)
-
-    @on(Button.Pressed, "#form-cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class SkillsScreen(Screen[None]):
+class SkillsScreen(SkillTreeNodes, Screen[None]):
     """Browse and edit the saved skills."""
 
     CSS_PATH = "skills.tcss"
@@ -290,56 +227,6 @@ editor, and again closes this screen.
 
     def _skill_node(self, label: str) -> TreeNode[NodeRef] | None:
         return next((node for node in self.tree.root.children if node.data and node.data.label == label), None)
-
-    def _leaf(self, parent: TreeNode[NodeRef], text: str, ref: NodeRef, note: str = "") -> None:
-        label = Text(text)
-        if note:
-            label.append(f"  {note}", style="dim")
-        if (ref.label, ref.file) in self._unsaved:
-            label.append("  ●", style="bold")
-        parent.add_leaf(label, data=ref)
-
-    def _add_skill(self, parent: TreeNode[NodeRef], skill: Skill, expand: bool) -> None:
-        label = Text(skill.label)
-        if skill.name and skill.name != skill.label:
-            label.append(f"  {skill.name}", style="dim")
-        if skill.format == "anton":
-            label.append("  older layout", style="yellow")
-        shadowed = self.listing.clashes.get(skill.label)
-        if shadowed:
-            label.append("  hides " + ", ".join(SOURCE_TITLES.get(k, k) for k in shadowed), style="yellow")
-        node = parent.add(label, data=NodeRef(skill.label), expand=expand)
-        if skill.format == "skill_md":
-            self._leaf(node, "SKILL.md", NodeRef(skill.label, "SKILL.md", "procedure"), "procedure")
-            folders = [("references", "reference", 2, skill.reference_files), ("scripts", "code", 3, skill.code_files)]
-        else:
-            self._leaf(node, "declarative.md", NodeRef(skill.label, "declarative.md", "procedure"), "procedure")
-            if skill.chunks_md is not None:
-                self._leaf(node, "chunks.md", NodeRef(skill.label, "chunks.md", "chunks"), "stage 2")
-            folders = [("code", "code", 3, skill.code_files)]
-        for folder, part, stage, files in folders:
-            if not files:
-                continue
-            heading = Text.assemble(f"{folder}/", (f"  stage {stage}", "dim"))
-            branch = node.add(heading, data=NodeRef(skill.label, folder, "folder"), expand=True)
-            for name in sorted(files):
-                self._leaf(branch, name, NodeRef(skill.label, f"{folder}/{name}", part))
-        if skill.requirements is not None:
-            self._leaf(node, "requirements.txt", NodeRef(skill.label, "requirements.txt", "requirements"))
-        if skill.label in self.listing.with_stats:
-            recalls = f"{skill.stats.total_recalls} recalls"
-            self._leaf(node, "stats.json", NodeRef(skill.label, "stats.json", "stats"), recalls)
-
-    def _add_broken(self, parent: TreeNode[NodeRef], problem: BrokenSkill, expand: bool) -> None:
-        label = Text(problem.label)
-        label.append("  broken", style="bold red")
-        if problem.source != "user":
-            label.append("  left as it is", style="dim")
-        ref = NodeRef(problem.label, None, "broken", problem.source)
-        node = parent.add(label, data=ref, expand=expand)
-        node.add_leaf(Text(problem.reason, style="red"), data=ref)
-        for name in self.listing.files_of(problem):
-            self._leaf(node, name, NodeRef(problem.label, name, "raw", problem.source))
 
     # ----------------------------------------------------------------- opening files
 
