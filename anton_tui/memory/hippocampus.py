@@ -37,6 +37,7 @@ from anton_tui.memory.engram import (
     sanitize_slug,
 )
 from anton_tui.memory import origin as _origin
+from anton_tui.memory.lesson_budget import walks_of, within
 from anton_tui.memory.locking import append_locked, exclusive, read_whole_lines, remove_stale_temps
 from anton_tui.memory.replace import recover_carries, rewriting
 from anton_tui.redact import MARKER, Redactor
@@ -167,79 +168,6 @@ def render_lessons(engrams: list[Engram], header: str = "Lessons") -> str:
     return f"# {header}\n" + "\n".join(_lesson_for_prompt(e) for e in engrams)
 
 
-def _within(lines: list[str], char_budget: int | None, shortest_after: list[int] | None = None) -> list[str]:
-    """Keep lines in order while they fit; a line that does not fit is skipped and the next ones still get a chance.
-
-    With `shortest_after` (the smallest ``len(line) + 1`` from each position on) it stops as soon as no later line
-    can fit, so a long list costs only what it keeps.
-    """
-    if char_budget is None:
-        return lines
-    kept, used = [], 0
-    for index, line in enumerate(lines):
-        if shortest_after is not None and char_budget - used < shortest_after[index]:
-            break
-        if used + len(line) + 1 <= char_budget:
-            kept.append(line)
-            used += len(line) + 1
-    return kept
-
-
-def _running_min(costs: list[int]) -> list[int]:
-    """`out[i]` is the smallest of `costs[:i + 1]`."""
-    out, smallest = [], 1 << 62
-    for cost in costs:
-        smallest = min(smallest, cost)
-        out.append(smallest)
-    return out
-
-
-class _Walks:
-    """What prompt building needs from one parse, worked out once per parse: the rule lines of each kind and the
-    shortest entry before or after each position, so reading a budget's worth stops as soon as nothing more fits."""
-
-    def __init__(self, parsed: ParsedFile) -> None:
-        self.parsed = parsed
-        self._lessons: dict[bool, list[int]] = {}
-        self._rules: dict[tuple[str, bool], tuple[list[str], list[int]]] = {}
-
-    def shortest_lesson_upto(self, exclude_scratchpad: bool) -> list[int]:
-        """For each lesson, the smallest cost (text length + 1) of it and the lessons before it (in the walk)."""
-        if exclude_scratchpad not in self._lessons:
-            parsed = self.parsed
-            costs = [
-                1 << 62 if exclude_scratchpad and related else len(e.text) + 1
-                for e, related in zip(parsed.entries, parsed.related)
-            ]
-            self._lessons[exclude_scratchpad] = _running_min(costs)
-        return self._lessons[exclude_scratchpad]
-
-    def rule_lines(self, kind: str, exclude_scratchpad: bool) -> tuple[list[str], list[int]]:
-        """The ``- text`` lines of one kind in file order, with the shortest line cost from each position on."""
-        key = (kind, exclude_scratchpad)
-        if key not in self._rules:
-            parsed = self.parsed
-            lines = [
-                f"- {e.text}"
-                for e, related in zip(parsed.entries, parsed.related)
-                if e.kind == kind and not (exclude_scratchpad and kind == "when" and related)
-            ]
-            self._rules[key] = (lines, _running_min([len(line) + 1 for line in reversed(lines)])[::-1])
-        return self._rules[key]
-
-
-_walks: dict[int, _Walks] = {}
-
-
-def _walks_of(parsed: ParsedFile) -> _Walks:
-    walks = _walks.get(id(parsed))
-    if walks is None or walks.parsed is not parsed:
-        if len(_walks) > 64:
-            _walks.clear()
-        walks = _walks[id(parsed)] = _Walks(parsed)
-    return walks
-
-
 class Hippocampus:
     """Reads and writes one scope's memory files in `base_dir`."""
 
@@ -365,7 +293,7 @@ class Hippocampus:
         text = "".join(parsed.lines).strip()
         if char_budget is None or len(text) <= char_budget:
             return text
-        facts = _within([f"- {e.text}" for e in parsed.entries], char_budget - len("# Profile\n"))
+        facts = within([f"- {e.text}" for e in parsed.entries], char_budget - len("# Profile\n"))
         return "\n".join(["# Profile", *facts]) if facts else ""
 
     def rewrite_identity(self, facts: list[str]) -> bool:
@@ -424,11 +352,11 @@ class Hippocampus:
         Rules under unknown headings never reach the prompt. `exclude_scratchpad` leaves out When rules about the
         scratchpad (they go to the scratchpad tool instead). Lines that do not fit `char_budget` are skipped.
         """
-        walks = _walks_of(self._rules())
+        walks = walks_of(self._rules())
         sections, used = [], 0
         for kind in RULE_KINDS:
             lines, shortest_after = walks.rule_lines(kind, exclude_scratchpad)
-            lines = _within(lines, None if char_budget is None else char_budget - used, shortest_after)
+            lines = within(lines, None if char_budget is None else char_budget - used, shortest_after)
             if lines:
                 sections.append(f"## {kind.capitalize()}\n" + "\n".join(lines))
                 used += sum(len(line) + 1 for line in lines)
@@ -463,7 +391,7 @@ class Hippocampus:
             if not exclude_scratchpad:
                 return list(entries)
             return [e for e, is_related in zip(entries, related) if not is_related]
-        shortest_upto = _walks_of(parsed).shortest_lesson_upto(exclude_scratchpad)
+        shortest_upto = walks_of(parsed).shortest_lesson_upto(exclude_scratchpad)
         budget, used, kept = token_budget * 4, 0, []
         for index in range(len(entries) - 1, -1, -1):
             if budget - used < shortest_upto[index]:
@@ -540,7 +468,7 @@ class Hippocampus:
             return (rank, 0, -engram.updated_at.timestamp())
 
         lines = list(dict.fromkeys(f"- {e.text}" for e in sorted(candidates, key=order)))
-        return "\n".join(_within(lines, char_budget))
+        return "\n".join(within(lines, char_budget))
 
     # ---- single entries by id ----------------------------------------------------------------------------------
 
