@@ -347,6 +347,11 @@ def _same_entries(a: _Doc, b: _Doc) -> bool:
     return a.skeleton == b.skeleton and sorted(e.value for e in a.entries) == sorted(e.value for e in b.entries)
 
 
+def _preferred(prefer: str | None) -> int:
+    """When nothing tells which version is newer: 1 for the frame's side, -1 for the other, 0 to leave it open."""
+    return {"ours": 1, "theirs": -1}.get(prefer or "", 0)
+
+
 def _flip(prefer: str | None) -> str | None:
     return {"ours": "theirs", "theirs": "ours"}.get(prefer or "")
 
@@ -423,9 +428,7 @@ def _merge(
             continue
         if now.value == kept.value:
             continue
-        order = _newer(kept, now, frame_time, other_time)
-        if order == 0 and prefer is not None:
-            order = 1 if prefer == "ours" else -1
+        order = _newer(kept, now, frame_time, other_time) or _preferred(prefer)
         if order == 0:
             conflicts.append(_conflict(name, "changed on both sides, neither is newer", was, kept, now, mine_is_frame))
         elif order > 0:
@@ -440,9 +443,7 @@ def _merge(
             continue
         if twin.value == entry.value:
             continue
-        order = _newer(twin, entry, frame_time, other_time)
-        if order == 0 and prefer is not None:
-            order = 1 if prefer == "ours" else -1
+        order = _newer(twin, entry, frame_time, other_time) or _preferred(prefer)
         if order == 0:
             conflicts.append(_conflict(name, "added on both sides differently, neither is newer", None, twin, entry,
                                        mine_is_frame))  # fmt: skip
