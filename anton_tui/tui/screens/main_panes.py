@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import work
 from textual.css.query import NoMatches
 from textual.types import NoActiveAppError
 from textual.widget import Widget
@@ -29,20 +29,17 @@ COMPACT_FOOTER_BELOW = 140  # columns; below this the footer drops its extra spa
 
 
 class PaneLayout:
-    """Panes and scratchpad controls of the main screen."""
+    """Panes and scratchpad controls of the main screen. Its handlers go by name: `@on` needs a DOM class."""
 
     # --- scratchpad actions --------------------------------------------------------------------------------------
 
-    @on(ScratchpadPane.CancelCellRequested)
-    def _cancel_cell(self: MainScreen, message: ScratchpadPane.CancelCellRequested) -> None:
+    def on_scratchpad_pane_cancel_cell_requested(self: MainScreen, message: ScratchpadPane.CancelCellRequested) -> None:
         self._scratchpad_action("cancel_cell", message.pad)
 
-    @on(ScratchpadPane.ResetPadRequested)
-    def _reset_pad(self: MainScreen, message: ScratchpadPane.ResetPadRequested) -> None:
+    def on_scratchpad_pane_reset_pad_requested(self: MainScreen, message: ScratchpadPane.ResetPadRequested) -> None:
         self._scratchpad_action("reset_pad", message.pad)
 
-    @on(ScratchpadPane.RemovePadRequested)
-    def _remove_pad(self: MainScreen, message: ScratchpadPane.RemovePadRequested) -> None:
+    def on_scratchpad_pane_remove_pad_requested(self: MainScreen, message: ScratchpadPane.RemovePadRequested) -> None:
         self._scratchpad_action("remove_pad", message.pad)
 
     def _scratchpad_action(self: MainScreen, action: str, pad: str) -> None:
@@ -98,8 +95,7 @@ class PaneLayout:
         names = [name for name, _ in PANES]
         self.narrow_pane = names[(names.index(self.narrow_pane) + 1) % len(names)]
 
-    @on(PaneBar.Chosen)
-    def _pane_chosen(self: MainScreen, message: PaneBar.Chosen) -> None:
+    def on_pane_bar_chosen(self: MainScreen, message: PaneBar.Chosen) -> None:
         self.narrow_pane = message.pane
 
     def watch_narrow_pane(self: MainScreen, pane: str) -> None:
@@ -155,8 +151,7 @@ class PaneLayout:
         """Find in the whole conversation, the parts no longer on screen included."""
         self.query_one(FindBar).open(self.runtime.transcript() if self.runtime is not None else [])
 
-    @on(FindBar.Closed)
-    def _find_closed(self: MainScreen) -> None:
+    def on_find_bar_closed(self: MainScreen) -> None:
         self.action_focus_prompt()
 
     def action_pick_message(self: MainScreen) -> None:
