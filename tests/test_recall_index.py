@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory import episode_build, episode_index
+from anton_tui.memory import episode_build, episode_index, recall_query
 from anton_tui.memory.episode_index import INDEX_NAME, RecallIndex
 from anton_tui.memory.episodes import EpisodicMemory
 from tests.recall_corpus import QUERIES, SESSIONS, ranking, write_corpus
@@ -26,6 +26,12 @@ def corpus(tmp_path: Path) -> Path:
     folder = tmp_path / "episodes"
     write_corpus(folder)
     return folder
+
+
+@pytest.fixture(autouse=True)
+def recorded_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rank over the newest 2,000 matches, as when the ranking fixture was recorded (see test_recall_ranking)."""
+    monkeypatch.setattr(recall_query, "WINDOW_MIN", recall_query.WINDOW)
 
 
 def matches(memory: EpisodicMemory, query: str, **kwargs: object) -> set[tuple[str, int]]:

@@ -1,8 +1,10 @@
 """Recall ranks a fixed corpus exactly as it did when the index held a full copy of every line.
 
-The expected answers in `fixtures/recall/ranking.json` were recorded from that earlier index (see the README there);
-the index is derived data, so a fresh build, a rebuild after it was deleted or damaged, and a search while it is
-only partly built must all agree with them where they say they do.
+The expected answers in `fixtures/recall/ranking.json` were recorded from that earlier index (see the README there),
+which ranked every list of matches over its newest 2,000 lines; these tests rank over as many, and the rule that
+sizes the window by the number of turns asked for is tested on its own. The index is derived data, so a fresh
+build, a rebuild after it was deleted or damaged, and a search while it is only partly built must all agree with
+them where they say they do.
 """
 
 from __future__ import annotations
@@ -17,8 +19,15 @@ from anton_tui.memory import recall_bm25, recall_query
 from anton_tui.memory.episode_index import INDEX_NAME
 from anton_tui.memory.episodes import EpisodicMemory
 from tests.recall_corpus import QUERIES, ranking, write_corpus
+from tests.test_episodes import write_session
 
 EXPECTED = json.loads((Path(__file__).parent / "fixtures" / "recall" / "ranking.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(autouse=True)
+def recorded_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rank over the newest 2,000 matches, as when the fixture was recorded."""
+    monkeypatch.setattr(recall_query, "WINDOW_MIN", recall_query.WINDOW)
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +118,21 @@ def test_recall_ranks_as_before_with_scores_from_the_index_figures(
             assert got == reference, query
     finally:
         fresh.close()
+
+
+def test_a_common_word_is_ranked_over_its_newest_matches_more_of_them_when_more_turns_are_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall_query, "WINDOW_MIN", 200)
+    folder = tmp_path / "episodes"
+    # An old turn that says "deploy" in many lines, then 300 newer turns that say it once each.
+    write_session(folder, "20250101_090000", [[("user", "deploy deploy"), *[("assistant", "deploy deploy deploy")] * 8]])
+    write_session(folder, "20250601_090000", [[("user", f"deploy step {n}"), ("assistant", "done")] for n in range(300)])
+    memory = EpisodicMemory(folder)
+    try:
+        few = ranking(memory.recall("deploy", max_results=5))  # ranked over the newest 200 matching lines
+        many = ranking(memory.recall("deploy", max_results=100))  # over the newest 1,000: the old turn is in reach
+    finally:
+        memory.close()
+    assert len(few) == 5 and ["20250101_090000", 1] not in few
+    assert many[0] == ["20250101_090000", 1]

@@ -47,7 +47,7 @@ from anton_tui.memory.index_store import (
     pending_bytes,
 )
 from anton_tui.memory.recall_bm25 import Bm25
-from anton_tui.memory.recall_query import LineReader, TextCheck, line_scores, load_turn, rank_turns
+from anton_tui.memory.recall_query import LineReader, TextCheck, line_scores, load_turns, rank_turns, window_for
 
 __all__ = ["INDEX_NAME", "LOCK_NAME", "SCHEMA_VERSION", "IndexUnavailable", "RecallIndex", "RefreshStats"]
 
@@ -252,11 +252,11 @@ class RecallIndex:
             dead = conn.execute("SELECT EXISTS(SELECT 1 FROM dead)").fetchone()[0] == 1
             check = TextCheck(query, reader)
             scores = line_scores(
-                conn, query, check, dead=dead, word_list=not in_bulk(conn), any_word=any_word, bm25=self._bm25
+                conn, query, check, dead=dead, word_list=not in_bulk(conn), any_word=any_word, bm25=self._bm25,
+                window=window_for(max_results),
             )
             keys = rank_turns(conn, scores, check, max_results, since, view.skip)
-            turns = [load_turn(conn, reader, key) for key in keys]
-            return [turn for turn in turns if turn]
+            return load_turns(conn, reader, keys)
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")

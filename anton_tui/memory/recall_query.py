@@ -2,7 +2,8 @@
 
 A line scores the BM25 of the query's stemmed words (all of them, or any of them when no line has all), plus a fixed
 bonus when its content holds the query's exact text in any case; each list of matches is ranked over its newest
-`WINDOW` lines, so common words stay fast. A turn scores the sum of its lines; ties go to the newer turn.
+lines only, ten for each turn asked for (between `WINDOW_MIN` and `WINDOW`), so common words stay fast. A turn
+scores the sum of its lines; ties go to the newer turn.
 
 The index keeps no copy of the text. The exact-text lines come from an index of the unstemmed words: the query's
 words narrow the lines down (a word at either end of the query may be part of a longer word, found through a
@@ -27,7 +28,9 @@ from anton_tui.memory.episode_record import MEMORY_ROLES, SESSION_FORMAT, SUFFIX
 from anton_tui.memory.episode_scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
 from anton_tui.memory.recall_bm25 import Bm25
 
-WINDOW = 2000  # each match list is ranked over its newest WINDOW lines
+WINDOW = 2000  # each match list is ranked over at most this many of its newest lines,
+WINDOW_MIN = 200  # at least this many,
+WINDOW_PER_RESULT = 10  # and this many for each turn asked for between the two
 EXACT_SCORE = -1.0  # what a line containing the query's exact text adds (BM25 scores are negative: lower is better)
 MAX_TERMS = 400  # a word of the query that is part of more distinct words than this does not narrow anything
 CHECK_BUDGET = 20_000  # lines read back at most to confirm the exact text
@@ -41,11 +44,17 @@ FILE_SHIFT = SLOT_BITS + TURN_BITS
 SLOT_TOP = (1 << SLOT_BITS) - 1
 TURN_TOP = (1 << TURN_BITS) - 1
 READ_AHEAD = 4096  # bytes read at once when reading a line back
+SPAN_READ = 256 << 10  # a turn's lines less than this far apart are read back at once
 _WORD = re.compile(r"[^\W_]+")
 
 
 def phrase(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
+
+
+def window_for(max_results: int) -> int:
+    """How many of the newest lines of each list of matches are ranked when `max_results` turns are asked for."""
+    return min(WINDOW, max(WINDOW_MIN, WINDOW_PER_RESULT * max_results))
 
 
 def turn_key(file_id: int, part: int) -> int:
@@ -115,6 +124,28 @@ class LineReader:
         raw = self.raw(line_id, offset)
         return None if raw is None else quick_parse(raw)
 
+    def episodes(self, rows: list[tuple[int, int]]) -> list[Episode | None]:
+        """The episodes at ``(line id, offset)`` of one file, in order; lines close together are read at once."""
+        if len(rows) < 2 or rows[-1][1] - rows[0][1] > SPAN_READ or rows[-1][1] < rows[0][1]:
+            return [self.episode(line_id, offset) for line_id, offset in rows]
+        fd = self._fd(rows[0][0] >> FILE_SHIFT)
+        if fd is None:
+            return [None] * len(rows)
+        first, last = rows[0][1], rows[-1][1]
+        try:
+            block = os.pread(fd, last - first + READ_AHEAD, first)
+        except OSError:
+            return [None] * len(rows)
+        out: list[Episode | None] = []
+        for line_id, offset in rows:
+            start = offset - first
+            end = block.find(b"\n", start)
+            if end < 0:  # the last line is longer than what was read
+                out.append(self.episode(line_id, offset))
+            else:
+                out.append(quick_parse(block[start:end]))
+        return out
+
     def close(self) -> None:
         for fd in self._fds.values():
             if fd is not None:
@@ -182,6 +213,7 @@ def line_scores(
     word_list: bool,
     any_word: bool = True,
     bm25: Bm25 | None = None,
+    window: int = WINDOW,
 ) -> Scores:
     """Matching lines with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text.
 
@@ -193,15 +225,15 @@ def line_scores(
     not_dead = " AND rowid NOT IN (SELECT id FROM dead)" if dead else ""
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
     if words:
-        scores.add(bm25.window(conn, words, not_dead, WINDOW), words=True)
-    exact, scores.unconfirmed = exact_lines(conn, query, check, not_dead, word_list)
+        scores.add(bm25.window(conn, words, not_dead, window), words=True)
+    exact, scores.unconfirmed = exact_lines(conn, query, check, not_dead, word_list, window)
     scores.add(((rowid, EXACT_SCORE) for rowid in exact), words=False)
     if not scores.worded and scores.unconfirmed and len(words) > 1:
         for line_id in list(scores.unconfirmed):  # whether any line holds the text decides what comes next
             scores.confirm(check, line_id)
     if not scores.lines and len(words) > 1 and any_word:  # nothing has every word: rank lines by any of them
         for word in words:
-            scores.add(bm25.window(conn, [word], not_dead, WINDOW), words=True)
+            scores.add(bm25.window(conn, [word], not_dead, window), words=True)
     return scores
 
 
@@ -279,18 +311,29 @@ def best_turns(
     return [key for _total, key in sorted(pool)[:limit]]
 
 
-def load_turn(conn: sqlite3.Connection, reader: LineReader, key: int) -> list[Episode]:
-    """The episodes of one turn in file order, read back from its file."""
-    keys = [key, *(part for (part,) in conn.execute("SELECT key FROM spill WHERE base = ?", (key,)))]
-    rows = []
-    for part in keys:
-        rows += conn.execute("SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?", turn_bounds(part))
-    episodes = []
-    for line_id, offset in sorted(rows, reverse=True):
-        episode = reader.episode(line_id, offset)
-        if episode is not None and episode.role not in MEMORY_ROLES:
-            episodes.append(episode)
-    return episodes
+def load_turns(conn: sqlite3.Connection, reader: LineReader, keys: list[int]) -> list[list[Episode]]:
+    """The episodes of each turn in file order, read back from its file (a turn's lines at one read when they
+    are close together); turns that read back empty are left out."""
+    parts: dict[int, list[int]] = {key: [key] for key in keys}
+    if keys and conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0]:
+        marks = ",".join("?" * len(keys))
+        for part, base in conn.execute(f"SELECT key, base FROM spill WHERE base IN ({marks})", keys):
+            parts[base].append(part)
+    every = [part for key in keys for part in parts[key]]
+    rows_of: dict[int, list[tuple[int, int]]] = {key: [] for key in keys}
+    base_of = {part: key for key in keys for part in parts[key]}
+    for start in range(0, len(every), 100):  # one statement for many turns (SQLite takes up to 999 parameters)
+        chunk = every[start : start + 100]
+        sql = " UNION ALL ".join(["SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?"] * len(chunk))
+        for line_id, offset in conn.execute(sql, [bound for part in chunk for bound in turn_bounds(part)]):
+            rows_of[base_of[line_id >> SLOT_BITS]].append((line_id, offset))
+    turns = []
+    for key in keys:
+        rows = sorted(rows_of[key], reverse=True)
+        episodes = [e for e in reader.episodes(rows) if e is not None and e.role not in MEMORY_ROLES]
+        if episodes:
+            turns.append(episodes)
+    return turns
 
 
 # ---- the exact text -----------------------------------------------------------------------------------------------
@@ -358,34 +401,34 @@ def _narrowing(conn: sqlite3.Connection, query: str, word_list: bool) -> tuple[s
 
 
 def exact_lines(
-    conn: sqlite3.Connection, query: str, check: TextCheck, not_dead: str, word_list: bool
+    conn: sqlite3.Connection, query: str, check: TextCheck, not_dead: str, word_list: bool, window: int = WINDOW
 ) -> tuple[list[int], dict[int, int]]:
-    """Ids of the newest `WINDOW` lines whose content contains `query` in any case, and of those the ones that may
+    """Ids of the newest `window` lines whose content contains `query` in any case, and of those the ones that may
     not (to be confirmed), with their byte offsets."""
     narrowing = _narrowing(conn, query, word_list)
     if narrowing is None:
-        return _scan_for_lines(conn, check), {}
+        return _scan_for_lines(conn, check, window), {}
     match, proven = narrowing
     if match is None:
         return [], {}
     if proven:
         sql = f"SELECT rowid FROM tokens WHERE tokens MATCH ?{not_dead} ORDER BY rowid LIMIT ?"
-        return [rowid for (rowid,) in conn.execute(sql, (match, WINDOW))], {}
+        return [rowid for (rowid,) in conn.execute(sql, (match, window))], {}
     candidates = "SELECT l.id, l.offset FROM tokens t JOIN lines l ON l.id = t.rowid WHERE tokens MATCH ? ORDER BY t.rowid"
-    rows = conn.execute(candidates + " LIMIT ?", (match, WINDOW + 1)).fetchall()
-    if len(rows) <= WINDOW:  # all of them are in the window if they hold the text: confirm only those that matter
+    rows = conn.execute(candidates + " LIMIT ?", (match, window + 1)).fetchall()
+    if len(rows) <= window:  # all of them are in the window if they hold the text: confirm only those that matter
         return [line_id for line_id, _offset in rows], dict(rows)
     found: list[int] = []
     for line_id, offset in conn.execute(candidates + " LIMIT ?", (match, CHECK_BUDGET)):
         if check.holds(line_id, offset):
             found.append(line_id)
-            if len(found) >= WINDOW:
+            if len(found) >= window:
                 break
     return found, {}
 
 
-def _scan_for_lines(conn: sqlite3.Connection, check: TextCheck) -> list[int]:
-    """Exact-text lines found by reading the indexed files newest first, until `WINDOW` are found."""
+def _scan_for_lines(conn: sqlite3.Connection, check: TextCheck, window: int) -> list[int]:
+    """Exact-text lines found by reading the indexed files newest first, until `window` are found."""
     found: list[int] = []
     for file_id, name in conn.execute("SELECT id, name FROM files WHERE indexed_bytes > 0 ORDER BY id").fetchall():
         data = read_bytes(Path(check.reader.folder) / f"{name}{SUFFIX}")
@@ -396,6 +439,6 @@ def _scan_for_lines(conn: sqlite3.Connection, check: TextCheck) -> list[int]:
             continue
         ids = conn.execute("SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?", file_bounds(file_id))
         found.extend(sorted(line_id for line_id, offset in ids if offset in offsets))
-        if len(found) >= WINDOW:
+        if len(found) >= window:
             break
-    return found[:WINDOW]
+    return found[:window]
