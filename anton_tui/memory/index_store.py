@@ -137,7 +137,7 @@ class Database:
             if self.writer:
                 # Derived data: no durability needed, a half-written file is noticed (user_version) and rebuilt.
                 conn.executescript(
-                    "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;"
+                    "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-2048;"
                     " PRAGMA temp_store=MEMORY;" + BATCH_TABLES
                 )
             else:  # pages are read through a memory map: no copy of them in the heap
