@@ -48,6 +48,7 @@ STEP_SECONDS = 0.3  # one build step (one transaction) lasts about this long; re
 BATCH = 5000  # lines handed to SQLite at once
 CHUNK = 1 << 20  # bytes of a file read at once while indexing it
 BULK_WORK = 8 << 20  # more unindexed data than this is built as one big build (segments merged at its end)
+BULK_SEGMENTS = 256  # segments a big build lets pile up before merging some (a million lines make about 120)
 DEAD_LIMIT = 10_000  # dead rows tolerated before a rebuild, or this share of the live rows if that is more:
 DEAD_SHARE = 0.125  # until then BM25's statistics still count them, a little off
 FTS_TABLES = ("words", "tokens")
@@ -109,7 +110,7 @@ class IndexBuilder:
             bulk = True
             for table in FTS_TABLES:
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 0)")
-                conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('crisismerge', 64)")
+                conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('crisismerge', {BULK_SEGMENTS})")
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('bulk', 1)")
         conn.execute("PRAGMA user_version=0")  # half written until the step is over
         deadline = time.monotonic() + STEP_SECONDS
