@@ -247,14 +247,14 @@ class AppActions:
     def preview_resume(self: AntonApp) -> None:
         """Read the conversation to resume straight from its file and show it, then build the runtime: the chat has
         it in front of the user before the settings are validated and the engine built (both need the one CPU
-        Python has: side by side, each would wait for the other). The resume that follows keeps what is shown, or
-        draws what it resumed instead."""
+        Python has: side by side, each would wait for the other). The build starts once the frame showing it is
+        painted. The resume that follows keeps what is shown, or draws what it resumed instead."""
         try:
             preview = self.starter.preview() if self.starter is not None else None
             if preview is not None:
                 self.call_from_thread(self._show_preview, *preview)
         finally:
-            self.call_from_thread(self.build_runtime)
+            self.call_from_thread(self.call_after_refresh, self.build_runtime)
 
     async def _show_preview(self: AntonApp, session_id: str, entries: list[Any]) -> None:
         async with self._showing:
