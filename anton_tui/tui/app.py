@@ -132,7 +132,7 @@ class AntonApp(AppActions, App[int]):
             self.call_after_refresh(self._runtime_arrived, self.runtime)
         else:
             if self.starter is not None and self.starter.resume not in (None, "?") and not self.starter.demo:
-                self.call_after_refresh(self.preview_resume)  # the conversation first; it then builds the runtime
+                self.preview_resume()  # read while the first frame is drawn, shown in it when ready; then the build
             else:
                 self.call_after_refresh(self.build_runtime)
         if self._watch_files:

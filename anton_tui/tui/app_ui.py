@@ -7,6 +7,7 @@ These are the app's `CommandUI` methods (see `tui/commands/context.py`); each ha
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Iterable
 
 from textual import work
@@ -15,6 +16,8 @@ from anton_tui.tui.messages import ChatCleared
 
 if TYPE_CHECKING:
     from anton_tui.tui.app import AntonApp
+
+SCREEN_WAITS, SCREEN_WAIT_S = 400, 0.005  # how long a conversation read at start-up waits for the main screen: 2 s
 
 
 class AppActions:
@@ -257,8 +260,12 @@ class AppActions:
             self.call_from_thread(self.call_after_refresh, self.build_runtime)
 
     async def _show_preview(self: AntonApp, session_id: str, entries: list[Any]) -> None:
+        for _ in range(SCREEN_WAITS):  # read while the app started, it may come before the screen has its widgets
+            if self._main_screen is None or self._main_screen.is_mounted:
+                break
+            await asyncio.sleep(SCREEN_WAIT_S)
         async with self._showing:
-            if self._resumed_shown or self._main_screen is None:
+            if self._resumed_shown or self._main_screen is None or not self._main_screen.is_mounted:
                 return  # the resume itself came first
             self._preview = (session_id, entries)
             await self._main_screen.show_conversation(entries, f"Resuming conversation {session_id}…")

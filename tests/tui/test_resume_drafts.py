@@ -163,3 +163,45 @@ async def test_with_resume_the_engine_is_built_after_the_frame_that_shows_the_co
         assert Painted.shown_at_build is True, "the conversation was painted before the engine's build began"
         await wait_until(pilot, lambda: settled(app.screen.query_one(ChatView)), timeout=10)
         assert "## Plan" not in screen_text(app)
+
+
+async def test_a_conversation_read_before_the_screen_has_its_widgets_is_still_shown_before_the_engine(
+    fake_llm, monkeypatch
+) -> None:
+    import asyncio
+    import json
+
+    from anton_tui.tui.screens.main import MainScreen
+
+    from .e2e_support import notices, project_dir, save_global_env, started, user_messages, wait_for
+
+    save_global_env(fake_llm)
+    episodes = project_dir() / ".anton" / "episodes"
+    episodes.mkdir(parents=True)
+    history = [{"role": "user", "content": "How do I start?"}, {"role": "assistant", "content": ANSWER}]
+    (episodes / "20261125_090000_history.json").write_text(json.dumps(history))
+    read = RuntimeStarter(read_env_layers(), resume="20261125_090000").preview()
+
+    class Quick(RuntimeStarter):
+        """Has the conversation at once (read beforehand), and holds the build until the test lets it go."""
+
+        gate = threading.Event()
+
+        def preview(self) -> Any:
+            return read
+
+        def build(self) -> Any:
+            self.gate.wait(20)
+            return super().build()
+
+    async def late(screen: MainScreen) -> None:
+        await asyncio.sleep(0.3)  # the screen's widgets come late (handlers of a subclass run first), as on a busy machine
+
+    monkeypatch.setattr(MainScreen, "on_compose", late, raising=False)
+    app = AntonApp(Quick(read_env_layers(), resume="20261125_090000"), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: user_messages(app) == ["How do I start?"], what="the conversation")
+        assert app.runtime is None and any("Resuming conversation" in text for text in notices(app))
+        Quick.gate.set()
+        await started(pilot)
+        await wait_for(pilot, lambda: any("Resumed conversation" in text for text in notices(app)), what="resumed")
