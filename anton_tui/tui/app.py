@@ -221,7 +221,7 @@ class AntonApp(AppActions, App[int]):
     @work(group="warm-up", exit_on_error=False)
     async def warm_up(self) -> None:
         """After the first frame: import Markdown and pygments for the first answer, then warm up the runtime."""
-        import anton_tui.tui.widgets.answer  # noqa: F401  (Markdown, for the first answer)
+        import anton_tui.tui.widgets.answer_markdown  # noqa: F401  (Markdown, for the first answer)
         from anton_tui.tui.widgets.code import highlighted_python
 
         highlighted_python("")  # loads pygments, for the first code shown
