@@ -257,8 +257,11 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
         drafts = [block for block in self.blocks if isinstance(block, AssistantMessage) and block.draft]
         if not drafts:
             return
-        if await drafts[-1].upgrade():
-            self.stream.finished(drafts[-1])
+        part = drafts[-1]
+        if await part.upgrade():
+            self.stream.finished(part)
+        elif part.draft and part.is_attached:
+            return  # it could not be rendered (and stays readable as text): no endless retry
         if len(drafts) > 1:
             self.call_after_refresh(self.stream.run_in_gap, self._render_drafts)
 
