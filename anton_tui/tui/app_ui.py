@@ -259,13 +259,17 @@ class AppActions:
         finally:
             self.call_from_thread(self.call_after_refresh, self.build_runtime)
 
+    def _chat_mounted(self: AntonApp) -> bool:
+        chat = self._main_screen.query("ChatView") if self._main_screen is not None else None
+        return bool(chat) and chat.first().is_mounted  # type: ignore[union-attr]
+
     async def _show_preview(self: AntonApp, session_id: str, entries: list[Any]) -> None:
         for _ in range(SCREEN_WAITS):  # read while the app started, it may come before the screen has its widgets
-            if self._main_screen is None or self._main_screen.is_mounted:
+            if self._main_screen is None or self._chat_mounted():
                 break
             await asyncio.sleep(SCREEN_WAIT_S)
         async with self._showing:
-            if self._resumed_shown or self._main_screen is None or not self._main_screen.is_mounted:
+            if self._resumed_shown or not self._chat_mounted():
                 return  # the resume itself came first
             self._preview = (session_id, entries)
             await self._main_screen.show_conversation(entries, f"Resuming conversation {session_id}…")

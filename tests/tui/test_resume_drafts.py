@@ -195,7 +195,7 @@ async def test_a_conversation_read_before_the_screen_has_its_widgets_is_still_sh
             return super().build()
 
     async def late(screen: MainScreen) -> None:
-        await asyncio.sleep(0.3)  # the screen's widgets come late (handlers of a subclass run first), as on a busy machine
+        await asyncio.sleep(0.3)  # the chat comes late (this runs before the screen composes), as on a busy machine
 
     monkeypatch.setattr(MainScreen, "on_compose", late, raising=False)
     app = AntonApp(Quick(read_env_layers(), resume="20261125_090000"), cursor_blink=False)
