@@ -1,7 +1,8 @@
 """A resumed conversation is on screen at once: its answers are drawn as plain text in the first frame that shows
 them (no Markdown parsed before it), then turned into the rendered answers one at a time, newest first, so that the
-chat ends up exactly as it looked when they were rendered at once. Copy and find work on an answer still drawn as text, a
-tool call's code is highlighted once opened, and with `--resume` the engine is built only after that first frame."""
+chat ends up exactly as it looked when they were rendered at once. Copy and find work on an answer still drawn as
+text, a tool call's code is highlighted once opened, and with `--resume` the engine is built only after that first
+frame."""
 
 from __future__ import annotations
 
