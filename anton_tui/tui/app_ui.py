@@ -250,8 +250,10 @@ class AppActions:
     def preview_resume(self: AntonApp) -> None:
         """Read the conversation to resume straight from its file and show it, then build the runtime: the chat has
         it in front of the user before the settings are validated and the engine built (both need the one CPU
-        Python has: side by side, each would wait for the other). The build starts once the frame showing it is
-        painted. The resume that follows keeps what is shown, or draws what it resumed instead."""
+        Python has: side by side, each would wait for the other). Started when the app mounts, so that the reading
+        overlaps the drawing of the first frame (which then often shows the conversation already); the build starts
+        once the frame showing it is painted. The resume that follows keeps what is shown, or draws what it resumed
+        instead."""
         try:
             preview = self.starter.preview() if self.starter is not None else None
             if preview is not None:
