@@ -42,6 +42,8 @@ def conversation() -> list[dict[str, Any]]:
 
 
 def probe(session_id: str) -> None:
+    """Says "shown" when a frame written to the terminal holds the conversation's last answer. (The text painted is
+    what counts: the chat may be drawn before the screen has even handled the message saying it was shown.)"""
     from benchmarks.tui_startup_probe import painting, say
     from anton_tui import gc_policy
 
@@ -49,17 +51,13 @@ def probe(session_id: str) -> None:
     from anton_tui.settings_sources import read_env_layers
     from anton_tui.tui.app import AntonApp
     from anton_tui.tui.launch import make_app
-    from anton_tui.tui.screens.main import MainScreen
 
     class Probe(painting(AntonApp)):  # type: ignore[misc]
-        shown = said = False
+        said = False
 
-        def on_main_screen_conversation_shown(self, message: MainScreen.ConversationShown) -> None:
-            self.shown = True
-            self.screen.refresh()
-
-        def frame_painted(self, screen: Any) -> None:
-            if self.shown and not self.said:
+        def frame_written(self, screen: Any, renderable: Any) -> None:
+            painted = renderable.render_segments(self.console)  # the terminal's bytes, as `painting` makes them
+            if not self.said and LAST_ANSWER in painted:
                 self.said = True
                 say("shown")
                 self.exit()

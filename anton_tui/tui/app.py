@@ -132,7 +132,7 @@ class AntonApp(AppActions, App[int]):
             self.call_after_refresh(self._runtime_arrived, self.runtime)
         else:
             if self.starter is not None and self.starter.resume not in (None, "?") and not self.starter.demo:
-                self.call_after_refresh(self.preview_resume)  # the conversation first; it then builds the runtime
+                self.preview_resume()  # read while the first frame is drawn, shown in it when ready; then the build
             else:
                 self.call_after_refresh(self.build_runtime)
         if self._watch_files:
@@ -221,7 +221,7 @@ class AntonApp(AppActions, App[int]):
     @work(group="warm-up", exit_on_error=False)
     async def warm_up(self) -> None:
         """After the first frame: import Markdown and pygments for the first answer, then warm up the runtime."""
-        import anton_tui.tui.widgets.answer  # noqa: F401  (Markdown, for the first answer)
+        import anton_tui.tui.widgets.answer_markdown  # noqa: F401  (Markdown, for the first answer)
         from anton_tui.tui.widgets.code import highlighted_python
 
         highlighted_python("")  # loads pygments, for the first code shown

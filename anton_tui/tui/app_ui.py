@@ -7,6 +7,7 @@ These are the app's `CommandUI` methods (see `tui/commands/context.py`); each ha
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Iterable
 
 from textual import work
@@ -15,6 +16,8 @@ from anton_tui.tui.messages import ChatCleared
 
 if TYPE_CHECKING:
     from anton_tui.tui.app import AntonApp
+
+SCREEN_WAITS, SCREEN_WAIT_S = 400, 0.005  # how long a conversation read at start-up waits for the main screen: 2 s
 
 
 class AppActions:
@@ -247,18 +250,28 @@ class AppActions:
     def preview_resume(self: AntonApp) -> None:
         """Read the conversation to resume straight from its file and show it, then build the runtime: the chat has
         it in front of the user before the settings are validated and the engine built (both need the one CPU
-        Python has: side by side, each would wait for the other). The resume that follows keeps what is shown, or
-        draws what it resumed instead."""
+        Python has: side by side, each would wait for the other). Started when the app mounts, so that the reading
+        overlaps the drawing of the first frame (which then often shows the conversation already); the build starts
+        once the frame showing it is painted. The resume that follows keeps what is shown, or draws what it resumed
+        instead."""
         try:
             preview = self.starter.preview() if self.starter is not None else None
             if preview is not None:
                 self.call_from_thread(self._show_preview, *preview)
         finally:
-            self.call_from_thread(self.build_runtime)
+            self.call_from_thread(self.call_after_refresh, self.build_runtime)
+
+    def _chat_mounted(self: AntonApp) -> bool:
+        chat = self._main_screen.query("ChatView") if self._main_screen is not None else None
+        return bool(chat) and chat.first().is_mounted  # type: ignore[union-attr]
 
     async def _show_preview(self: AntonApp, session_id: str, entries: list[Any]) -> None:
+        for _ in range(SCREEN_WAITS):  # read while the app started, it may come before the screen has its widgets
+            if self._main_screen is None or self._chat_mounted():
+                break
+            await asyncio.sleep(SCREEN_WAIT_S)
         async with self._showing:
-            if self._resumed_shown or self._main_screen is None:
+            if self._resumed_shown or not self._chat_mounted():
                 return  # the resume itself came first
             self._preview = (session_id, entries)
             await self._main_screen.show_conversation(entries, f"Resuming conversation {session_id}…")

@@ -1,8 +1,10 @@
 """Start-up stays light: the real app paints its first frame before pydantic, any LLM SDK, watchdog, Markdown parser,
-syntax highlighter or YAML parser is imported (the settings are validated right after it)."""
+syntax highlighter or YAML parser is imported (the settings are validated right after it); the warm-up after it
+loads the Markdown parser and the highlighter, so the first answer and the first code shown do not wait for them."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +13,7 @@ from pathlib import Path
 
 PROBE = textwrap.dedent(
     """
-    import asyncio, sys
+    import asyncio, json, sys
     from anton_tui.settings_sources import read_env_layers
     from anton_tui.tui.app import AntonApp
     from anton_tui.tui.launch import make_app
@@ -36,24 +38,29 @@ PROBE = textwrap.dedent(
                     break
                 await pilot.pause(0.05)
             seen["after_watchers"] = [m for m in ("anthropic", "openai", "watchdog") if m in sys.modules]
-        print(seen["first_frame"], seen["after_watchers"])
+            for _ in range(200):  # the warm-up follows the watcher
+                if "markdown_it" in sys.modules and "pygments" in sys.modules:
+                    break
+                await pilot.pause(0.05)
+            seen["after_warm_up"] = [m for m in ("markdown_it", "pygments") if m in sys.modules]
+        print(json.dumps(seen))
 
     asyncio.run(main())
     """
 )
 
 
-def start(project_dir: Path) -> tuple[str, str]:
+def start(project_dir: Path) -> dict[str, list[str]]:
     env = {**os.environ, "ANTON_ANTHROPIC_API_KEY": "sk-test-not-used"}
     result = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=project_dir, timeout=60
     )
     assert result.returncode == 0, result.stderr
-    first_frame, after_watchers = result.stdout.strip().splitlines()[-1].split("] [")
-    return first_frame + "]", "[" + after_watchers
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def test_first_frame_imports_no_sdk_nor_parsers_and_watchdog_comes_after(anton_home: Path, project_dir: Path) -> None:
-    first_frame, after_watchers = start(project_dir)
-    assert first_frame == "[]", f"imported before the first frame was painted: {first_frame}"
-    assert "watchdog" in after_watchers
+    seen = start(project_dir)
+    assert seen["first_frame"] == [], f"imported before the first frame was painted: {seen['first_frame']}"
+    assert "watchdog" in seen["after_watchers"]
+    assert seen["after_warm_up"] == ["markdown_it", "pygments"], "the first answer and code find their parsers loaded"

@@ -303,12 +303,14 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
 
     async def show_conversation(self, entries: list, heading: str) -> None:
         """Show a resumed or rewound conversation: `heading` on top, then its last `SHOWN_ENTRIES` entries (typed
-        messages, answers, tool calls, a summary) drawn as they were when it ran."""
+        messages, answers, tool calls, a summary) drawn as they were when it ran. One frame shows all of it: the
+        layout and paint of a frame in between would cost as much again."""
         chat = self.chat
-        await chat.clear()
-        hidden = max(0, len(entries) - SHOWN_ENTRIES)
-        self._hidden_note = [f"{hidden} earlier entries are not shown."] if hidden else []
-        await chat.show_entries("\n".join([heading, *self._hidden_note]), entries[hidden:])
+        with self.app.batch_update():
+            await chat.clear()
+            hidden = max(0, len(entries) - SHOWN_ENTRIES)
+            self._hidden_note = [f"{hidden} earlier entries are not shown."] if hidden else []
+            await chat.show_entries("\n".join([heading, *self._hidden_note]), entries[hidden:])
         self.post_message(self.ConversationShown())
 
     def retitle_conversation(self, heading: str) -> None:

@@ -5,19 +5,29 @@ visits every widget on it, however far above the view. So once finished and laid
 rendered and lets its Markdown go (`keep_lines`): one widget per part. When those lines no longer fit (the chat's
 width or the theme changed) the part turns back into Markdown for a moment (`Thawed`) and keeps the new lines.
 When all this happens is decided in `tui/streaming.py`.
+
+A resumed conversation's answers start as drafts (`draft=True`): their text in one plain widget, drawn in the first
+frame without importing or parsing any Markdown, and turned into the rendered answer afterwards (`upgrade`), so they
+end up as every other answer looks. Their text (`source`) is there from the start, for copy and find.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.style import Style
+from textual.content import Content
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.selection import Selection
 from textual.strip import Strip
-from textual.widget import Widget
-from textual.widgets import Markdown
+from textual.widget import MountError, Widget
+from textual.widgets import Static
 
 from anton_tui.tui.textual_internals import layout_settled, rendered_lines
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
 
 
 def _scrolls_sideways(widget: Widget) -> bool:
@@ -25,16 +35,6 @@ def _scrolls_sideways(widget: Widget) -> bool:
     return any(
         child.styles.overflow_x in ("auto", "scroll") and child.max_scroll_x > 0 for child in widget.walk_children(Widget)
     )
-
-
-class AnswerMarkdown(Markdown):
-    """The live Markdown of a part. Its first block has the class `-first`, which chat.tcss uses to start an answer
-    right under the message before it, whatever block it opens with."""
-
-    def mount(self, *widgets: Widget, before: int | str | Widget | None = None, after: int | str | Widget | None = None):
-        if widgets and before is None and after is None and not self.children:
-            widgets[0].add_class("-first")
-        return super().mount(*widgets, before=before, after=after)
 
 
 class AssistantMessage(Widget):
@@ -47,9 +47,10 @@ class AssistantMessage(Widget):
             super().__init__()
             self.part = part
 
-    def __init__(self, text: str = "", *, continued: bool = False) -> None:
+    def __init__(self, text: str = "", *, continued: bool = False, draft: bool = False) -> None:
         super().__init__(classes="chat-block -continued" if continued else "chat-block")
         self._source = text
+        self._draft: Static | None = Static(Content(text), classes="answer-draft") if draft else None
         self._lines: list[Strip] | None = None  # the kept rendering
         self._kept_as: tuple[int, str] | None = None  # (width, theme) the kept lines were rendered for
         self.finished = False
@@ -58,17 +59,50 @@ class AssistantMessage(Widget):
         self._trimmed: Widget | None = None  # the block whose bottom margin `_trim_last_margin` took away
 
     def compose(self):
-        yield AnswerMarkdown(self._source)
+        if self._draft is not None:
+            yield self._draft
+        else:
+            from anton_tui.tui.widgets.answer_markdown import AnswerMarkdown
+
+            yield AnswerMarkdown(self._source)
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", self._theme_changed, init=False)
 
     @property
     def markdown(self) -> Markdown | None:
-        """The live Markdown widget; None while the part shows its kept lines (a hidden one may wait to go)."""
-        if self._lines is not None:
+        """The live Markdown widget; None while the part is a draft or shows its kept lines (a hidden one may wait
+        to go)."""
+        if self._lines is not None or self._draft is not None:
             return None
-        return next(iter(self.query_children(Markdown)), None)
+        return next(iter(self.query_children("Markdown")), None)  # type: ignore[arg-type]
+
+    @property
+    def draft(self) -> bool:
+        """Drawn as plain text, not rendered yet (see `upgrade`)."""
+        return self._draft is not None
+
+    async def upgrade(self) -> bool:
+        """Render a draft as Markdown, as every answer is drawn. The Markdown gets its blocks hidden and takes the
+        draft's place in one step, so no frame shows both or neither. False when there was nothing to do (not a
+        draft, or no longer in the chat)."""
+        draft = self._draft
+        if draft is None or not self.is_attached:
+            return False
+        from anton_tui.tui.widgets.answer_markdown import AnswerMarkdown
+
+        markdown = AnswerMarkdown(self._source)
+        markdown.display = False
+        try:
+            await self.mount(markdown)  # parsed, and its blocks mounted
+        except MountError:  # the chat was cleared meanwhile
+            return False
+        if not self.is_attached or self._draft is not draft:
+            return False
+        self._draft = None
+        draft.display, markdown.display = False, True
+        await draft.remove()
+        return True
 
     @property
     def source(self) -> str:
@@ -151,7 +185,9 @@ class AssistantMessage(Widget):
         if self._kept_as is None:  # not kept, or already thawing
             return
         self._kept_as = None
-        await self.remove_children(Markdown)  # a hidden one still waiting to go
+        from anton_tui.tui.widgets.answer_markdown import AnswerMarkdown
+
+        await self.remove_children("Markdown")  # a hidden one still waiting to go
         await self.mount(AnswerMarkdown(self._source))  # the old lines stay underneath until it has its blocks
         self._lines = None
         self.refresh(layout=True)

@@ -225,7 +225,9 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
 
     async def show_entries(self, heading: str, entries: list) -> None:
         """Show a saved conversation's entries (typed messages, answers, tool calls, a summary) under `heading`, all
-        mounted at once: one layout pass instead of one per block, which is most of what a resume waits for."""
+        mounted at once: one layout pass instead of one per block, which is most of what a resume waits for. The
+        answers are drafts, drawn as plain text in the first frame (no Markdown is parsed before it) and rendered
+        after it, newest first, one at a time in the gaps of the user's typing (`_render_drafts`)."""
         from anton_tui.tui.widgets.answer import AssistantMessage
         from anton_tui.tui.widgets.summary_block import SummaryBlock
 
@@ -236,7 +238,7 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
             if entry.kind == "user":
                 blocks.append(UserMessage(entry.text))
             elif entry.kind == "answer" and entry.text.strip():
-                blocks.append(AssistantMessage(entry.text))
+                blocks.append(AssistantMessage(entry.text, draft=True))
             elif entry.kind == "tool":
                 data = entry.input if isinstance(entry.input, dict) else {}
                 block = ToolCallBlock(f"resumed-{number}", entry.tool or "tool", data)
@@ -245,10 +247,23 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
             elif entry.kind == "summary":
                 blocks.append(SummaryBlock(entry.text, "(the record that stands for them)"))
         await self.mount_all(blocks)
-        for block in blocks:
-            if isinstance(block, AssistantMessage):
-                self.stream.finished(block)
         await self.prune(self.stream.oldest_to_drop())
+        self.call_after_refresh(self.stream.run_in_gap, self._render_drafts)
+
+    async def _render_drafts(self) -> None:
+        """Render the newest answer still drawn as a draft, then ask for the next one after the next frame."""
+        from anton_tui.tui.widgets.answer import AssistantMessage
+
+        drafts = [block for block in self.blocks if isinstance(block, AssistantMessage) and block.draft]
+        if not drafts:
+            return
+        part = drafts[-1]
+        if await part.upgrade():
+            self.stream.finished(part)
+        elif part.draft and part.is_attached:
+            return  # it could not be rendered (and stays readable as text): no endless retry
+        if len(drafts) > 1:
+            self.call_after_refresh(self.stream.run_in_gap, self._render_drafts)
 
     async def add_user_message(self, text: str) -> None:
         await self.end_answer()

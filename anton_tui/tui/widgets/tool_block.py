@@ -1,7 +1,8 @@
 """One tool call in the chat as a collapsed block: the title says which tool, what for, and how it went.
 
 Expanding it shows the details: the code a scratchpad cell ran, the entries `memorize` stored, what `recall` or
-`recall_skill` returned.
+`recall_skill` returned. The code is highlighted when the block is first opened: the highlighter costs a noticeable
+while the first time (a resumed conversation draws several tool calls before its first frame).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def summarize_call(name: str, tool_input: dict[str, Any]) -> str:
 
 def _details(name: str, tool_input: dict[str, Any]) -> list[Static]:
     if name == "scratchpad" and tool_input.get("code"):
-        return [Static(highlighted_python(str(tool_input["code"])), classes="tool-code")]
+        return [Static(Content(str(tool_input["code"])), classes="tool-code")]  # highlighted once opened
     if name == "memorize":
         lines = [
             Content.from_markup(
@@ -89,6 +90,13 @@ class ToolCallBlock(Collapsible):
             collapsed=True,
             classes="tool-call",
         )
+        self._code = str(tool_input["code"]) if name == "scratchpad" and tool_input.get("code") else None
+
+    def watch_collapsed(self, collapsed: bool) -> None:
+        """Opened: the code is highlighted now, before the frame that shows it."""
+        if not collapsed and self._code is not None:
+            code, self._code = self._code, None
+            self.query_one(".tool-code", Static).update(highlighted_python(code))
 
     def _title_content(self, mark: str, mark_style: str, suffix: str) -> Content:
         icon = _TOOL_ICONS.get(self.tool_name, "▪")
