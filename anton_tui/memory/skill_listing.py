@@ -45,7 +45,7 @@ from anton_tui.memory.skill_sources import SkillSource
 # --------------------------------------------------------------------------- cached listing fields
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SummaryFields:
     name: str
     description: str
@@ -55,7 +55,9 @@ class SummaryFields:
     user_invocable: bool = False
 
 
-Signature = tuple[int, int, int, int]
+Signature = int
+"""The hash of (inode, size, modification time, change time): one number per watched path, not a tuple of four (a
+listing of 10,000 skills keeps some 20,000 of them)."""
 
 
 def _signature(path: str) -> Signature | None:
@@ -63,10 +65,10 @@ def _signature(path: str) -> Signature | None:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _CachedSummary:
     watched: tuple[tuple[str, Signature | None], ...]
     """The paths whose signatures must be unchanged for the entry to hold, each with its signature when read."""
@@ -148,7 +150,7 @@ def skill_folders(root: str) -> list[tuple[str, str]]:
     """(name, path) of every visible sub-folder of `root`, sorted by name, kept while `root`'s signature holds.
     Raises OSError as `os.scandir` does (FileNotFoundError when `root` does not exist)."""
     st = os.stat(root)
-    sig = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    sig = hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     cached = _folder_cache.get(root)
     if cached is not None and cached[0] == sig:
         return cached[1]
@@ -172,7 +174,7 @@ def _all_hold(entries: list[_CachedSummary]) -> bool:
                 if sig is not None:
                     return False
                 continue
-            if sig is None or (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != sig:
+            if sig is None or hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)) != sig:
                 return False
     return True
 
