@@ -188,9 +188,11 @@ class ParsedFile:
     """A memory file split into its exact lines, with the entries found and what could not be read.
 
     `lines` keep their line endings, so joining them gives back the file byte for byte (when `writable`). They are
-    split from `raw` when first asked for (only changes need them), so a parse kept in memory holds the file's bytes
-    and its entries, not a second copy of every line. `entry_lines[i]` is the index in `lines` of `entries[i]`;
-    `headings` maps a lowercased ``## `` heading to its first line index (rules files only).
+    split from `raw` when first asked for (only changes need them). The parse a cache keeps drops `raw`
+    (`without_bytes`): it holds the entries, and a digest that tells whether bytes read later are the same
+    (`same_bytes`); only a parse with its bytes (`with_bytes`, what a fresh read returns) has `raw` and `lines`.
+    `entry_lines[i]` is the index in `lines` of `entries[i]`; `headings` maps a lowercased ``## `` heading to its
+    first line index (rules files only).
     """
 
     entries: list[Engram] = field(default_factory=list)
@@ -201,15 +203,32 @@ class ParsedFile:
     bullet_lines: int = 0
     raw: bytes = b""
     line_count: int = 0
+    size: int = 0  # of the file's bytes
+    digest: bytes = b""  # of the file's bytes (see `same_bytes`)
+    bytes_dropped: bool = False
     _texts: frozenset[str] | None = None
     _related: list[bool] | None = None
     _lines: list[str] | None = None
 
     @property
     def lines(self) -> list[str]:
+        if self.bytes_dropped:
+            raise RuntimeError("this parse was kept without the file's bytes: read the file fresh to change it")
         if self._lines is None:
             self._lines = self.raw.decode("utf-8", errors="replace").splitlines(keepends=True)
         return self._lines
+
+    def same_bytes(self, data: bytes | memoryview) -> bool:
+        """Whether `data` are the bytes this was parsed from."""
+        return len(data) == self.size and digest_of(data) == self.digest
+
+    def without_bytes(self) -> ParsedFile:
+        """This parse without `raw` (for keeping: a 50,000-lesson file's bytes are some 4 MB)."""
+        return replace(self, raw=b"", bytes_dropped=True, _lines=None)
+
+    def with_bytes(self, data: bytes) -> ParsedFile:
+        """This parse with the bytes it was parsed from (checked by the caller with `same_bytes`)."""
+        return replace(self, raw=data, bytes_dropped=False, _lines=None)
 
     @property
     def texts(self) -> frozenset[str]:
@@ -270,9 +289,13 @@ class _Lines:
             yield index, line
 
 
+def digest_of(data: bytes | memoryview) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 def _start(data: bytes, path: Path) -> tuple[ParsedFile, _Lines]:
     text, problem = decode(data, path)
-    parsed = ParsedFile(raw=data, writable=problem is None)
+    parsed = ParsedFile(raw=data, size=len(data), digest=digest_of(data), writable=problem is None)
     if problem is not None:
         parsed.problems.append(problem)
     return parsed, _Lines(text)
@@ -364,10 +387,12 @@ def extend_lessons(previous: ParsedFile, data: bytes, path: Path, scope: str = "
     Lessons are read line by line without context, so the old lines' parse stays valid; this keeps an append to a
     file of thousands of lessons from costing a full re-read.
     """
-    old = previous.raw
-    if not old.endswith(b"\n") or not previous.writable or len(data) <= len(old) or not data.startswith(old):
+    size = previous.size
+    if not previous.writable or not size or len(data) <= size or data[size - 1 : size] != b"\n":
         return None
-    tail = parse_lessons_file(data[len(old) :], path, scope)
+    if not previous.same_bytes(memoryview(data)[:size]):
+        return None
+    tail = parse_lessons_file(data[size:], path, scope)
     offset = previous.line_count
     return ParsedFile(
         entries=previous.entries + tail.entries,
@@ -376,6 +401,8 @@ def extend_lessons(previous: ParsedFile, data: bytes, path: Path, scope: str = "
         writable=tail.writable,
         bullet_lines=previous.bullet_lines + tail.bullet_lines,
         raw=data,
+        size=len(data),
+        digest=digest_of(data),
         line_count=previous.line_count + tail.line_count,
         _related=None if previous._related is None else previous._related + tail.related,
     )
