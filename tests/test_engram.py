@@ -113,3 +113,21 @@ def test_injected_text_round_trips_as_one_entry() -> None:
 )
 def test_topic_slugs(topic: str, slug: str) -> None:
     assert sanitize_slug(topic) == slug
+
+
+def test_a_parse_walks_the_same_lines_as_splitlines_and_gives_them_back_byte_for_byte():
+    import random
+
+    from anton_tui.memory.engram import iter_lines
+
+    ends = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\n\r", ""]
+    rng = random.Random(4)
+    for _ in range(300):
+        text = "".join(rng.choice(["- a lesson", "x", "", "  indented", "# head"]) + rng.choice(ends) for _ in range(12))
+        assert list(iter_lines(text)) == text.splitlines(keepends=True)
+        data = ("# Lessons\n" + text).encode()
+        parsed = parse_lessons_file(data, Path("l.md"))
+        assert "".join(parsed.lines).encode() == data
+        assert parsed.line_count == len(parsed.lines)
+        assert all(parsed.lines[index].lstrip().startswith(("- ", "  ")) or parsed.lines[index].startswith("  ")
+                   for index in parsed.entry_lines)  # fmt: skip

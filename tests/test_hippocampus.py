@@ -428,3 +428,38 @@ def test_lesson_append_waits_for_an_anton_writer_holding_the_file(tmp_path: Path
         proc.wait(timeout=10)
     assert waited > 0.3
     assert [e.text for e in hc.get_lessons()][-2:] == ["written by anton", "written by us"]
+
+
+def test_the_kept_parse_holds_entries_not_bytes_and_still_follows_every_kind_of_change(tmp_path):
+    from anton_tui.memory.engram import parse_lessons_file
+    from anton_tui.memory.hippocampus import _read
+
+    hc = Hippocampus(tmp_path)
+    path = hc.lessons_path
+    path.write_text("# Lessons\n" + "".join(f"- lesson {n} <!-- topic:t{n % 3} ts:2026-11-0{n % 9 + 1} -->\n" for n in range(50)))
+
+    def full_parse() -> list:
+        return parse_lessons_file(path.read_bytes(), path, hc.scope).entries
+
+    assert hc.get_lessons() == full_parse()
+    kept = _read(path, parse_lessons_file, hc.scope)
+    assert kept.raw == b"" and kept.bytes_dropped, "the cache keeps the entries, not a copy of the file"
+    with pytest.raises(RuntimeError):
+        kept.lines  # noqa: B018  # a change must read the file fresh
+    assert hc.read_file("lessons").raw == path.read_bytes()
+    assert "".join(hc.read_file("lessons").lines) == path.read_text()
+
+    with open(path, "a", encoding="utf-8") as handle:  # another program appends
+        handle.write("- appended elsewhere <!-- ts:2026-11-25 -->\n")
+    assert hc.get_lessons() == full_parse() and hc.get_lessons()[-1].text == "appended elsewhere"
+
+    text = path.read_text()
+    path.write_text(text.replace("lesson 7 ", "lesson X "))  # same size, other bytes
+    assert hc.get_lessons() == full_parse() and "lesson X" in [e.text for e in hc.get_lessons()]
+
+    assert hc.encode_lesson("added here", topic="t1")
+    assert hc.get_lessons() == full_parse() and hc.get_lessons()[-1].text == "added here"
+    [entry] = [e for e in hc.get_lessons() if e.text == "lesson 3"]
+    assert hc.update_entry("lessons", entry.id, "lesson three")
+    assert hc.get_lessons() == full_parse() and "lesson three" in [e.text for e in hc.get_lessons()]
+    assert path.read_text().count("\n") == 53  # the header, 50 lessons, the appended one and the added one

@@ -142,3 +142,25 @@ def test_a_commit_is_fast_enough_to_be_felt_never(stores: MemoryStores) -> None:
     for i in range(30):
         hc.encode_lesson(f"lesson number {i}")
     assert len(history_ops.log(stores)) == 30
+
+
+def test_the_history_thread_keeps_nothing_of_a_job_once_it_has_run(stores: MemoryStores) -> None:
+    import gc
+    import weakref
+
+    class Held:  # stands for the files a job carries (bytes cannot be followed by a weak reference)
+        pass
+
+    import threading
+    import time
+
+    held, ran = Held(), threading.Event()
+    gone = weakref.ref(held)
+    stores.recorder._submit("project", lambda held=held: ran.set())
+    del held
+    assert ran.wait(5)  # no job after it: the thread goes back to waiting for the next one
+    deadline = time.monotonic() + 2
+    while gone() is not None and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.01)
+    assert gone() is None, "the thread still holds the last job it ran, and what it carries"

@@ -120,3 +120,23 @@ def test_recalling_a_skill_whose_files_broke_says_why_and_leaves_them_alone(stor
     assert "csv-summary" in result.text and "stats.json" in result.text and "left as they are" in result.text
     assert "1. Other" not in result.text, "no other skill is recalled in its place"
     assert {path.name: path.read_bytes() for path in stats.parent.iterdir()} == before
+
+
+def test_one_survey_gives_what_the_full_listing_and_the_broken_list_give(store: SkillStore, tmp_path: Path) -> None:
+    write(store.root / "mine", skill_md("mine", "Mine"))
+    write(store.root / "shared", skill_md("shared", "Mine too"))
+    write(store.root / "broken-here", "---\nname: [unclosed\n---\nbody\n")
+    write(claude_folder(tmp_path) / "shared", skill_md("shared", "Claude's, hidden by mine"))
+    write(claude_folder(tmp_path) / "theirs", skill_md("theirs", "Claude's"))
+    write(claude_folder(tmp_path) / "broken-there", b"\xff\xfe not text")
+
+    rows, problems = store.survey(lambda skill: (skill.label, skill.source, skill.description))
+
+    assert rows == [(s.label, s.source, s.description) for s in store.list_all()]
+    assert rows == [
+        ("mine", "user", "Mine"), ("shared", "user", "Mine too"), ("theirs", "claude", "Claude's"),
+    ]  # fmt: skip
+    assert [(p.label, p.source) for p in problems] == [(p.label, p.source) for p in store.broken()]
+    assert [(p.label, p.source) for p in problems] == [("broken-here", "user"), ("broken-there", "claude")]
+    shadowed, _ = store.survey(lambda skill: (skill.label, skill.source), include_shadowed=True)
+    assert shadowed == [("mine", "user"), ("shared", "user"), ("shared", "claude"), ("theirs", "claude")]

@@ -13,6 +13,9 @@ import datetime as dt
 import functools
 import hashlib
 import re
+import sys
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -131,7 +134,10 @@ def split_entry(body: str) -> tuple[str, str | None, str | None, str | None, dt.
     day = _parse_day(ts) if ts else None
     issue = f"unreadable date ts:{ts}" if ts and day is None else None
     text = body[: match.start()].strip()
-    return text, pairs.get("confidence") or None, pairs.get("topic") or None, pairs.get("source") or None, day, issue
+    return (
+        text, _meta(pairs.get("confidence") or None), _meta(pairs.get("topic") or None),
+        _meta(pairs.get("source") or None), day, issue,
+    )  # fmt: skip
 
 
 def parse_entry(line: str, kind: str = "lesson", scope: str = "project") -> Engram | None:
@@ -181,21 +187,48 @@ def is_scratchpad_related(engram: Engram) -> bool:
 class ParsedFile:
     """A memory file split into its exact lines, with the entries found and what could not be read.
 
-    `lines` keep their line endings, so joining them gives back the file byte for byte (when `writable`).
+    `lines` keep their line endings, so joining them gives back the file byte for byte (when `writable`). They are
+    split from `raw` when first asked for (only changes need them). The parse a cache keeps drops `raw`
+    (`without_bytes`): it holds the entries, and a digest that tells whether bytes read later are the same
+    (`same_bytes`); only a parse with its bytes (`with_bytes`, what a fresh read returns) has `raw` and `lines`.
     `entry_lines[i]` is the index in `lines` of `entries[i]`; `headings` maps a lowercased ``## `` heading to its
     first line index (rules files only).
     """
 
-    lines: list[str] = field(default_factory=list)
     entries: list[Engram] = field(default_factory=list)
-    entry_lines: list[int] = field(default_factory=list)
+    entry_lines: array[int] = field(default_factory=lambda: array("q"))
     problems: list[MemoryProblem] = field(default_factory=list)
     headings: dict[str, int] = field(default_factory=dict)
     writable: bool = True
     bullet_lines: int = 0
     raw: bytes = b""
+    line_count: int = 0
+    size: int = 0  # of the file's bytes
+    digest: bytes = b""  # of the file's bytes (see `same_bytes`)
+    bytes_dropped: bool = False
     _texts: frozenset[str] | None = None
     _related: list[bool] | None = None
+    _lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self.bytes_dropped:
+            raise RuntimeError("this parse was kept without the file's bytes: read the file fresh to change it")
+        if self._lines is None:
+            self._lines = self.raw.decode("utf-8", errors="replace").splitlines(keepends=True)
+        return self._lines
+
+    def same_bytes(self, data: bytes | memoryview) -> bool:
+        """Whether `data` are the bytes this was parsed from."""
+        return len(data) == self.size and digest_of(data) == self.digest
+
+    def without_bytes(self) -> ParsedFile:
+        """This parse without `raw` (for keeping: a 50,000-lesson file's bytes are some 4 MB)."""
+        return replace(self, raw=b"", bytes_dropped=True, _lines=None)
+
+    def with_bytes(self, data: bytes) -> ParsedFile:
+        """This parse with the bytes it was parsed from (checked by the caller with `same_bytes`)."""
+        return replace(self, raw=data, bytes_dropped=False, _lines=None)
 
     @property
     def texts(self) -> frozenset[str]:
@@ -228,13 +261,49 @@ def decode(data: bytes, path: Path) -> tuple[str, MemoryProblem | None]:
         return data.decode("utf-8", errors="replace"), MemoryProblem(path, line, "", reason)
 
 
-def _start(data: bytes, path: Path) -> tuple[ParsedFile, list[str]]:
+# Where `str.splitlines` ends a line (the line keeps its ending).
+_LINE = re.compile(r"[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*(?:\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])?")
+
+
+def iter_lines(text: str) -> Iterator[str]:
+    """The lines of `text` with their endings, one at a time: the same lines as ``text.splitlines(keepends=True)``
+    without a list of them all (a parse looks at each line once and keeps none of them)."""
+    position, end, match = 0, len(text), _LINE.match
+    while position < end:
+        found = match(text, position)
+        yield found.group()  # type: ignore[union-attr]  # never None: the pattern matches at least one character here
+        position = found.end()  # type: ignore[union-attr]
+
+
+class _Lines:
+    """Counts the lines a parse walks through (the file's `line_count`)."""
+
+    __slots__ = ("count", "_text")
+
+    def __init__(self, text: str) -> None:
+        self.count, self._text = 0, text
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        for index, line in enumerate(iter_lines(self._text)):
+            self.count = index + 1
+            yield index, line
+
+
+def digest_of(data: bytes | memoryview) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _start(data: bytes, path: Path) -> tuple[ParsedFile, _Lines]:
     text, problem = decode(data, path)
-    lines = text.splitlines(keepends=True)
-    parsed = ParsedFile(lines=lines, raw=data, writable=problem is None)
+    parsed = ParsedFile(raw=data, size=len(data), digest=digest_of(data), writable=problem is None)
     if problem is not None:
         parsed.problems.append(problem)
-    return parsed, lines
+    return parsed, _Lines(text)
+
+
+def _meta(value: str | None) -> str | None:
+    """Metadata values repeat (a few topics, sources, levels): one string each, not one per entry."""
+    return None if value is None else sys.intern(value)
 
 
 def _problem(parsed: ParsedFile, path: Path, index: int, line: str, reason: str) -> None:
@@ -245,7 +314,7 @@ def parse_rules_file(data: bytes, path: Path, scope: str = "project") -> ParsedF
     """rules.md: ``- `` lines under ``## Always`` / ``## Never`` / ``## When``; anything else is kept and reported."""
     parsed, lines = _start(data, path)
     heading: str | None = None
-    for index, line in enumerate(lines):
+    for index, line in lines:
         stripped = line.strip()
         if stripped.startswith("## "):
             heading = stripped[3:].strip().lower()
@@ -269,13 +338,14 @@ def parse_rules_file(data: bytes, path: Path, scope: str = "project") -> ParsedF
         if heading not in RULE_KINDS:
             _problem(parsed, path, index, line, f"rule under unknown heading '## {heading}' (kept, not used)")
         parsed.add(index, Engram(text, heading, scope, confidence, topic, source, day))
+    parsed.line_count = lines.count
     return parsed
 
 
 def parse_lessons_file(data: bytes, path: Path, scope: str = "project") -> ParsedFile:
     """lessons.md: lines starting ``- `` (or two spaces, as Anton reads them) are lessons; ``#`` lines are headers."""
     parsed, lines = _start(data, path)
-    for index, line in enumerate(lines):
+    for index, line in lines:
         stripped = line.strip()
         if not stripped:
             continue
@@ -293,19 +363,21 @@ def parse_lessons_file(data: bytes, path: Path, scope: str = "project") -> Parse
         if issue:
             _problem(parsed, path, index, line, issue)
         parsed.add(index, Engram(text, "lesson", scope, confidence, topic, source, day))
+    parsed.line_count = lines.count
     return parsed
 
 
 def parse_profile_file(data: bytes, path: Path, scope: str = "global") -> ParsedFile:
     """profile.md: every non-blank line that is not a ``#`` heading is a fact (``- `` is optional)."""
     parsed, lines = _start(data, path)
-    for index, line in enumerate(lines):
+    for index, line in lines:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         text = stripped[2:].strip() if stripped.startswith("- ") else stripped
         if text:
             parsed.add(index, Engram(text, "profile", scope))
+    parsed.line_count = lines.count
     return parsed
 
 
@@ -315,18 +387,22 @@ def extend_lessons(previous: ParsedFile, data: bytes, path: Path, scope: str = "
     Lessons are read line by line without context, so the old lines' parse stays valid; this keeps an append to a
     file of thousands of lessons from costing a full re-read.
     """
-    old = previous.raw
-    if not old.endswith(b"\n") or not previous.writable or len(data) <= len(old) or not data.startswith(old):
+    size = previous.size
+    if not previous.writable or not size or len(data) <= size or data[size - 1 : size] != b"\n":
         return None
-    tail = parse_lessons_file(data[len(old) :], path, scope)
-    offset = len(previous.lines)
+    if not previous.same_bytes(memoryview(data)[:size]):
+        return None
+    tail = parse_lessons_file(data[size:], path, scope)
+    offset = previous.line_count
     return ParsedFile(
-        lines=previous.lines + tail.lines,
         entries=previous.entries + tail.entries,
-        entry_lines=previous.entry_lines + [index + offset for index in tail.entry_lines],
+        entry_lines=previous.entry_lines + array("q", [index + offset for index in tail.entry_lines]),
         problems=previous.problems + [replace(p, line=p.line + offset if p.line else p.line) for p in tail.problems],
         writable=tail.writable,
         bullet_lines=previous.bullet_lines + tail.bullet_lines,
         raw=data,
+        size=len(data),
+        digest=digest_of(data),
+        line_count=previous.line_count + tail.line_count,
         _related=None if previous._related is None else previous._related + tail.related,
     )

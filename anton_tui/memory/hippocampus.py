@@ -66,7 +66,9 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int]:
 def _read(path: Path, parser: Parser, scope: str, *, fresh: bool = False, locked: bool = False) -> ParsedFile:
     """Parse `path`, reusing the cached parse while the file is unchanged; `fresh` re-reads the bytes to be sure.
 
-    `locked`: the caller holds the file's own lock, so no append can be half-written.
+    `locked`: the caller holds the file's own lock, so no append can be half-written. The cache keeps parses without
+    the file's bytes (`ParsedFile.without_bytes`), and that is what a read that is not `fresh` returns: its entries,
+    not its `raw` or `lines`. A `fresh` read returns the parse with the bytes it just read, for changing the file.
     """
     key = (str(path), parser.__name__, scope)
     cached = _cache.get(key)
@@ -86,14 +88,16 @@ def _read(path: Path, parser: Parser, scope: str, *, fresh: bool = False, locked
         return ParsedFile(problems=[problem], writable=False)
     parsed = None
     if cached is not None:
-        if cached[1].raw == data:
-            parsed = cached[1]
-        elif parser is parse_lessons_file:
+        if cached[1].same_bytes(data):
+            _cache[key] = (stamp, cached[1])
+            return cached[1].with_bytes(data) if fresh else cached[1]
+        if parser is parse_lessons_file:
             parsed = extend_lessons(cached[1], data, path, scope)
     if parsed is None:
         parsed = parser(data, path, scope)
-    _cache[key] = (stamp, parsed)
-    return parsed
+    kept = parsed.without_bytes()
+    _cache[key] = (stamp, kept)
+    return parsed if fresh else kept
 
 
 def _forget(path: Path) -> None:
@@ -289,7 +293,7 @@ class Hippocampus:
 
     def recall_identity(self, char_budget: int | None = None) -> str:
         """profile.md as the prompt shows it (``# Profile`` and its facts); trimmed to `char_budget` when given."""
-        parsed = self._profile()
+        parsed = self._profile(fresh=True)  # a small file, read whole each time: the cache keeps no lines
         text = "".join(parsed.lines).strip()
         if char_budget is None or len(text) <= char_budget:
             return text

@@ -163,3 +163,4 @@ class MemoryRecorder:
             if job is None:
                 return
             job()
+            del job  # it may hold whole memory files (record_external's): let them go now, not at the next job

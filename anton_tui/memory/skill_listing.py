@@ -45,7 +45,7 @@ from anton_tui.memory.skill_sources import SkillSource
 # --------------------------------------------------------------------------- cached listing fields
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SummaryFields:
     name: str
     description: str
@@ -55,7 +55,9 @@ class SummaryFields:
     user_invocable: bool = False
 
 
-Signature = tuple[int, int, int, int]
+Signature = int
+"""The hash of (inode, size, modification time, change time): one number per watched path, not a tuple of four (a
+listing of 10,000 skills keeps some 20,000 of them)."""
 
 
 def _signature(path: str) -> Signature | None:
@@ -63,10 +65,10 @@ def _signature(path: str) -> Signature | None:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _CachedSummary:
     watched: tuple[tuple[str, Signature | None], ...]
     """The paths whose signatures must be unchanged for the entry to hold, each with its signature when read."""
@@ -148,7 +150,7 @@ def skill_folders(root: str) -> list[tuple[str, str]]:
     """(name, path) of every visible sub-folder of `root`, sorted by name, kept while `root`'s signature holds.
     Raises OSError as `os.scandir` does (FileNotFoundError when `root` does not exist)."""
     st = os.stat(root)
-    sig = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    sig = hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     cached = _folder_cache.get(root)
     if cached is not None and cached[0] == sig:
         return cached[1]
@@ -172,7 +174,7 @@ def _all_hold(entries: list[_CachedSummary]) -> bool:
                 if sig is not None:
                     return False
                 continue
-            if sig is None or (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != sig:
+            if sig is None or hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)) != sig:
                 return False
     return True
 
@@ -331,14 +333,36 @@ class SkillListingMixin:
 
     def list_all(self, *, include_shadowed: bool = False) -> list[Skill]:
         """Every skill that loads, sorted by label (shadowed skills of read-only sources only when asked)."""
-        user = []
+        return self.survey(lambda skill: skill, include_shadowed=include_shadowed)[0]
+
+    def broken(self) -> list[BrokenSkill]:
+        """Skill folders whose files cannot be read, each with the reason: the user's own, then those of the
+        read-only sources (a SKILL.md that does not parse or cannot be read). Their files are left as they are."""
+        return self.survey(lambda skill: None)[1]
+
+    def survey(
+        self, convert: Callable[[Skill], T], *, include_shadowed: bool = False
+    ) -> tuple[list[T], list[BrokenSkill]]:
+        """`list_all()` and `broken()` in one pass, each skill folder read once.
+
+        Each skill is handed to `convert` as soon as it is read and only what `convert` returns is kept, so a caller
+        that needs a few fields of every skill (the Skills tab) never holds every procedure at once.
+        """
+        user: list[tuple[str, str, T]] = []
+        problems: list[BrokenSkill] = []
         for folder in self._folders():
-            skill, _ = self._diagnose(folder)  # type: ignore[attr-defined]
+            skill, problem = self._diagnose(folder)  # type: ignore[attr-defined]
             if skill is not None:
-                user.append(skill)
+                user.append((skill.label, skill.source, convert(skill)))
+            elif problem is not None:
+                problems.append(problem)
+        for source in self.sources:
+            for name, path, _, reason in self._source_entries(source):
+                if reason is not None:
+                    problems.append(BrokenSkill(name, Path(path), reason, source.key))
         if not self.sources:
-            return user
-        found: list[Skill] = []
+            return [value for _, _, value in user], problems
+        found: list[tuple[str, str, T]] = []
         for source in self._ordered():  # type: ignore[attr-defined]
             if source is None:
                 found += user
@@ -354,26 +378,13 @@ class SkillListingMixin:
                     skill.source = source.key
                     if source.key == "builtin":
                         skill.provenance = "builtin"
-                    found.append(skill)
+                    found.append((skill.label, skill.source, convert(skill)))
         seen: set[str] = set()
         out = []
-        for skill in found:
-            key = _match_key(skill.label)
+        for label, source_key, value in found:
+            key = _match_key(label)
             if key not in seen or include_shadowed:
-                out.append(skill)
+                out.append((label, source_key, value))
             seen.add(key)
-        return sorted(out, key=lambda skill: (skill.label, SOURCE_ORDER_INDEX.get(skill.source, 99)))
-
-    def broken(self) -> list[BrokenSkill]:
-        """Skill folders whose files cannot be read, each with the reason: the user's own, then those of the
-        read-only sources (a SKILL.md that does not parse or cannot be read). Their files are left as they are."""
-        problems = []
-        for folder in self._folders():
-            _, problem = self._diagnose(folder)  # type: ignore[attr-defined]
-            if problem is not None:
-                problems.append(problem)
-        for source in self.sources:
-            for name, path, _, problem in self._source_entries(source):
-                if problem is not None:
-                    problems.append(BrokenSkill(name, Path(path), problem, source.key))
-        return problems
+        out.sort(key=lambda item: (item[0], SOURCE_ORDER_INDEX.get(item[1], 99)))
+        return [value for _, _, value in out], problems

@@ -261,7 +261,7 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
         store = self.stores.skills
 
         def listing() -> SkillListing:
-            skills, broken = store.list_all(), store.broken()
+            skills, broken = store.survey(lambda skill: skill)  # each folder read once
             with_stats = frozenset(s.label for s in skills if s.path is not None and (s.path / "stats.json").is_file())
             files = {broken_key(problem.label, problem.source): folder_files(problem.path) for problem in broken}
             clashes = {clash.label: clash.shadowed for clash in store.clashes()}

@@ -64,3 +64,43 @@ async def test_the_filter_finds_an_entry_far_down_a_long_list(tmp_path):
         await type_text(pilot, "number 2987")
         await pilot.pause()
         assert tab.table.total_rows == 1 and tab.selected_row().engram.text.startswith("lesson number 2987")
+
+
+async def test_a_long_list_follows_a_change_on_disk_and_keeps_the_cursor_on_its_lesson(tmp_path):
+    stores = seeded_stores(tmp_path, skills=False, episodes=False)
+    path = stores.paths.global_memory / "lessons.md"
+    lines = ["# Lessons\n"] + [f"- lesson number {n:04d} <!-- topic:t{n % 7} ts:2026-01-01 -->\n" for n in range(COUNT)]
+    lines[2500:2500] = ["- the same words twice <!-- ts:2026-01-02 -->\n"] * 2  # lines 2500 and 2501: one text, twice
+    path.write_text("".join(lines))
+    app = InspectorHost(stores)
+    async with app.run_test(size=SIZE) as pilot:
+        tab = await open_lessons(pilot, app)
+        table: FixedColumnsTable = tab.table
+        first = tab.table.total_rows
+        start = next(n for n, row in enumerate(tab._snapshot.rows) if row.engram.text == "the same words twice")
+        table.ensure_rows(start + 1)
+        table.move_cursor(row=start + 1, animate=False)  # the second of the two repeated lessons
+        await pilot.pause()
+        picked = tab.selected_row()
+        assert picked.engram.text == "the same words twice" and picked.key.endswith("#2")
+
+        new = ["- written by another program first <!-- ts:2026-03-01 -->\n",
+               "- written by another program second <!-- ts:2026-03-01 -->\n"]  # fmt: skip
+        path.write_text("".join(lines[:1] + new + lines[1:]))  # two lessons above the cursor
+        tab.refresh_data()
+        await wait_until(pilot, lambda: tab.table.total_rows == first + 2)
+        await pilot.pause()
+        assert table.cursor_row == start + 3, "the cursor stays on the lesson it was on"
+        assert tab.selected_row() == picked
+        assert [tab._snapshot.rows[n].engram.text for n in range(start, start + 6)] == [
+            "lesson number 2497", "lesson number 2498", "the same words twice", "the same words twice",
+            "lesson number 2499", "lesson number 2500",
+        ]  # fmt: skip
+        assert str(table.get_row_at(table.cursor_row)[2]) == "the same words twice"
+        assert tab._snapshot.rows[0].engram.text == "written by another program first"
+
+        tab.action_filter()
+        await type_text(pilot, "t3")  # the topic of every seventh lesson
+        await pilot.pause()
+        assert tab.table.total_rows == len([n for n in range(COUNT) if n % 7 == 3])
+        assert tab.selected_row().engram.topic == "t3"

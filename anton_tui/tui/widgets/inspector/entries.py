@@ -9,11 +9,11 @@ with bytes that are not UTF-8, an entry that changed meanwhile) the user sees it
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, overload
 
 from textual import on, work
 from textual.binding import Binding
@@ -22,7 +22,7 @@ from textual.events import Resize
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from anton_tui.memory.engram import Engram
+from anton_tui.memory.engram import Engram, entry_id
 from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.edit_entry import EditEntryScreen
@@ -30,18 +30,16 @@ from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
     FileTab,
     ProblemBanner,
-    cursor_key,
     describe_problem,
     pick,
-    restore_cursor,
     set_columns,
     table_width,
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EntryRow:
-    key: str  # unique in the table: scope, entry id, and a counter for repeated texts
+    key: str  # unique in the tab: tier, entry id, and a counter for repeated texts
     engram: Engram
 
     @property
@@ -49,9 +47,94 @@ class EntryRow:
         return self.engram.scope
 
 
+class EntryRows(Sequence[EntryRow]):
+    """The rows of one reading, made only when asked for.
+
+    It holds the engrams the memory files' parse already holds (one reference each) and where each tier begins, so
+    a list of 50,000 lessons costs the list, not a row object and a key string per lesson.
+    """
+
+    __slots__ = ("engrams", "_tiers")
+
+    def __init__(self, tiers: Iterable[tuple[str, Sequence[Engram]]] = ()) -> None:
+        self.engrams: list[Engram] = []
+        self._tiers: list[tuple[int, str]] = []  # (first index, tier name), in order
+        for tier, engrams in tiers:
+            self._tiers.append((len(self.engrams), tier))
+            self.engrams.extend(engrams)
+
+    def __len__(self) -> int:
+        return len(self.engrams)
+
+    @overload
+    def __getitem__(self, index: int) -> EntryRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[EntryRow]: ...
+    def __getitem__(self, index: int | slice) -> EntryRow | list[EntryRow]:
+        if isinstance(index, slice):
+            return [self[n] for n in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return EntryRow(self.key(index), self.engrams[index])
+
+    def _tier_of(self, index: int) -> tuple[int, str]:
+        start, name = self._tiers[0]
+        for first, tier in self._tiers:
+            if first > index:
+                break
+            start, name = first, tier
+        return start, name
+
+    def key(self, index: int) -> str:
+        """``tier:id``, with ``#n`` for the n-th entry of the same text in that tier (n > 1)."""
+        tier, text, repeat = self.locate(index)
+        name = f"{tier}:{entry_id(text)}"
+        return name if repeat == 1 else f"{name}#{repeat}"
+
+    def locate(self, index: int) -> tuple[str, str, int]:
+        """(tier, text, n): the row at `index` is the n-th entry with this text in its tier."""
+        start, tier = self._tier_of(index)
+        text = self.engrams[index].text
+        return tier, text, 1 + sum(1 for n in range(start, index) if self.engrams[n].text == text)
+
+    def find(self, tier: str, text: str, repeat: int = 1) -> int | None:
+        """The index of the `repeat`-th entry with this text in `tier`, or None."""
+        for number, (start, name) in enumerate(self._tiers):
+            if name != tier:
+                continue
+            stop = self._tiers[number + 1][0] if number + 1 < len(self._tiers) else len(self.engrams)
+            for index in range(start, stop):
+                if self.engrams[index].text == text:
+                    repeat -= 1
+                    if repeat == 0:
+                        return index
+        return None
+
+
+class _PositionKeys(Sequence[str]):
+    """Table row keys ``"0"``, ``"1"``…: a row's key is its place in the list shown, made only for rows made."""
+
+    __slots__ = ("_length",)
+
+    def __init__(self, length: int) -> None:
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [str(n) for n in range(*index.indices(self._length))]
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        return str(index)
+
+
 @dataclass(frozen=True)
 class EntrySnapshot:
-    rows: list[EntryRow] = field(default_factory=list)
+    rows: EntryRows = field(default_factory=EntryRows)
     problems: list[str] = field(default_factory=list)
 
 
@@ -86,7 +169,7 @@ class EntryTab(FileTab):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._snapshot = EntrySnapshot()
-        self._rows: dict[str, EntryRow] = {}
+        self._visible: Sequence[int] = range(0)  # indexes into the snapshot's rows of the rows shown, in order
         self._fitted_width = 0
 
     # ---- what each kind defines ------------------------------------------------------------------------------
@@ -100,48 +183,74 @@ class EntryTab(FileTab):
     def cells(self, engram: Engram) -> tuple[object, ...]:
         raise NotImplementedError
 
-    def matches(self, row: EntryRow) -> bool:
+    def matches(self, engram: Engram) -> bool:
         return True
 
     def empty_message(self) -> str:
         return self.EMPTY
 
-    # ---- layout ----------------------------------------------------------------------------------------------
-
     # ---- loading ---------------------------------------------------------------------------------------------
 
     def read_snapshot(self) -> EntrySnapshot:
-        rows: list[EntryRow] = []
+        tiers: list[tuple[str, Sequence[Engram]]] = []
         problems: list[str] = []
         managed = getattr(self.stores, "managed", None)
-        tiers = [("managed", managed)] if managed is not None and self.KIND_FILE != "profile" else []
-        for scope, hc in tiers + self.stores.scoped():
-            seen: Counter[str] = Counter()
-            for engram in self.read_entries(hc):
-                key = f"{scope}:{engram.id}"
-                seen[key] += 1
-                rows.append(EntryRow(key if seen[key] == 1 else f"{key}#{seen[key]}", engram))
+        scopes = [("managed", managed)] if managed is not None and self.KIND_FILE != "profile" else []
+        for scope, hc in scopes + self.stores.scoped():
+            tiers.append((scope, self.read_entries(hc)))
             path = self.file_path(hc)
             problems += [describe_problem(scope, p) for p in hc.problems() if p.path == path]
-        return EntrySnapshot(rows, problems)
+        return EntrySnapshot(EntryRows(tiers), problems)
 
     def apply_snapshot(self, snapshot: EntrySnapshot) -> None:
+        kept = self._cursor_entry()
         self._snapshot = snapshot
-        self._rows = {row.key: row for row in snapshot.rows}
         self.query_one(ProblemBanner).show_problems(snapshot.problems)
-        self.fill_table()
+        self.fill_table(kept)
         self.post_message(self.Summary(self, len(snapshot.rows), len(snapshot.problems)))
 
-    def fill_table(self) -> None:
-        """Show the loaded rows that pass `matches`, keeping the cursor on the same entry where it still exists."""
+    def _cursor_entry(self) -> tuple[str, str, int] | None:
+        """Which entry the cursor is on, as `EntryRows.locate` names it (None for an empty list)."""
+        index = self._cursor_index()
+        return None if index is None else self._snapshot.rows.locate(index)
+
+    def _cursor_index(self) -> int | None:
         table = self.table
-        keep, old_index = cursor_key(table), table.cursor_row
+        if table.row_count == 0 or not 0 <= table.cursor_row < len(self._visible):
+            return None
+        return self._visible[table.cursor_row]
+
+    def fill_table(self, kept: tuple[str, str, int] | None | bool = False) -> None:
+        """Show the loaded rows that pass `matches`, keeping the cursor on the same entry where it still exists.
+
+        `kept` names the entry to keep the cursor on when the rows were just replaced (False: the one under it)."""
+        if kept is False:
+            kept = self._cursor_entry()
+        table = self.table
+        old_index = table.cursor_row
         shown = set_columns(table, self.COLUMNS)
-        visible = [row for row in self._snapshot.rows if self.matches(row)]
-        table.show_keyed_rows([row.key for row in visible], lambda n: pick(self.cells(visible[n].engram), shown))
+        rows = self._snapshot.rows
+        engrams = rows.engrams
+        if self.filtering():
+            self._visible = [n for n, engram in enumerate(engrams) if self.matches(engram)]
+        else:
+            self._visible = range(len(engrams))
+        visible = self._visible
+        table.show_keyed_rows(_PositionKeys(len(visible)), lambda n: pick(self.cells(engrams[visible[n]]), shown))
         self._fitted_width = table_width(table)
-        restore_cursor(table, [row.key for row in visible], keep, old_index)
-        self._show_detail(visible[table.cursor_row] if visible else None)
+        if visible:
+            found = rows.find(*kept) if kept else None
+            if found is not None and (not self.filtering() or self.matches(engrams[found])):
+                position = found if isinstance(visible, range) else visible.index(found)
+            else:
+                position = min(max(old_index, 0), len(visible) - 1)
+            table.ensure_rows(position)  # (rows far down a long list are made when needed)
+            table.move_cursor(row=position, animate=False)
+        self._show_detail(engrams[visible[table.cursor_row]] if visible else None)
+
+    def filtering(self) -> bool:
+        """Whether `matches` leaves some rows out (a filter is typed)."""
+        return False
 
     def on_resize(self, event: Resize) -> None:
         self.call_after_refresh(self._refit)
@@ -153,25 +262,25 @@ class EntryTab(FileTab):
     # ---- the highlighted entry -------------------------------------------------------------------------------
 
     def selected_row(self) -> EntryRow | None:
-        key = cursor_key(self.table)
-        return self._rows.get(key) if key is not None else None
+        index = self._cursor_index()
+        return None if index is None else self._snapshot.rows[index]
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_detail(self._rows.get(event.row_key.value))
+        row = event.cursor_row
+        self._show_detail(self._snapshot.rows.engrams[self._visible[row]] if 0 <= row < len(self._visible) else None)
 
     @on(DataTable.RowSelected)
     def _selected(self, event: DataTable.RowSelected) -> None:
         self.action_edit()
 
-    def _show_detail(self, row: EntryRow | None) -> None:
+    def _show_detail(self, engram: Engram | None) -> None:
         detail = self.query_one(".detail", Static)
-        if row is None:
+        if engram is None:
             detail.update(Content(self.empty_message() if self.loaded else self.waiting_text()))
             return
-        engram = row.engram
-        facts = [f"{row.scope} {self.NOUN}"]
-        facts += ["read-only (set by an administrator)"] if row.scope == "managed" else []
+        facts = [f"{engram.scope} {self.NOUN}"]
+        facts += ["read-only (set by an administrator)"] if engram.scope == "managed" else []
         facts += [f"{name} {value}" for name, value in (("topic", engram.topic), ("confidence", engram.confidence),
                                                          ("source", engram.source)) if value]  # fmt: skip
         if engram.updated_at:

@@ -12,7 +12,7 @@ from textual.widgets import Input
 from anton_tui.memory.engram import Engram
 from anton_tui.memory.hippocampus import Hippocampus
 from anton_tui.tui.widgets.inspector.base import ColumnSpec
-from anton_tui.tui.widgets.inspector.entries import EntryRow, EntryTab, date_of
+from anton_tui.tui.widgets.inspector.entries import EntryTab, date_of
 
 
 class LessonsTab(EntryTab):
@@ -56,11 +56,14 @@ Facts Anton learned while working, from the global memory and this project's.
     def cells(self, engram: Engram) -> tuple[object, ...]:
         return (engram.scope, engram.topic, engram.text, date_of(engram))
 
-    def matches(self, row: EntryRow) -> bool:
+    def filtering(self) -> bool:
+        return bool(self.filter_text)
+
+    def matches(self, engram: Engram) -> bool:
         if not self.filter_text:
             return True
         needle = self.filter_text.casefold()
-        return needle in row.engram.text.casefold() or needle in (row.engram.topic or "").casefold()
+        return needle in engram.text.casefold() or needle in (engram.topic or "").casefold()
 
     def empty_message(self) -> str:
         if self.filter_text and self._snapshot.rows:

@@ -43,7 +43,7 @@ SORT_KEYS: dict[str, Callable[[SkillRow], Any]] = {}
 SOURCE_SHORT = {"user": "yours", "project": "project", "agents": ".agents", "claude": ".claude", "builtin": "built-in"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SkillRow:
     label: str
     name: str
@@ -127,13 +127,13 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
 
     def read_snapshot(self) -> SkillsSnapshot:
         store = self.stores.skills
-        rows = [SkillRow.from_skill(skill) for skill in store.list_all()]
+        rows, broken_skills = store.survey(SkillRow.from_skill)  # one read per folder; only the rows are kept
         problems = [
             f"⚠ skill {broken.label}: {broken.reason}"
             if broken.source == "user"
             else f"⚠ skill {broken.label} in {SOURCE_TITLES.get(broken.source, broken.source)}: {broken.reason} "
             "(read-only, left as it is)"
-            for broken in store.broken()
+            for broken in broken_skills
         ]
         for clash in store.clashes():
             hidden = ", ".join(SOURCE_TITLES.get(key, key) for key in clash.shadowed)
