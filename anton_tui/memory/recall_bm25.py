@@ -18,7 +18,7 @@ from anton_tui.memory.index_store import WORDS_TOKENIZE
 
 K1 = 1.2  # FTS5's bm25() constants
 B = 0.75
-WORTH_IT = 100_000  # below this many lines holding the query's words, FTS5's own counting is quicker
+WORTH_IT = 10_000  # below this many lines holding the query's words, FTS5's own counting is quicker
 READ_LIMIT = 64  # instances read per candidate line at most, else FTS5's bm25() is left to it
 _COUNT_INSTANCES = (
     "SELECT doc, count(*) FROM (SELECT doc FROM temp.words_instances WHERE term = ? LIMIT ?) GROUP BY doc"
