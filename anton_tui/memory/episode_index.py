@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from anton_tui.memory.episode_build import IndexBuilder, RefreshStats, in_bulk
+from anton_tui.memory.episode_build import IndexBuilder, RefreshStats
 from anton_tui.memory.episode_files import FolderView
 from anton_tui.memory.episode_record import SUFFIX, Episode
 from anton_tui.memory.episode_scan import scan_turns
@@ -58,6 +58,9 @@ T = TypeVar("T")
 INDEX_NAME = ".recall-index.sqlite3"
 LOCK_NAME = ".recall-index.lock"
 SMALL_WORK = 4 << 20  # less unindexed data than this is indexed before answering; more is built in the background
+_FLAGS = (  # whether any rows are dead, a big build is under way, any turn goes on in more parts
+    "SELECT EXISTS(SELECT 1 FROM dead), EXISTS(SELECT 1 FROM meta WHERE k = 'bulk'), EXISTS(SELECT 1 FROM spill)"
+)
 BUSY_WAIT = 0.02  # how long a search waits for the lock while this process is building (then it reads the files)
 
 
@@ -249,14 +252,14 @@ class RecallIndex:
         reader.use(view.names)
         conn.execute("BEGIN")
         try:
-            dead = conn.execute("SELECT EXISTS(SELECT 1 FROM dead)").fetchone()[0] == 1
+            dead, bulk, spill = (flag == 1 for flag in conn.execute(_FLAGS).fetchone())
             check = TextCheck(query, reader)
             scores = line_scores(
-                conn, query, check, dead=dead, word_list=not in_bulk(conn), any_word=any_word, bm25=self._bm25,
+                conn, query, check, dead=dead, word_list=not bulk, any_word=any_word, bm25=self._bm25,
                 window=window_for(max_results),
             )
-            keys = rank_turns(conn, scores, check, max_results, since, view.skip)
-            return load_turns(conn, reader, keys)
+            keys = rank_turns(conn, scores, check, max_results, since, view.skip, spill)
+            return load_turns(conn, reader, keys, spill)
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")

@@ -83,11 +83,11 @@ class Bm25:
         columns = [freqs[stem] for stem in stems]
         sizes = _sizes(conn, ids)
         factor = K1 + 1.0
-        parts: dict[tuple[int, int], float] = {}  # one term's share, by its count in the line and the line's length
+        parts: dict[tuple[int, bytes], float] = {}  # one term's share, by its count in the line and the line's size
 
-        def part(count: int, length: int) -> float:
-            freq = float(count)
-            share = parts[count, length] = (freq * factor) / (freq + K1 * (1 - B + B * float(length) / avgdl))
+        def part(count: int, size: bytes) -> float:
+            freq, length = float(count), size[0] if size[0] < 0x80 else varint(size)[0]
+            share = parts[count, size] = (freq * factor) / (freq + K1 * (1 - B + B * float(length) / avgdl))
             return share
 
         if len(stems) == 1:  # (0.0 + x is x: the same numbers as the loop below)
@@ -172,13 +172,14 @@ def _frequencies(conn: sqlite3.Connection, stem: str, last: int, lines: int) -> 
             return None
 
 
-def _sizes(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
-    """Each line's length in tokens, as FTS5 keeps it (a varint per column; one column here)."""
+def _sizes(conn: sqlite3.Connection, ids: list[int]) -> dict[int, bytes]:
+    """Each line's length in tokens as FTS5 keeps it, a varint per column (one column here), left encoded: lines
+    share few lengths, each decoded once (`window`'s `part`)."""
     if ids[-1] - ids[0] < 4 * len(ids):
         rows = conn.execute("SELECT id, sz FROM words_docsize WHERE id BETWEEN ? AND ?", (ids[0], ids[-1]))
     else:
         rows = conn.execute(f"SELECT id, sz FROM words_docsize WHERE id IN ({','.join(map(str, ids))})")
-    return {rowid: size[0] if size[0] < 0x80 else varint(size)[0] for rowid, size in rows}
+    return dict(rows)
 
 
 def _phrase(text: str) -> str:

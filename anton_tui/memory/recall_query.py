@@ -244,6 +244,7 @@ def rank_turns(
     limit: int,
     since: datetime | None,
     skip_files: set[int],
+    spill: bool | None = None,
 ) -> list[int]:
     """Keys of the best `limit` turns, confirming the provisional exact-text bonuses of the turns that win.
 
@@ -251,7 +252,9 @@ def rank_turns(
     confirmed, no other turn could have beaten them.
     """
     spilled = None
-    if conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0]:
+    if spill is None:
+        spill = conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0] == 1
+    if spill:
         spilled = dict(conn.execute("SELECT key, base FROM spill"))
     allowed = None
     if since is not None:
@@ -311,11 +314,16 @@ def best_turns(
     return [key for _total, key in sorted(pool)[:limit]]
 
 
-def load_turns(conn: sqlite3.Connection, reader: LineReader, keys: list[int]) -> list[list[Episode]]:
+def load_turns(
+    conn: sqlite3.Connection, reader: LineReader, keys: list[int], spill: bool | None = None
+) -> list[list[Episode]]:
     """The episodes of each turn in file order, read back from its file (a turn's lines at one read when they
-    are close together); turns that read back empty are left out."""
+    are close together); turns that read back empty are left out. `spill`: whether any turn goes on in more parts
+    (looked up when not given)."""
     parts: dict[int, list[int]] = {key: [key] for key in keys}
-    if keys and conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0]:
+    if spill is None:
+        spill = conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0] == 1
+    if keys and spill:
         marks = ",".join("?" * len(keys))
         for part, base in conn.execute(f"SELECT key, base FROM spill WHERE base IN ({marks})", keys):
             parts[base].append(part)
