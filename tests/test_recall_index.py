@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,42 @@ def test_a_big_build_leaves_no_free_pages_behind(corpus: Path, monkeypatch: pyte
     memory.close()
     with sqlite3.connect(corpus / INDEX_NAME) as conn:
         assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
+
+
+def test_a_background_build_waits_while_a_recall_runs_and_goes_on_after(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build shares the process's one CPU for Python with the recall: it steps aside between files."""
+    monkeypatch.setattr(episode_build, "STEP_SECONDS", 0)
+    monkeypatch.setattr(episode_index, "PAUSE_LIMIT", 60)
+    files_read: list[str] = []
+    index_file = episode_build.IndexBuilder._index_file
+
+    def spy(self: episode_build.IndexBuilder, conn: object, writer: object, name: str, *rest: object) -> int:
+        files_read.append(name)
+        return index_file(self, conn, writer, name, *rest)
+
+    monkeypatch.setattr(episode_build.IndexBuilder, "_index_file", spy)
+    memory = EpisodicMemory(corpus)
+    index = memory.index
+    with index.searching():  # a recall is under way (on this thread)
+        assert index.build_in_background()
+        time.sleep(0.5)
+        assert index.building and files_read == []
+    index._builder.join(timeout=30)
+    assert not index.building and sorted(files_read) == sorted(SESSIONS)
+    assert ranking(memory.recall("zebra")) == EXPECTED["zebra"]["20"]
+    memory.close()
+
+
+def test_a_recall_that_indexes_a_little_first_does_not_wait_for_itself(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(episode_index, "PAUSE_LIMIT", 60)
+    memory = EpisodicMemory(corpus)
+    answers: list[list[object]] = []
+    worker = threading.Thread(target=lambda: answers.append(ranking(memory.recall("zebra"))))
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive() and answers == [EXPECTED["zebra"]["20"]]
+    memory.close()

@@ -126,8 +126,9 @@ def test_a_common_word_is_ranked_over_its_newest_matches_more_of_them_when_more_
     monkeypatch.setattr(recall_query, "WINDOW_MIN", 200)
     folder = tmp_path / "episodes"
     # An old turn that says "deploy" in many lines, then 300 newer turns that say it once each.
-    write_session(folder, "20250101_090000", [[("user", "deploy deploy"), *[("assistant", "deploy deploy deploy")] * 8]])
-    write_session(folder, "20250601_090000", [[("user", f"deploy step {n}"), ("assistant", "done")] for n in range(300)])
+    old_turn = [("user", "deploy deploy"), *[("assistant", "deploy deploy deploy")] * 8]
+    write_session(folder, "20250101_090000", [old_turn])
+    write_session(folder, "20250601_090000", [[("user", f"deploy step {n}"), ("assistant", "ok")] for n in range(300)])
     memory = EpisodicMemory(folder)
     try:
         few = ranking(memory.recall("deploy", max_results=5))  # ranked over the newest 200 matching lines

@@ -69,13 +69,19 @@ class IndexBuilder:
     """Runs build steps on the writer connection of one index."""
 
     def __init__(
-        self, episodes_dir: Path, db: Database, stop: threading.Event, remove_database: Callable[[], None]
+        self,
+        episodes_dir: Path,
+        db: Database,
+        stop: threading.Event,
+        remove_database: Callable[[], None],
+        step_aside: Callable[[], None] = lambda: None,
     ) -> None:
         self.episodes_dir = episodes_dir
         self.path = db.path
         self.db = db
         self.stop = stop
         self.remove_database = remove_database
+        self._step_aside = step_aside  # called between files and chunks: waits while searches run elsewhere
         self.folder = FolderView(episodes_dir)
 
     def begin(self) -> None:
@@ -130,6 +136,7 @@ class IndexBuilder:
             for name, file_id in zip(new, ids):
                 known[name] = Known(file_id, -1, 0, 0, 0, 0, b"", 0)
             for name in sorted(stale, reverse=True):
+                self._step_aside()
                 stats.lines_added += self._index_file(conn, writer, name, known, stats)
                 if time.monotonic() >= deadline or self.stop.is_set():
                     break
@@ -223,6 +230,8 @@ class IndexBuilder:
             added, indexed_bytes, position, carry = 0, start, start, b""
             too_many = False
             while position < st.st_size and not too_many:
+                if position > start:
+                    self._step_aside()
                 block = os.pread(fd, min(CHUNK, st.st_size - position), position)
                 if not block:
                     break

@@ -27,7 +27,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -61,6 +62,7 @@ SMALL_WORK = 4 << 20  # less unindexed data than this is indexed before answerin
 _FLAGS = (  # whether any rows are dead, a big build is under way, any turn goes on in more parts
     "SELECT EXISTS(SELECT 1 FROM dead), EXISTS(SELECT 1 FROM meta WHERE k = 'bulk'), EXISTS(SELECT 1 FROM spill)"
 )
+PAUSE_LIMIT = 2.0  # the longest a build waits for searches to end before it goes on anyway
 BUSY_WAIT = 0.02  # how long a search waits for the lock while this process is building (then it reads the files)
 
 
@@ -105,7 +107,11 @@ class RecallIndex:
         self._view: _View | None = None
         self._lines = LineReader(self.episodes_dir)
         self._bm25 = Bm25()
-        self._builder_steps = IndexBuilder(self.episodes_dir, self._writer, self._stop, self._remove_database)
+        self._searchers: dict[int, int] = {}  # threads answering a recall now, and how deep
+        self._searches_changed = threading.Condition()
+        self._builder_steps = IndexBuilder(
+            self.episodes_dir, self._writer, self._stop, self._remove_database, self._step_aside
+        )
 
     # ---- public ------------------------------------------------------------------------------------------
 
@@ -155,6 +161,34 @@ class RecallIndex:
         self._builder = threading.Thread(target=run, name="recall-index-build", daemon=True)
         self._builder.start()
         return True
+
+    @contextmanager
+    def searching(self) -> Iterator[None]:
+        """Hold while answering a recall in any way (through the index or by scanning the files): a build in this
+        process waits between files until no search runs, so the answer does not share the CPU with it."""
+        me = threading.get_ident()
+        with self._searches_changed:
+            self._searchers[me] = self._searchers.get(me, 0) + 1
+        try:
+            yield
+        finally:
+            with self._searches_changed:
+                self._searchers[me] -= 1
+                if not self._searchers[me]:
+                    del self._searchers[me]
+                self._searches_changed.notify_all()
+
+    def _step_aside(self) -> None:
+        """The builder's pause: wait (up to `PAUSE_LIMIT`) while a search runs on another thread. A search that
+        indexes a little before answering does it on its own thread, so it never waits for itself."""
+        me = threading.get_ident()
+        deadline = time.monotonic() + PAUSE_LIMIT
+        with self._searches_changed:
+            while any(thread != me for thread in self._searchers):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._searches_changed.wait(left)
 
     @property
     def building(self) -> bool:

@@ -15,11 +15,13 @@ import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from anton_tui.memory.episode_record import (
     MEMORY_ROLES,
     Episode,
     decode_line,
+    many_line_fields,
     quick_parse,
     reading,
     session_start,
@@ -89,22 +91,48 @@ def scan_turns(paths: Iterable[Path], query: str, *, max_results: int, since: da
         data = read_bytes(path)
         if not data or (prefilter is not None and prefilter.search(data) is None):
             continue
-        turns: dict[int, list[Episode]] = {}
-        matched: dict[int, int] = {}
-        for line_no, (offset, raw, complete) in enumerate(split_lines(data), start=1):
-            episode = decode_line(path, line_no, offset, raw, complete)
-            if episode is None or episode.role in MEMORY_ROLES:
-                continue
-            turns.setdefault(episode.turn, []).append(episode)
-            if pattern.search(episode.content):
-                matched[episode.turn] = matched.get(episode.turn, 0) + 1
+        turns, matched = _matching_turns(path, data, pattern)
         for turn, count in matched.items():
-            found[(path.stem, turn)] = turns[turn]
+            found[(path.stem, turn)] = [_episode(line) for line in turns[turn]]
             hits[(path.stem, turn)] = count
         if len(found) >= max_results:
             break
     best = sorted(hits, key=lambda key: (hits[key], key), reverse=True)[:max_results]
     return [found[key] for key in best]
+
+
+def _matching_turns(path: Path, data: bytes, pattern: re.Pattern[str]) -> tuple[dict[int, list[Any]], dict[int, int]]:
+    """Every turn of one file's lines (memory lines left out), in file order, and how many lines of each match.
+
+    A file of well-formed lines is decoded at once (msgspec, in C); one with any other line is read line by line,
+    each bad line reported and skipped."""
+    turns: dict[int, list[Any]] = {}
+    matched: dict[int, int] = {}
+    try:
+        lines: Iterable[Any] = many_line_fields()(data)
+    except ValueError:
+        decoded = (decode_line(path, number, offset, raw, complete)
+                   for number, (offset, raw, complete) in enumerate(split_lines(data), start=1))  # fmt: skip
+        lines = (episode for episode in decoded if episode is not None)
+    search = pattern.search
+    for line in lines:
+        if line.role in MEMORY_ROLES:
+            continue
+        turn = line.turn
+        held = turns.get(turn)
+        if held is None:
+            turns[turn] = [line]
+        else:
+            held.append(line)
+        if search(line.content):
+            matched[turn] = matched.get(turn, 0) + 1
+    return turns, matched
+
+
+def _episode(line: Any) -> Episode:
+    if isinstance(line, Episode):
+        return line
+    return Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta)
 
 
 def matching_offsets(data: bytes, pattern: re.Pattern[str], prefilter: re.Pattern[bytes] | None) -> list[int]:

@@ -177,15 +177,17 @@ class EpisodicMemory:
         if not self.enabled or max_results <= 0 or not self.episodes_dir.is_dir():
             return []
         since = None if days_back is None else datetime.now(timezone.utc) - timedelta(days=days_back)
-        try:
-            turns = self.index.search(query, max_results=max_results, since=since)
-        except (IndexUnavailable, OSError) as exc:
-            logger.info("Recall is scanning the episode files directly: %s", exc)
+        index = self.index
+        with index.searching():
             try:
-                turns = scan_turns(self.session_files(), query, max_results=max_results, since=since)
-            except OSError as scan_exc:
-                logger.warning("Cannot search %s: %s", self.episodes_dir, scan_exc)
-                return []
+                turns = index.search(query, max_results=max_results, since=since)
+            except (IndexUnavailable, OSError) as exc:
+                logger.info("Recall is scanning the episode files directly: %s", exc)
+                try:
+                    turns = scan_turns(self.session_files(), query, max_results=max_results, since=since)
+                except OSError as scan_exc:
+                    logger.warning("Cannot search %s: %s", self.episodes_dir, scan_exc)
+                    return []
         return [episode for turn in turns for episode in turn]
 
     def recall_formatted(self, query: str, *, max_results: int = 20, days_back: int | None = None) -> str:
