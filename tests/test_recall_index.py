@@ -277,3 +277,20 @@ def test_a_recall_that_indexes_a_little_first_does_not_wait_for_itself(
     worker.join(timeout=20)
     assert not worker.is_alive() and answers == [EXPECTED["zebra"]["20"]]
     memory.close()
+
+
+def test_a_recall_never_waits_for_a_build_that_started_just_before_it_would_index(corpus: Path) -> None:
+    """A recall that finds a little left to index and then finds this process busy building answers at once from
+    what is indexed plus a scan of the rest, instead of waiting for the whole build."""
+    memory = EpisodicMemory(corpus)
+    index = memory.index
+    index._write_guard.acquire()  # a build of this process holds the index (as one just started would)
+    try:
+        answers: list[set[tuple[str, int]]] = []
+        worker = threading.Thread(target=lambda: answers.append(matches(memory, "zebra", max_results=1000)))
+        worker.start()
+        worker.join(timeout=20)
+        assert not worker.is_alive() and answers == [exact_turns(corpus, "zebra")]
+    finally:
+        index._write_guard.release()
+    memory.close()

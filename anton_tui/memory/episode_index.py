@@ -124,10 +124,14 @@ class RecallIndex:
         answer = self._retrying(lambda: self._search(query, max_results, since, may_refresh=True))
         if answer is not None:
             return answer
-        try:
-            self.refresh(wait=self.lock_wait)
-        except IndexUnavailable as exc:
-            logger.info("Recall index not updated before answering: %s", exc)
+        if self._write_guard.acquire(blocking=False):  # (else a build has just started here: scan what it lacks)
+            try:
+                self._stop.clear()
+                self._refresh(self.lock_wait)
+            except IndexUnavailable as exc:
+                logger.info("Recall index not updated before answering: %s", exc)
+            finally:
+                self._write_guard.release()
         answer = self._retrying(lambda: self._search(query, max_results, since, may_refresh=False))
         assert answer is not None
         return answer
