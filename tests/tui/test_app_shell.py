@@ -313,3 +313,31 @@ async def test_in_a_narrow_terminal_the_pane_bar_marks_scratchpad_activity_until
         await pilot.press("f2")
         await pilot.pause()
         assert "Scratchpad •" not in bar_line()
+
+
+async def test_panes_hidden_or_resized_in_a_wide_terminal_leave_the_narrow_layout_alone() -> None:
+    app = scripted_app(make_settings(), ScriptedSession([]))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        conversation, side = screen.query_one("#conversation"), screen.query_one("#side")
+        inspector, scratchpad = screen.query_one("#inspector"), screen.query_one(ScratchpadPane)
+        await pilot.press("f3", "alt+left")  # wide: the inspector hidden, the side made wider
+        await pilot.pause()
+        assert not inspector.display and scratchpad.display
+
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert conversation.display and not side.display, "the chat alone, as in any narrow terminal"
+        assert conversation.outer_size.width == 80
+        await pilot.press("f4")
+        await pilot.pause()
+        assert scratchpad.display and not conversation.display and side.outer_size.width == 80
+        await pilot.press("f4")
+        await pilot.pause()
+        assert inspector.display, "a pane hidden in the wide layout still has its turn"
+
+        await pilot.resize_terminal(*SIZE)
+        await pilot.press("f4")
+        await pilot.pause()
+        assert not inspector.display and scratchpad.display, "back to wide: the inspector is still hidden"
+        assert side.outer_size.width == SIZE[0] * (SIDE_WIDTH_DEFAULT + SIDE_WIDTH_STEP) // 100, "and as wide as set"

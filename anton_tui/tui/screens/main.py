@@ -55,7 +55,7 @@ from anton_tui.tui.messages import (
     MemoryConfirmationAnswered,
     SessionEventMessage,
 )
-from anton_tui.tui.screens.main_panes import PaneLayout
+from anton_tui.tui.screens.main_panes import NARROW_BELOW, PaneLayout
 from anton_tui.tui.screens.main_workspace import WorkspaceInput
 from anton_tui.tui.textual_internals import PaintFirstScreen
 from anton_tui.tui.widgets.chat import (
@@ -105,7 +105,7 @@ class MainScreen(WorkspaceInput, GoalRuns, PaneLayout, PaintFirstScreen):  # `@`
             super().__init__()
             self.reason = reason
 
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
     AUTO_FOCUS = "#prompt"
 
     HELP = """\
@@ -268,13 +268,10 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
 
     async def _mount_inspector(self) -> None:
         """The runtime came after the first frame: the inspector over its stores replaces the empty frame."""
-        old = self.query_one("#inspector")
-        display = old.display
-        await old.remove()
+        await self.query_one("#inspector").remove()
         from anton_tui.tui.widgets.inspector import InspectorPane
 
-        pane = InspectorPane(self.runtime, id="inspector")
-        pane.display = display
+        pane = InspectorPane(self.runtime, id="inspector")  # (hidden by the screen's class if F3 hid the frame)
         await self.query_one("#side").mount(pane)
         self.call_after_refresh(self.fit_side_to_tabs)
 

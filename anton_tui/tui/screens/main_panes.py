@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual import events, work
 from textual.css.query import NoMatches
 from textual.types import NoActiveAppError
 from textual.widget import Widget
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from anton_tui.tui.screens.main import MainScreen
 
 SIDE_WIDTH_RANGE = (20, 75)  # percent of the screen the side column may take
+NARROW_BELOW = 100  # columns; below this one pane at a time fills the body (the screen's `-narrow` class)
 COMPACT_FOOTER_BELOW = 140  # columns; below this the footer drops its extra spaces so that every key fits
 
 
@@ -73,11 +74,12 @@ class PaneLayout:
         except NoActiveAppError:
             return False
 
-    def on_resize(self: MainScreen) -> None:
+    def on_resize(self: MainScreen, event: events.Resize) -> None:
         try:
             self.query_one(Footer).compact = self._compact_footer()
         except NoMatches:
             pass
+        self._apply_side_width(event.size.width)
 
     def action_toggle_scratchpad(self: MainScreen) -> None:
         if self.narrow:
@@ -122,10 +124,11 @@ class PaneLayout:
         return keymap.get(binding_id, "f4")
 
     def _toggle_side_pane(self: MainScreen, pane: Widget) -> None:
-        pane.display = not pane.display
-        side = self.query_one("#side")
-        side.display = any(child.display for child in side.children)
-        if not pane.display and self.focused is not None and pane in self.focused.ancestors_with_self:
+        """Hide or show a side pane in a wide terminal, by a class of the screen (main.tcss): a narrow terminal's
+        one-pane-at-a-time layout is left as it is, also after the terminal narrows."""
+        hidden = self.toggle_class(f"-hide-{pane.id}").has_class(f"-hide-{pane.id}")
+        self.set_class(self.has_class("-hide-scratchpad") and self.has_class("-hide-inspector"), "-hide-side")
+        if hidden and self.focused is not None and pane in self.focused.ancestors_with_self:
             self.action_focus_prompt()
 
     def action_resize_side(self: MainScreen, delta: int) -> None:
@@ -133,7 +136,15 @@ class PaneLayout:
         self.side_width = max(low, min(high, self.side_width + delta))
 
     def watch_side_width(self: MainScreen, width: int) -> None:
-        self.query_one("#side").styles.width = f"{width}%"
+        self._apply_side_width(self.size.width)
+
+    def _apply_side_width(self: MainScreen, columns: int) -> None:
+        """The side's chosen width in a wide terminal; a narrow one's pane takes the whole body (main.tcss)."""
+        try:
+            side = self.query_one("#side")
+        except NoMatches:
+            return
+        side.styles.width = None if columns < NARROW_BELOW else f"{self.side_width}%"
 
     def action_toggle_maximize(self: MainScreen) -> None:
         if self.maximized is not None:
