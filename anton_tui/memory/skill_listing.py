@@ -338,7 +338,16 @@ class SkillListingMixin:
     def broken(self) -> list[BrokenSkill]:
         """Skill folders whose files cannot be read, each with the reason: the user's own, then those of the
         read-only sources (a SKILL.md that does not parse or cannot be read). Their files are left as they are."""
-        return self.survey(lambda skill: None)[1]
+        diagnosed = (self._diagnose(folder)[1] for folder in self._folders())  # type: ignore[attr-defined]
+        return [problem for problem in diagnosed if problem is not None] + self._source_problems()
+
+    def _source_problems(self) -> list[BrokenSkill]:
+        return [
+            BrokenSkill(name, Path(path), reason, source.key)
+            for source in self.sources
+            for name, path, _, reason in self._source_entries(source)
+            if reason is not None
+        ]
 
     def survey(
         self, convert: Callable[[Skill], T], *, include_shadowed: bool = False
@@ -356,10 +365,7 @@ class SkillListingMixin:
                 user.append((skill.label, skill.source, convert(skill)))
             elif problem is not None:
                 problems.append(problem)
-        for source in self.sources:
-            for name, path, _, reason in self._source_entries(source):
-                if reason is not None:
-                    problems.append(BrokenSkill(name, Path(path), reason, source.key))
+        problems += self._source_problems()
         if not self.sources:
             return [value for _, _, value in user], problems
         found: list[tuple[str, str, T]] = []

@@ -29,8 +29,7 @@ def _stages(skill: Skill) -> str:
 
 
 def skill_table(store: SkillStore) -> CommandOutput:
-    skills = store.list_all()
-    broken = store.broken()
+    skills, broken = store.survey(lambda skill: skill)  # each folder read once
     if not skills and not broken:
         return info("No skills saved yet. After a task went well, /skill save [hint] turns it into one.")
     parts: list[Table | Text] = []
