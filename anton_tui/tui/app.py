@@ -7,7 +7,6 @@ the engine does goes through the runtime; this module only wires screens, themes
 from __future__ import annotations
 
 import asyncio
-
 from pathlib import Path
 from typing import Any, Sequence
 
