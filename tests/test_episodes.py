@@ -237,6 +237,24 @@ def test_garbage_and_truncated_lines_are_skipped_and_kept(episodes_dir: Path, ca
     assert [e.content for e in memory.recall("third")] == ["third lemon"]
 
 
+def test_a_line_damaged_behind_the_index_drops_out_of_its_turn_alone(episodes_dir: Path) -> None:
+    """A recalled turn's lines are read back from the file at once; if one of them no longer parses (the file was
+    changed in place with its size and time kept, so the index did not notice), only that line is left out."""
+    turn = [("user", "plum tart"), ("assistant", "baking"), ("tool_result", "oven at 180"), ("assistant", "done")]
+    path = write_session(episodes_dir, "20260101_000000", [turn])
+    memory = EpisodicMemory(episodes_dir)
+    assert [e.content for e in memory.recall("plum")] == [content for _role, content in turn]
+
+    data = path.read_bytes()
+    at = data.index(b'"role": "tool_result"')
+    st = path.stat()
+    path.write_bytes(data[:at] + b'"role": "tool_resul\x01' + data[at + 21 :])
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    assert [e.content for e in memory.recall("plum")] == ["plum tart", "baking", "done"]
+    memory.close()
+
+
 # ---- the search index ---------------------------------------------------------------------------------------
 
 

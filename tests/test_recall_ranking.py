@@ -97,8 +97,8 @@ def test_scores_from_the_index_figures_are_fts5s_bm25_to_the_last_bit(
     sql = "SELECT rowid, bm25(words) FROM words WHERE words MATCH ? ORDER BY rowid LIMIT ?"
     for words in WORD_LISTS:
         expected = conn.execute(sql, (" ".join(f'"{word}"' for word in words), limit)).fetchall()
-        assert scorer.window(conn, words, "", limit) == expected, words
-        assert scorer.window(conn, words, "", limit) == expected, words  # with the counts kept from the first call
+        assert scorer.window(conn, words, limit) == expected, words
+        assert scorer.window(conn, words, limit) == expected, words  # with the counts kept from the first call
     conn.close()
     assert len(own) >= {300: 4, 40: 8}[limit]  # scored from the index figures, not handed to bm25()
 

@@ -36,6 +36,7 @@ class FolderView:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._prefix = f"{folder}{os.sep}"
         self.version = 0
         self._files: dict[str, os.stat_result] | None = None
         self._folder_mtime: int | None = None
@@ -54,7 +55,7 @@ class FolderView:
         self.fresh = False
         for name in self._recent:
             try:
-                st = os.stat(self.folder / f"{name}{SUFFIX}")
+                st = os.stat(f"{self._prefix}{name}{SUFFIX}")
             except OSError:
                 return self._sweep(folder_mtime, now)
             old = self._files[name]

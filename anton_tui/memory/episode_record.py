@@ -143,6 +143,18 @@ def quick_parse(raw: bytes) -> Episode | None:
         return None
 
 
+def quick_parse_many(raws: list[bytes]) -> list[Episode | None]:
+    """`quick_parse` of each raw line, decoded in one go while every line is well formed."""
+    if len(raws) > 1:
+        try:
+            lines = many_line_fields()(b"\n".join(raws))
+        except ValueError:
+            lines = []
+        if len(lines) == len(raws):
+            return [Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta) for line in lines]
+    return [quick_parse(raw) for raw in raws]
+
+
 def decode_line(path: Path, line_no: int, offset: int, raw: bytes, complete: bool) -> Episode | None:
     """Parse one raw line, warning about (and dropping) anything malformed; blank lines are ignored quietly."""
     if not raw.strip():

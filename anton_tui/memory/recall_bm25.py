@@ -20,9 +20,11 @@ K1 = 1.2  # FTS5's bm25() constants
 B = 0.75
 WORTH_IT = 10_000  # below this many lines holding the query's words, FTS5's own counting is quicker
 READ_LIMIT = 64  # instances read per candidate line at most, else FTS5's bm25() is left to it
-_COUNT_INSTANCES = (
-    "SELECT doc, count(*) FROM (SELECT doc FROM temp.words_instances WHERE term = ? LIMIT ?) GROUP BY doc"
-)
+_INSTANCES = "SELECT doc FROM temp.words_instances WHERE term = ? LIMIT ?"
+# The candidate lines with their lengths in tokens as FTS5 keeps them (a varint per column, one column here), left
+# encoded: lines share few lengths, each decoded once (`window`'s `part`).
+_WITH_SIZES = "SELECT w.rowid, d.sz FROM words AS w JOIN words_docsize AS d ON d.id = w.rowid WHERE words MATCH ?"
+_IN_ORDER = " ORDER BY w.rowid LIMIT ?"
 STEM_CACHE = 4096
 
 _TEMP_TABLES = f"""
@@ -54,34 +56,33 @@ class Bm25:
         self.hits: dict[str, int] = {}
         self.stems: dict[str, str | None] = {}
 
-    def window(self, conn: sqlite3.Connection, words: list[str], where: str, limit: int) -> list[tuple[int, float]]:
-        """``(rowid, score)`` of the first `limit` lines (by rowid) matching every one of `words`, as
-        ``SELECT rowid, bm25(words) FROM words WHERE words MATCH <the words as phrases>{where} ORDER BY rowid``
-        would give them."""
+    def window(self, conn: sqlite3.Connection, words: list[str], limit: int, *, dead: bool = False) -> list[tuple[int, float]]:
+        """``(rowid, score)`` of the first `limit` lines (by rowid) matching every one of `words` (leaving out the
+        dead ones when `dead`), as ``SELECT rowid, bm25(words) FROM words WHERE words MATCH <the words as phrases>
+        ORDER BY rowid`` would give them."""
         match = " ".join(_phrase(word) for word in words)
         stems = self._stems(conn, words)
-        ids = None
+        found = None  # (rowid, size) of the candidate lines, when the figures are worth using
         if stems is not None and sum(self._hits(conn, stem) for stem in set(stems)) >= WORTH_IT:
-            sql = f"SELECT rowid FROM words WHERE words MATCH ?{where} ORDER BY rowid LIMIT ?"
-            ids = [rowid for (rowid,) in conn.execute(sql, (match, limit))]
-            if not ids:
+            found = conn.execute(_WITH_SIZES + _not_dead("w.rowid", dead) + _IN_ORDER, (match, limit)).fetchall()
+            if not found:
                 return []
         freqs = None
-        if stems is not None and ids is not None and len(ids) == limit:  # (else the lines are spread out thinly)
+        if stems is not None and found is not None and len(found) == limit:  # (else the lines are spread out thinly)
             freqs = {}
             for stem in set(stems):
-                freqs[stem] = _frequencies(conn, stem, ids[-1], len(ids))
+                freqs[stem] = _frequencies(conn, stem, found[-1][0], len(found))
                 if freqs[stem] is None:
                     freqs = None
                     break
-        if freqs is None:
-            sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{where} ORDER BY rowid LIMIT ?"
+        if freqs is None or found is None:
+            sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{_not_dead('rowid', dead)} ORDER BY rowid LIMIT ?"
             return conn.execute(sql, (match, limit)).fetchall()
+        assert stems is not None
         rows, total = self._averages(conn)
         avgdl = float(total) / float(rows)
         idfs = [_idf(self.hits[stem], rows) for stem in stems]
         columns = [freqs[stem] for stem in stems]
-        sizes = _sizes(conn, ids)
         factor = K1 + 1.0
         parts: dict[tuple[int, bytes], float] = {}  # one term's share, by its count in the line and the line's size
 
@@ -94,12 +95,11 @@ class Bm25:
             idf, counts = idfs[0], columns[0]
             get = parts.get
             return [
-                (rowid, -1.0 * (idf * (get((counts[rowid], sizes[rowid])) or part(counts[rowid], sizes[rowid]))))
-                for rowid in ids
+                (rowid, -1.0 * (idf * (get((counts[rowid], size)) or part(counts[rowid], size))))
+                for rowid, size in found
             ]
         out = []
-        for rowid in ids:
-            length = sizes[rowid]
+        for rowid, length in found:
             score = 0.0
             for idf, counts in zip(idfs, columns):
                 count = counts[rowid]
@@ -160,26 +160,23 @@ def _idf(hits: int, rows: int) -> float:
 
 def _frequencies(conn: sqlite3.Connection, stem: str, last: int, lines: int) -> dict[int, int] | None:
     """How many times each line up to `last` holds `stem`, or None when that means reading more than
-    `READ_LIMIT` times `lines` of its instances (they come in rowid order, and are read in growing slices until one
-    goes past `last`)."""
-    limit = 4 * lines
-    while True:
-        counts = dict(conn.execute(_COUNT_INSTANCES, (stem, limit)).fetchall())
-        if not counts or sum(counts.values()) < limit or max(counts) > last:
-            return counts
-        limit *= 4
-        if limit > READ_LIMIT * lines:
-            return None
+    `READ_LIMIT` times `lines` of its instances (they come in rowid order, and are read until one goes past `last`)."""
+    limit = READ_LIMIT * lines
+    counts: dict[int, int] = {}
+    get = counts.get
+    cursor = conn.execute(_INSTANCES, (stem, limit))
+    try:
+        for (doc,) in cursor:
+            if doc > last:
+                return counts
+            counts[doc] = get(doc, 0) + 1
+    finally:
+        cursor.close()
+    return None if sum(counts.values()) >= limit else counts
 
 
-def _sizes(conn: sqlite3.Connection, ids: list[int]) -> dict[int, bytes]:
-    """Each line's length in tokens as FTS5 keeps it, a varint per column (one column here), left encoded: lines
-    share few lengths, each decoded once (`window`'s `part`)."""
-    if ids[-1] - ids[0] < 4 * len(ids):
-        rows = conn.execute("SELECT id, sz FROM words_docsize WHERE id BETWEEN ? AND ?", (ids[0], ids[-1]))
-    else:
-        rows = conn.execute(f"SELECT id, sz FROM words_docsize WHERE id IN ({','.join(map(str, ids))})")
-    return dict(rows)
+def _not_dead(rowid: str, dead: bool) -> str:
+    return f" AND {rowid} NOT IN (SELECT id FROM dead)" if dead else ""
 
 
 def _phrase(text: str) -> str:

@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from anton_tui.memory.episode_record import MEMORY_ROLES, SESSION_FORMAT, SUFFIX, Episode, quick_parse
+from anton_tui.memory.episode_record import (
+    MEMORY_ROLES,
+    SESSION_FORMAT,
+    SUFFIX,
+    Episode,
+    quick_parse,
+    quick_parse_many,
+)
 from anton_tui.memory.episode_scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
 from anton_tui.memory.recall_bm25 import Bm25
 
@@ -136,15 +143,14 @@ class LineReader:
             block = os.pread(fd, last - first + READ_AHEAD, first)
         except OSError:
             return [None] * len(rows)
-        out: list[Episode | None] = []
+        raws: list[bytes] = []
         for line_id, offset in rows:
             start = offset - first
             end = block.find(b"\n", start)
             if end < 0:  # the last line is longer than what was read
-                out.append(self.episode(line_id, offset))
-            else:
-                out.append(quick_parse(block[start:end]))
-        return out
+                return quick_parse_many(raws) + [self.episode(line_id, offset) for line_id, offset in rows[len(raws) :]]
+            raws.append(block[start:end])
+        return quick_parse_many(raws)
 
     def close(self) -> None:
         for fd in self._fds.values():
@@ -225,7 +231,7 @@ def line_scores(
     not_dead = " AND rowid NOT IN (SELECT id FROM dead)" if dead else ""
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
     if words:
-        scores.add(bm25.window(conn, words, not_dead, window), words=True)
+        scores.add(bm25.window(conn, words, window, dead=dead), words=True)
     exact, scores.unconfirmed = exact_lines(conn, query, check, not_dead, word_list, window)
     scores.add(((rowid, EXACT_SCORE) for rowid in exact), words=False)
     if not scores.worded and scores.unconfirmed and len(words) > 1:
@@ -233,7 +239,7 @@ def line_scores(
             scores.confirm(check, line_id)
     if not scores.lines and len(words) > 1 and any_word:  # nothing has every word: rank lines by any of them
         for word in words:
-            scores.add(bm25.window(conn, [word], not_dead, window), words=True)
+            scores.add(bm25.window(conn, [word], window, dead=dead), words=True)
     return scores
 
 
