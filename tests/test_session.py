@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from pathlib import Path
 
@@ -424,3 +425,20 @@ def test_text_pieces_waiting_together_are_merged_in_order():
     merged = merge_text_deltas(batch)
     assert [type(e).__name__ for e in merged] == ["AssistantTextDelta", "ToolCallStarted", "AssistantTextDelta"]
     assert merged[0].text == "ab" and merged[2].text == "cd"
+
+
+async def test_background_work_cancelled_before_it_began_is_closed_not_left_dangling(fake_llm, tmp_path: Path):
+    """Quitting right after a turn queued work (a memory question, say) must not leave its coroutine unstarted and
+    unclosed: Python would print "coroutine ... was never awaited" on the way out."""
+    session = make_session(fake_llm, tmp_path)
+    ran = []
+
+    async def work() -> None:
+        ran.append(True)
+
+    pending = work()
+    session.start_background(pending, "work")
+    await session.close()
+    await asyncio.sleep(0)
+    assert not ran
+    assert inspect.getcoroutinestate(pending) == inspect.CORO_CLOSED

@@ -216,6 +216,9 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
         task = asyncio.ensure_future(self._guard(coro, name))
         self._background_tasks.add(task)
         task.add_done_callback(self._background_tasks.discard)
+        close = getattr(coro, "close", None)
+        if close is not None:  # a task cancelled before it ran leaves `coro` unstarted: close it quietly
+            task.add_done_callback(lambda done: close() if done.cancelled() else None)
         return task
 
     async def close(self) -> None:
