@@ -212,3 +212,33 @@ def test_without_inotify_the_listing_works_as_before(store: SkillStore, monkeypa
     assert descriptions(store) == {"report": "Monthly report"}
     edit_in_place(report, "Monthly", "Weekly!")
     assert descriptions(store) == {"report": "Weekly! report"}
+
+
+def inotify_descriptors() -> set[int]:
+    found = set()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") == "anon_inode:inotify":
+                found.add(int(name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_the_app_starts_the_feed_in_its_warm_up_and_closes_it_on_exit(monkeypatch, anton_home: Path) -> None:
+    from anton_tui.runtime import RuntimeStarter
+    from anton_tui.settings_sources import read_env_layers
+
+    monkeypatch.setenv("ANTON_ANTHROPIC_API_KEY", "sk-ant-test-not-used")
+    runtime = RuntimeStarter(read_env_layers()).build()
+    before = inotify_descriptors()
+    try:
+        save(runtime.stores.skills, "report", "Monthly report")
+        await runtime.warm_up()
+        feed = skill_listing.change_feed()
+        assert feed is not None and feed.fileno() in inotify_descriptors() - before
+        edit_in_place(runtime.stores.skills.root / "report" / "SKILL.md", "Monthly", "Weekly!")
+        assert descriptions(runtime.stores.skills)["report"] == "Weekly! report"
+    finally:
+        await runtime.close()
+    assert skill_listing.change_feed() is None and inotify_descriptors() - before == set()
