@@ -25,6 +25,7 @@ made on another machine raise no event. It is not thread-safe on its own: `skill
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -169,7 +170,9 @@ class SkillChangeFeed:
             return False
         try:
             wd = self._inotify.add_watch(folder, FOLDER_MASK)
-        except OSError:  # gone, no permission, a symlink, or the user's watch limit reached
+        except OSError as exc:  # gone, no permission, a symlink, or the user's watch limit reached
+            if exc.errno == errno.ENOSPC:
+                self.max_watches = self.watch_count  # other programs hold the rest: stop asking for more
             return False
         self._forget_wd(wd)
         self._path_of[wd], self._wd_of[folder] = folder, wd
