@@ -12,7 +12,7 @@ import anton_tui
 
 PACKAGE = Path(anton_tui.__file__).parent
 TUI = PACKAGE / "tui"
-HEAVY = ("textual", "anthropic", "openai", "watchdog")
+HEAVY = ("textual", "anthropic", "openai", "watchdog", "inotify_simple")
 ENGINE_PACKAGES = ("anton_tui.memory", "anton_tui.llm", "anton_tui.scratchpad", "anton_tui.agent", "anton_tui.runtime")
 ENGINE_MODULES = ("anton_tui.config", "anton_tui.paths")
 

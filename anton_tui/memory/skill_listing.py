@@ -6,18 +6,35 @@ checks its stats.json; that costs time in proportion to the number of skills. La
 a skills folder's list of sub-folders is kept while the folder keeps its signature (inode, size, modification and
 change time, which change when a skill folder is added, removed or renamed), and each healthy SKILL.md skill's fields
 while its SKILL.md keeps its signature; older-layout, broken and non-skill folders are also checked by their
-folder's and stats.json's signatures. So a warm listing costs one `stat` per skill. A stats.json of a healthy
-SKILL.md skill that is later damaged in place (its SKILL.md untouched) is noticed when the skill is loaded or
-recalled, which report it as broken, not by the listing.
+folder's and stats.json's signatures.
+
+How a warm listing knows nothing changed:
+- Without a change feed, by checking those signatures: one `stat` per skill.
+- Once `follow_roots` has started the change feed (`skill_feed.py`, Linux inotify; the app starts it in its
+  warm-up), by asking the feed which skill folders changed since the last listing. A folder is vouched for when it
+  was watched before its cached entry was read or last checked, nothing happened in it since, and none of the files
+  its entry depends on is a symlink or has a second hard link (an edit through another name raises no event in this
+  folder). The listing stats each skills folder (as before), reads the feed without waiting, and checks again only
+  the folders the feed marked changed and those it cannot vouch for (not watched: over the watch budget, a symlinked
+  folder, a network file system); so a warm listing costs the same with 10 or 10,000 skills. The kernel queues an
+  event inside the call that makes the change, so every change that finished before a listing began is seen by it,
+  as with the `stat` checks.
+
+Known limits. A stats.json of a healthy SKILL.md skill that is later damaged in place (its SKILL.md untouched) is
+noticed when the skill is loaded or recalled, which report it as broken, not by the listing. With the feed on, a
+second hard link made to a skill's file after it was vouched for, and an edit through that other name, raise no
+event in the skill's folder: the edit shows once anything else in that folder changes.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import stat as stat_kind
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from anton_tui.memory.skill_format import (
     SkillFormat,
@@ -41,6 +58,9 @@ from anton_tui.memory.skill_model import (
     _match_key,
 )
 from anton_tui.memory.skill_sources import SkillSource
+
+if TYPE_CHECKING:
+    from anton_tui.memory.skill_feed import SkillChangeFeed
 
 # --------------------------------------------------------------------------- cached listing fields
 
@@ -95,25 +115,51 @@ def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
     Reads meta.json or the SKILL.md front matter and checks stats.json, never the procedure. Results are cached per
     folder (see the module's docstring for what is checked before one is reused).
     """
-    entry = _summary_entry(folder)
+    with _lock:
+        if _feed is not None:
+            _note_changes(_feed.drain())
+        entry = _summary_entry(folder)
     return entry.fields, entry.problem
 
 
 def _summary_entry(folder: str) -> _CachedSummary:
-    """The cached entry for `folder` while it holds, else a fresh one (also cached)."""
+    """The cached entry for `folder` while it holds, else a fresh one (also cached). With the change feed on, the
+    folder is watched before it is checked or read, and a folder the feed vouches for is not checked at all."""
+    feed = _feed
+    if feed is None or not feed.following(os.path.dirname(folder)):
+        return _checked_entry(folder)[0]
+    watched = feed.watch(folder)
+    if feed.marked:  # the new watch took the place of one whose folder was renamed unseen
+        _note_changes(feed.take_marked())
+    if folder in _trusted:
+        return _summary_cache[folder]
+    entry, kept = _checked_entry(folder)
+    if watched and kept and _plain_files(entry):
+        _trusted.add(folder)
+        _suspects.get(os.path.dirname(folder), set()).discard(folder)
+    else:
+        _suspects.setdefault(os.path.dirname(folder), set()).add(folder)
+    return entry
+
+
+def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
+    """The cached entry for `folder` if its watched paths keep their signatures, else the folder read afresh; and
+    whether the entry is kept in the cache (an unreadable folder's is not)."""
     cached = _summary_cache.get(folder)
     if cached is not None and _still_valid(cached):
-        return cached
+        return cached, True
+    root = os.path.dirname(folder)
+    _generation[root] = _generation.get(root, 0) + 1
     folder_sig = _signature(folder)  # taken before reading, so a change made while reading is noticed next time
     try:
         names = set(os.listdir(folder))
     except OSError as exc:
-        return _CachedSummary(((folder, None),), None, describe_error(exc))  # not kept: tried again next time
+        return _CachedSummary(((folder, None),), None, describe_error(exc)), False  # not kept: tried again next time
     label = os.path.basename(folder)
-    escape = link_out(folder, os.path.dirname(folder))
+    escape = link_out(folder, root)
     if escape is not None:
         entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
-        return entry
+        return entry, True
     primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
     stats_path = os.path.join(folder, "stats.json")
     watched = [(folder, folder_sig), (stats_path, _signature(stats_path))]
@@ -143,24 +189,42 @@ def _summary_entry(folder: str) -> _CachedSummary:
     if fields is not None and fields.format == "skill_md":
         watched = watched[2:]  # a healthy SKILL.md skill: its one file read is enough to watch
     entry = _summary_cache[folder] = _CachedSummary(tuple(watched), fields, problem)
-    return entry
+    return entry, True
+
+
+def _plain_files(entry: _CachedSummary) -> bool:
+    """Whether no file `entry` depends on is a symlink or has a second hard link: an edit to a link's target, or
+    through another name, raises no event in the skill's folder, so such an entry is checked by `stat` each time."""
+    for path, _ in entry.watched:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue  # absent: creating it raises an event in the folder
+        if stat_kind.S_ISLNK(st.st_mode) or (not stat_kind.S_ISDIR(st.st_mode) and st.st_nlink > 1):
+            return False
+    return True
 
 
 def skill_folders(root: str) -> list[tuple[str, str]]:
     """(name, path) of every visible sub-folder of `root`, sorted by name, kept while `root`'s signature holds.
     Raises OSError as `os.scandir` does (FileNotFoundError when `root` does not exist)."""
+    return _scan(root)[0]
+
+
+def _scan(root: str) -> tuple[list[tuple[str, str]], os.stat_result]:
+    """`skill_folders(root)` and the `stat` of `root` it was checked by."""
     st = os.stat(root)
     sig = hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     cached = _folder_cache.get(root)
     if cached is not None and cached[0] == sig:
-        return cached[1]
+        return cached[1], st
     with os.scandir(root) as found:
         entries = sorted((e.name, e.path) for e in found if not e.name.startswith(".") and e.is_dir())
     _folder_cache[root] = (sig, entries)
-    return entries
+    return entries, st
 
 
-_root_cache: dict[tuple[str, str], tuple[list[tuple[str, str]], list[_CachedSummary], Any]] = {}
+_root_cache: dict[tuple[str, str], tuple[list[tuple[str, str]], list[_CachedSummary], Any, int]] = {}
 
 
 def _all_hold(entries: list[_CachedSummary]) -> bool:
@@ -183,14 +247,103 @@ def _root_view(root: str, key: str, build: Callable[[list[tuple[str, str]], list
     """`build(entries, cached entries)` for the skill folders of `root`, reused as long as the folder list and every
     folder's cached entry are the same as last time (so a warm call builds nothing). Raises OSError as
     `skill_folders` does."""
-    entries = skill_folders(root)
-    cached = _root_cache.get((root, key))
-    if cached is not None and cached[0] is entries and _all_hold(cached[1]):
-        return cached[2]
-    found = [_summary_entry(path) for _, path in entries]
-    value = build(entries, found)
-    _root_cache[(root, key)] = (entries, found, value)
-    return value
+    with _lock:
+        entries, st = _scan(root)
+        cached = _root_cache.get((root, key))
+        feed = _feed
+        if feed is None or not feed.following(root):
+            if cached is not None and cached[0] is entries and _all_hold(cached[1]):
+                return cached[2]
+        else:
+            _note_changes(feed.changes(root, st))
+            _check_suspects(root, entries)
+            if cached is not None and cached[0] is entries and cached[3] == _generation.get(root, 0):
+                return cached[2]
+        found = [_summary_entry(path) for _, path in entries]
+        value = build(entries, found)
+        _root_cache[(root, key)] = (entries, found, value, _generation.get(root, 0))
+        return value
+
+
+# --------------------------------------------------------------------------- following changes (see the docstring)
+
+_lock = threading.RLock()
+"""Held while a listing reads the change feed and checks or reads folders, so that no thread takes in a change that
+another is about to trust an older reading over."""
+_feed: SkillChangeFeed | None = None
+_trusted: set[str] = set()
+"""Skill folders whose cached entry the feed vouches for: watched before the entry was read or last checked, and
+unchanged since."""
+_suspects: dict[str, set[str]] = {}
+"""Per root: its folders to check at the next listing (marked changed by the feed, or not vouched for)."""
+_ready: dict[str, list[tuple[str, str]]] = {}
+"""Per root: the folder list each of whose folders is in `_trusted` or in `_suspects` (all checked once)."""
+_known: dict[str, tuple[list[tuple[str, str]], frozenset[str]]] = {}
+"""Per root: the paths of its folder list, as a set."""
+_generation: dict[str, int] = {}
+"""Per root: counts the entries of its folders read afresh, so a view built before one is built again."""
+
+
+def follow_roots(roots: Iterable[str], *, max_watches: int | None = None) -> bool:
+    """Start the change feed (one per process) and follow these skills folders; False where no feed can run (not
+    Linux, inotify unavailable): listings then check by `stat`, as before. `max_watches` caps the feed's watches."""
+    global _feed
+    with _lock:
+        if _feed is None:
+            from anton_tui.memory.skill_feed import start_feed
+
+            _feed = start_feed(max_watches=max_watches)
+            _forget_trust()
+        if _feed is None:
+            return False
+        _feed.follow(roots)
+        return True
+
+
+def stop_following() -> None:
+    """Stop the change feed and close its inotify descriptor; listings check every skill by `stat` again."""
+    global _feed
+    with _lock:
+        if _feed is not None:
+            _feed.close()
+        _feed = None
+        _forget_trust()
+
+
+def change_feed() -> SkillChangeFeed | None:
+    """The running change feed, if any."""
+    return _feed
+
+
+def _forget_trust() -> None:
+    _trusted.clear()
+    _suspects.clear()
+    _ready.clear()
+
+
+def _note_changes(dirty: set[str]) -> None:
+    for path in dirty:
+        _trusted.discard(path)
+        _suspects.setdefault(os.path.dirname(path), set()).add(path)
+
+
+def _check_suspects(root: str, entries: list[tuple[str, str]]) -> None:
+    """Check (and watch) the folders of `root` the feed does not vouch for; every folder when the folder list is new
+    to the feed."""
+    if _ready.get(root) is not entries:
+        _suspects[root] = {path for _, path in entries}
+        _ready[root] = entries
+    suspects = _suspects.get(root)
+    if not suspects:
+        return
+    known = _known.get(root)
+    if known is None or known[0] is not entries:
+        known = _known[root] = (entries, frozenset(path for _, path in entries))
+    for path in list(suspects):
+        if path in known[1]:
+            _summary_entry(path)
+        else:
+            suspects.discard(path)
 
 
 # --------------------------------------------------------------------------- listings of a store
@@ -240,6 +393,23 @@ class SkillListingMixin:
     listing_warning: str | None
     _merged: tuple[list[list[SkillSummary]], list[SkillSummary]] | None = None
     """The last merged listing and the per-source lists it was made from (reused while they are the same)."""
+
+    def follow_changes(self, *, max_watches: int | None = None) -> bool:
+        """Let listings learn what changed from the change feed instead of checking every skill by `stat` (see the
+        module's docstring): the feed follows this store's folder and every source's, and one listing watches each
+        skill folder. Takes a while with thousands of skills (one cold listing and a watch per folder): call it off
+        the UI's loop. False where no feed can run; listings then work as before. The feed is one per process."""
+        if not follow_roots([str(self.root), *(str(source.path) for source in self.sources)], max_watches=max_watches):
+            return False
+        try:
+            self.list_summaries()
+        except OSError:
+            pass  # the skills folder cannot be listed: `listing_warning` says so, and listings will say it again
+        return True
+
+    def stop_following_changes(self) -> None:
+        """Stop the process's change feed (closing its inotify descriptor); listings check by `stat` again."""
+        stop_following()
 
     def _source_entries(self, source: SkillSource) -> list[SourceEntry]:
         """(label, path, fields, problem) of each SKILL.md folder in a read-only source; folders of the older layout

@@ -178,10 +178,13 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
         return await _maybe_await(getattr(self.control, action)(pad))
 
     async def warm_up(self) -> None:
-        """Pay the slow first-time costs in the background: the model SDK import and the episode search index."""
+        """Pay the slow first-time costs in the background: the model SDK import, the episode search index and the
+        skills' change feed."""
         # ---- memory history (runtime/memory_history.py): first, it is quick and brings back held memories ----
         await self.start_history()
         await self.start_sync()  # shared memory: the last sync in the header, the timer if one is set
+        # ---- skills: listings learn what changed from an inotify feed, not a stat per skill (skill_feed.py) ----
+        await off_loop(self.stores.skills.follow_changes)
         warm_up = getattr(self.session, "warm_up", None)
         if warm_up is not None:
             await warm_up()
@@ -197,6 +200,8 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
         close = getattr(self._closing, "close", None)
         if close is not None:
             await _maybe_await(close())
+        if self._stores is not None:  # the skills' change feed: its inotify descriptor is closed
+            await off_loop(self._stores.skills.stop_following_changes)
 
     # ----------------------------------------------------------------- settings
 

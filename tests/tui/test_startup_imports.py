@@ -19,8 +19,8 @@ PROBE = textwrap.dedent(
     from anton_tui.tui.launch import make_app
 
     def heavy():
-        lazy = ("anthropic", "openai", "watchdog", "markdown_it", "pygments", "yaml", "pydantic", "pydantic_settings",
-                "detect_secrets", "dulwich")
+        lazy = ("anthropic", "openai", "watchdog", "inotify_simple", "markdown_it", "pygments", "yaml", "pydantic",
+                "pydantic_settings", "detect_secrets", "dulwich")
         return [m for m in lazy if m in sys.modules]
 
     seen = {}
