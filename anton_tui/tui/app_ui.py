@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from anton_tui.tui.app import AntonApp
 
 SCREEN_WAITS, SCREEN_WAIT_S = 400, 0.005  # how long a conversation read at start-up waits for the main screen: 2 s
+LAYOUT_WAITS = 10  # refreshes the engine's build waits at most for the screen to lay out a conversation shown early
 
 
 class AppActions:
@@ -259,7 +260,17 @@ class AppActions:
             if preview is not None:
                 self.call_from_thread(self._show_preview, *preview)
         finally:
-            self.call_from_thread(self.call_after_refresh, self.build_runtime)
+            self.call_from_thread(self.call_after_refresh, self._build_once_painted, LAYOUT_WAITS)
+
+    def _build_once_painted(self: AntonApp, waits: int) -> None:
+        """Build the runtime once the conversation shown early is on screen. A refresh can come before the screen
+        has taken in the new widgets; once they have their place, the frame that laid them out has painted them."""
+        chat = self._main_screen.chat if self._main_screen is not None and self._chat_mounted() else None
+        heading = chat.heading if chat is not None else None
+        if heading is not None and heading.is_attached and not heading.region and waits > 0:
+            self.call_after_refresh(self._build_once_painted, waits - 1)
+            return
+        self.build_runtime()
 
     def _chat_mounted(self: AntonApp) -> bool:
         chat = self._main_screen.query("ChatView") if self._main_screen is not None else None

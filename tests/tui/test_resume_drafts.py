@@ -141,16 +141,13 @@ async def test_with_resume_the_engine_is_built_after_the_frame_that_shows_the_co
 
     class Painted(FrameHook, AntonApp):
         shown_at_build: bool | None = None
-        conversation_shown = False  # the chat has the whole conversation (`MainScreen.ConversationShown` was posted)
-        conversation_painted = threading.Event()  # and a frame was painted since
+        conversation_painted = threading.Event()  # a frame was painted with the conversation's heading in the chat
 
         def frame_written(self, screen: Any, update: Any) -> None:
-            if self.conversation_shown:
+            chats = screen.query(ChatView)
+            heading = chats.first().heading if chats else None
+            if heading is not None and heading.is_attached:
                 self.conversation_painted.set()
-
-    def hook(message: Any) -> None:
-        if type(message).__name__ == "ConversationShown":
-            Painted.conversation_shown = True
 
     class Recording(RuntimeStarter):
         def build(self) -> Any:
@@ -158,7 +155,7 @@ async def test_with_resume_the_engine_is_built_after_the_frame_that_shows_the_co
             return super().build()
 
     app = Painted(Recording(read_env_layers(), resume="20261125_090000"), cursor_blink=False)
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+    async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
         await wait_for(pilot, lambda: any("Resumed conversation" in text for text in notices(app)), what="resumed")
         assert Painted.shown_at_build is True, "the conversation was painted before the engine's build began"
