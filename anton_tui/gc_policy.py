@@ -1,4 +1,4 @@
-"""When Python's cycle collector may run, so that it does not pause the screen.
+"""When Python's cycle collector may run, so that it does not pause the screen; and big blocks given back at once.
 
 A full collection walks every container object the process holds. An app that has imported Textual, pydantic and a
 model SDK holds a few hundred thousand of them, and a full pass over those takes a noticeable fraction of a second:
@@ -9,6 +9,13 @@ long enough to swallow keystrokes while an answer streams. So:
 - while a turn streams, full collections are put off (the quick young-generation passes still run), and the one
   that was put off runs when the turn has ended, while the user reads the answer.
 
+Big blocks of memory (a memory file read whole, say) go back to the system as soon as they are freed. By default
+the C library (glibc) raises the size from which it maps a block on its own to that of each such block freed, so
+later blocks up to that size come from its heap, where much of what is freed stays resident: once the 7 MB lessons
+file of a 50,000-lesson home had been read, some 10 MB of later reads stayed with the process. `hold()` fixes that
+size at `BIG_BLOCK` (1 MiB: whole files, not the buffers a frame or a chunk of an answer needs); the free memory
+kept at the top of the heap then stays at glibc's default too (128 KiB) instead of growing with it.
+
 `hold()` is called first thing by the command line; `release()` once the first frame is on screen, `settle()` after
 the warm-up has imported the model SDK, and `collect_between_turns()` after each turn. Without `hold()` (tests, the
 app embedded elsewhere) the others do nothing, so a process that starts many apps keeps Python's defaults.
@@ -17,17 +24,35 @@ app embedded elsewhere) the others do nothing, so a process that starts many app
 from __future__ import annotations
 
 import gc
+import sys
 
 FULL_COLLECTION_AFTER = 1_000  # young-generation passes before a full collection runs by itself (Python: 10)
+
+BIG_BLOCK = 1024 * 1024  # bytes from which a block is mapped on its own, and handed back when freed
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number, from glibc's malloc.h
 
 _held = False
 
 
 def hold() -> None:
-    """No cycle collection until `release()`: start-up only creates what it keeps."""
+    """No cycle collection until `release()`: start-up only creates what it keeps. Big blocks go back when freed."""
     global _held
     _held = True
     gc.disable()
+    give_back_big_blocks()
+
+
+def give_back_big_blocks() -> bool:
+    """Fix glibc's size for blocks mapped on their own at `BIG_BLOCK` (False where there is no glibc)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt  # the C library the interpreter itself uses
+    except (ImportError, OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, BIG_BLOCK))
 
 
 def release() -> None:

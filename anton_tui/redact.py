@@ -212,7 +212,7 @@ def scrub_cell(cell: Any, redactor: Redactor) -> tuple[Any, tuple[str, ...]]:
 
 
 def preload() -> None:
-    """Load the pattern set now (it imports detect-secrets); the session calls it in the background at warm-up."""
+    """Load the pattern set now (compiling some 60 patterns); the session calls it in the background at warm-up."""
     from anton_tui import secret_patterns
 
     secret_patterns.load()

@@ -2,10 +2,15 @@
 
 detect-secrets (Yelp) keeps one regex plugin per credential kind (AWS access keys, GitHub, GitLab, Slack, Stripe,
 Twilio, SendGrid, npm, PyPI, Discord, Telegram, Mailchimp, Azure, IBM, JWTs, private keys, basic-auth URLs...).
-Its patterns are loaded from the installed package the first time they are needed (the import takes about 0.2 s, so
-`load()` runs in the background at warm-up). Kinds it does not know are added here: fine-grained GitHub tokens,
-Google API keys, Anthropic and OpenAI keys in every current form, long Stripe keys, bare AWS secret keys, Anton's
-``mdb_`` keys, Google OAuth tokens, bearer tokens and secret-named assignments.
+Its patterns are loaded the first time they are needed (`load()` runs in the background at warm-up): from
+`detect_secrets_copy`, a copy of the installed version's patterns, when that is the version installed, else from the
+package itself. Importing the package takes about 0.2 s and 6-10 MB that stay for good: its plugins import
+`requests`, with some 240 modules, to check keys online, which the redactor never does. After upgrading
+detect-secrets, `python -m anton_tui.secret_patterns` rewrites the copy (a test fails until then).
+
+Kinds detect-secrets does not know are added here: fine-grained GitHub tokens, Google API keys, Anthropic and OpenAI
+keys in every current form, long Stripe keys, bare AWS secret keys, Anton's ``mdb_`` keys, Google OAuth tokens,
+bearer tokens and secret-named assignments.
 
 Each pattern says what it finds (`kind`, shown to the user) and which marker replaces it: ``[REDACTED_API_KEY]`` for
 keys recognised by their shape, ``[REDACTED_TOKEN]`` for other credentials, as Anton marks them.
@@ -13,9 +18,13 @@ keys recognised by their shape, ``[REDACTED_TOKEN]`` for other credentials, as A
 
 from __future__ import annotations
 
+import math
 import re
+import string
+import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 API_KEY = "[REDACTED_API_KEY]"
@@ -59,10 +68,19 @@ def _aws_secret_like(value: str) -> bool:
     return _entropy(value) >= 4.4  # 99.5% of random 40-character keys; CamelCase names stay below
 
 
-def _entropy(value: str) -> float:
-    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+BASE64_CHARSET = string.ascii_letters + string.digits + "+/" + "\\-_" + "="  # detect-secrets' Base64HighEntropyString
 
-    return Base64HighEntropyString(limit=4.5).calculate_shannon_entropy(value)
+
+def _entropy(value: str) -> float:
+    """Shannon entropy over the base64 characters, as detect-secrets' Base64HighEntropyString works it out."""
+    if not value:
+        return 0.0
+    entropy = 0.0
+    for char in BASE64_CHARSET:
+        p = value.count(char) / len(value)
+        if p > 0:
+            entropy += -p * math.log(p, 2)
+    return entropy
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|None|null|true|false|True|False")
@@ -137,7 +155,33 @@ def load() -> tuple[Pattern, ...]:
     return _loaded
 
 
+Raw = tuple[str, str, str, int]  # kind, plugin class, regex, flags
+
+
 def _from_detect_secrets() -> tuple[Pattern, ...]:
+    from anton_tui import detect_secrets_copy
+
+    if installed_version() == detect_secrets_copy.VERSION:
+        raw = detect_secrets_copy.PATTERNS
+        return tuple(Pattern(kind, re.compile(regex, flags), _marker(plugin), None) for kind, plugin, regex, flags in raw)
+    return tuple(Pattern(kind, regex, _marker(plugin), None) for kind, plugin, regex in _from_package())
+
+
+def _marker(plugin: str) -> str:
+    return TOKEN if plugin in _TOKEN_PLUGINS else API_KEY
+
+
+def installed_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("detect-secrets")
+    except PackageNotFoundError:
+        return None
+
+
+def _from_package() -> list[tuple[str, str, re.Pattern[str]]]:
+    """(kind, plugin class, regex) of every regex plugin of the installed detect-secrets (imports the package)."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 
@@ -145,7 +189,33 @@ def _from_detect_secrets() -> tuple[Pattern, ...]:
     for kind, plugin in sorted(get_mapping_from_secret_type_to_class().items()):
         if not issubclass(plugin, RegexBasedDetector) or plugin.__name__ in _SKIPPED_PLUGINS:
             continue
-        marker = TOKEN if plugin.__name__ in _TOKEN_PLUGINS else API_KEY
-        for regex in plugin.denylist:
-            found.append(Pattern(kind, regex, marker, None))
-    return tuple(found)
+        found += [(kind, plugin.__name__, regex) for regex in plugin.denylist]
+    return found
+
+
+def package_patterns() -> list[Raw]:
+    """What `detect_secrets_copy.PATTERNS` holds, read from the installed package."""
+    return [(kind, plugin, regex.pattern, regex.flags) for kind, plugin, regex in _from_package()]
+
+
+def write_copy(path: Path = Path(__file__).with_name("detect_secrets_copy.py")) -> None:
+    """Rewrite `detect_secrets_copy` from the installed detect-secrets."""
+    lines = [
+        '"""The regex patterns of detect-secrets\' plugins, copied from the version below so that the redactor need not',
+        "import the package (see `secret_patterns`). Written by `python -m anton_tui.secret_patterns`; do not edit.",
+        '"""',
+        "",
+        f"VERSION = {installed_version()!r}",
+        "",
+        "# kind, plugin class, regex, flags",
+        "PATTERNS: tuple[tuple[str, str, str, int], ...] = (",
+        *(f"    {entry!r}," for entry in package_patterns()),
+        ")",
+        "",
+    ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write_copy()
+    sys.stdout.write(f"detect-secrets {installed_version()}: patterns copied\n")

@@ -1,11 +1,15 @@
 """The collector policy: no collections while the app starts, start-up's objects kept out of later collections, and
-full collections put off to the end of turns; all of it only in a process started by the command line."""
+full collections put off to the end of turns; all of it only in a process started by the command line, which also
+has big freed blocks go back to the system at once."""
 
 from __future__ import annotations
 
+import platform
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 PROBE = textwrap.dedent(
     """
@@ -31,3 +35,30 @@ def test_the_collector_waits_for_the_first_frame_then_skips_start_up_objects_onl
     untouched, held = result.stdout.split("\n")[:2]
     assert untouched == "True True True", "without hold() the defaults stay"
     assert held == "False True True True", "held: off while starting, then on with start-up frozen and full passes put off"
+
+
+BIG_BLOCKS = textwrap.dedent(
+    """
+    from anton_tui import gc_policy
+
+    def resident_mb():
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+    gc_policy.hold()  # as the command line does first thing
+    lessons = b"x" * (8 << 20)  # a big memory file read whole, then let go
+    del lessons
+    before = resident_mb()
+    rules = b"y" * (6 << 20)  # a smaller one read after it
+    kept = b"z" * 4096  # something that stays, made after it
+    del rules
+    print(round(resident_mb() - before, 1))
+    """
+)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the threshold is glibc's")
+def test_a_big_block_freed_after_a_bigger_one_goes_back_to_the_system() -> None:
+    result = subprocess.run([sys.executable, "-c", BIG_BLOCKS], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout) < 2, f"{result.stdout.strip()} MB of a freed 6 MB block stayed resident"

@@ -5,6 +5,9 @@ Real dulwich repositories, real files, real locks; the only thing staged is the 
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import textwrap
 import threading
 from pathlib import Path
 
@@ -237,6 +240,40 @@ def test_no_remote_and_unreachable_addresses_are_reported(tmp_path: Path) -> Non
     assert outcome.status == "failed" and "nowhere.git" in outcome.message
     assert sync.shared_scopes(stores) == {"global": str(tmp_path / "nowhere.git")}
     assert sync.remove_remote(stores, "global") and sync.shared_scopes(stores) == {}
+
+
+SHARED_SCOPES = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from anton_tui.memory import sync
+    from anton_tui.memory.stores import MemoryStores
+    from anton_tui.paths import AntonPaths
+
+    stores = MemoryStores.from_paths(AntonPaths(Path(sys.argv[1]), Path(sys.argv[2])))
+    print(sync.shared_scopes(stores), "dulwich" in sys.modules)
+    """
+)
+
+
+def shared_scopes_in_a_new_process(stores: MemoryStores) -> str:
+    paths = stores.paths
+    args = [sys.executable, "-c", SHARED_SCOPES, str(paths.home), str(paths.project_dir)]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_a_history_without_a_remote_is_known_to_share_nothing_without_loading_git(tmp_path: Path) -> None:
+    stores = machine(tmp_path, "alone")
+    stores.paths.global_memory.mkdir(parents=True, exist_ok=True)
+    (stores.paths.global_memory / "lessons.md").write_text("# Lessons\n- Check the units first\n")
+    stores.recorder.start()
+    stores.recorder.flush()
+    assert (stores.recorder.history("global").git_dir / "HEAD").exists()
+    assert shared_scopes_in_a_new_process(stores) == "{} False", "the app's start-up opens no repository for this"
+    sync.add_remote(stores, "global", str(tmp_path / "team.git"))
+    assert shared_scopes_in_a_new_process(stores) == f"{{'global': '{tmp_path / 'team.git'}'}} True"
 
 
 def test_an_https_style_remote_uses_the_users_git_credential_helper(pair, tmp_path: Path, monkeypatch) -> None:

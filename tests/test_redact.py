@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import string
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
+from anton_tui import detect_secrets_copy, secret_patterns
 from anton_tui.redact import Redactor, describe
 
 # Made-up keys in the real shapes (none of them works anywhere).
@@ -117,3 +122,38 @@ def test_markers_are_not_scrubbed_again_and_the_kinds_are_told() -> None:
     scrubbed = redactor.scrub(f"OPENAI_API_KEY={'sk-' + 'q' * 30} and {SHAPES['GitHub token']} and {GITHUB_PAT}")
     assert scrubbed.text == "OPENAI_API_KEY=[OPENAI_API_KEY] and [REDACTED_API_KEY] and [REDACTED_API_KEY]"
     assert describe(scrubbed.found) == "OPENAI_API_KEY value, GitHub Token, GitHub fine-grained token"
+
+
+LOADED_IN_A_NEW_PROCESS = """
+import sys
+from anton_tui.redact import Redactor, preload
+
+preload()  # as the warm-up does
+scrubbed = Redactor(environ={}).scrub("twilio SK" + "0123456789abcdef" * 2 + " and " + sys.argv[1])
+print(scrubbed.text, scrubbed.found, "detect_secrets" in sys.modules, "requests" in sys.modules)
+"""
+
+
+def test_detect_secrets_patterns_apply_without_importing_the_package_or_requests() -> None:
+    args = [sys.executable, "-c", LOADED_IN_A_NEW_PROCESS, SHAPES["AWS secret key"]]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "twilio", "[REDACTED_API_KEY]", "and", "[REDACTED_API_KEY]", "('Twilio", "API", "Key',", "'AWS", "secret",
+        "key')", "False", "False",
+    ]  # fmt: skip
+
+
+def test_the_copy_of_detect_secrets_patterns_is_the_installed_versions() -> None:
+    assert detect_secrets_copy.VERSION == secret_patterns.installed_version(), "run python -m anton_tui.secret_patterns"
+    assert list(detect_secrets_copy.PATTERNS) == secret_patterns.package_patterns(), "python -m anton_tui.secret_patterns"
+
+
+def test_the_entropy_of_a_40_character_key_is_detect_secrets_own() -> None:
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    theirs = Base64HighEntropyString(limit=4.5)
+    assert secret_patterns.BASE64_CHARSET == theirs.charset
+    rng = random.Random(7)
+    for value in ["", SHAPES["AWS secret key"], "a" * 40, *("".join(rng.choices(string.printable, k=40)) for _ in range(200))]:
+        assert secret_patterns._entropy(value) == pytest.approx(theirs.calculate_shannon_entropy(value), abs=1e-12), value

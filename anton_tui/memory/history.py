@@ -32,6 +32,7 @@ BRANCH = b"refs/heads/main"
 AUTHOR = b"anton-tui <anton-tui@localhost>"
 INDEX = history_index.NAME
 _COMMENT = re.compile(r"\s*<!--.*?-->")
+_MAYBE_REMOTE = re.compile(rb"^[ \t]*\[[ \t]*(?:remote|include)", re.IGNORECASE | re.MULTILINE)
 TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust", "Archive")
 LONG = 2000  # lines in both versions of a file above which a summary counts lines instead of diffing them
 
@@ -190,6 +191,17 @@ class ScopeHistory:
         except (OSError, ValueError, KeyError) as exc:
             raise HistoryError(f"{self.git_dir} cannot be opened: {exc}") from exc
         return self._repo
+
+    def may_have_remote(self) -> bool:
+        """False when the repository's config names no remote (and includes no other file), read without dulwich;
+        True when it may, for `sync_remote.remotes` to say which."""
+        try:
+            config = (self.git_dir / "config").read_bytes()
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        return _MAYBE_REMOTE.search(config) is not None
 
     def head(self) -> bytes | None:
         repo = self.repo()

@@ -112,8 +112,8 @@ def remote_of(stores: Any, scope: str) -> str | None:
     if stores.recorder is None:
         return None
     history = stores.recorder.history(scope)
-    if not (history.git_dir / "HEAD").exists():
-        return None
+    if not (history.git_dir / "HEAD").exists() or not history.may_have_remote():
+        return None  # no remote, known without opening the repository (dulwich stays unloaded)
     return remotes(history.repo()).get(REMOTE)
 
 

@@ -63,6 +63,23 @@ async def test_memory_tabs_show_the_files_on_disk(tmp_path):
         assert not any(banner.display for banner in app.query(ProblemBanner))
 
 
+async def test_skills_never_recommended_show_zero_counters_from_one_shared_tuple(tmp_path):
+    stores = seeded_stores(tmp_path, episodes=False)
+    for label in ("never-a", "never-b"):
+        folder = stores.paths.skills / label
+        folder.mkdir()
+        (folder / "SKILL.md").write_text(f"---\nname: {label}\ndescription: Does {label}\n---\n1. Do it\n")
+    app = InspectorHost(stores)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tab = app.pane.tab("skills")
+        shown = {row[0]: row for row in table_rows(tab.table)}
+        assert shown["never-a"][2:6] == shown["never-b"][2:6] == ["0", "0/0", "0/0", "0/0"]
+        assert shown["web_scrape"][3:6] == ["4/3", "2/1", "0/0"]
+        rows = {row.label: row for row in tab._snapshot.rows}
+        assert rows["never-a"].stages is rows["never-b"].stages, "10,000 unused skills need not hold 40,000 tuples"
+
+
 async def test_markup_like_text_is_shown_verbatim(tmp_path):
     stores = seeded_stores(tmp_path, skills=False, episodes=False)
     stores.project_hc.encode_lesson("Use [bold]x[/bold] and [red] literally", topic="markup")

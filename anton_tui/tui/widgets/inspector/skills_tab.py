@@ -40,6 +40,7 @@ COLUMNS = (
     ColumnSpec("last_used", "Last used", 16, drop=2),
 )
 SORT_KEYS: dict[str, Callable[[SkillRow], Any]] = {}
+NEVER_USED = tuple((0, 0) for _ in STAGES)  # shared by the rows of every skill not recommended yet (most of them)
 SOURCE_SHORT = {"user": "yours", "project": "project", "agents": ".agents", "claude": ".claude", "builtin": "built-in"}
 
 
@@ -57,6 +58,8 @@ class SkillRow:
     def from_skill(cls, skill: Skill) -> SkillRow:
         stats = skill.stats
         stages = tuple((stats.stage(n).recommended, stats.stage(n).used) for n in STAGES)
+        if stages == NEVER_USED:
+            stages = NEVER_USED  # one tuple for all of them, not four per row
         last = max((stats.stage(n).last_used for n in STAGES), default="")
         return cls(skill.label, skill.name or skill.label, stats.total_recalls, stages, last, skill.cue, skill.source)
 
