@@ -1,5 +1,6 @@
 """The regex patterns of detect-secrets' plugins, copied from the version below so that the redactor need not
-import the package (see `secret_patterns`). Written by `python -m anton_tui.secret_patterns`; do not edit.
+import the package (see `secret_patterns`). detect-secrets is Yelp's, under the Apache License 2.0. Written
+by `python -m anton_tui.secret_patterns`; do not edit.
 """
 
 VERSION = '1.5.0'

@@ -202,7 +202,8 @@ def write_copy(path: Path = Path(__file__).with_name("detect_secrets_copy.py")) 
     """Rewrite `detect_secrets_copy` from the installed detect-secrets."""
     lines = [
         '"""The regex patterns of detect-secrets\' plugins, copied from the version below so that the redactor need not',
-        "import the package (see `secret_patterns`). Written by `python -m anton_tui.secret_patterns`; do not edit.",
+        "import the package (see `secret_patterns`). detect-secrets is Yelp's, under the Apache License 2.0. Written",
+        "by `python -m anton_tui.secret_patterns`; do not edit.",
         '"""',
         "",
         f"VERSION = {installed_version()!r}",
