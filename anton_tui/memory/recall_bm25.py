@@ -64,7 +64,7 @@ class Bm25:
         stems = self._stems(conn, words)
         found = None  # (rowid, size) of the candidate lines, when the figures are worth using
         if stems is not None and sum(self._hits(conn, stem) for stem in set(stems)) >= WORTH_IT:
-            found = conn.execute(_WITH_SIZES + _not_dead("w.rowid", dead) + _IN_ORDER, (match, limit)).fetchall()
+            found = conn.execute(_WITH_SIZES + not_dead("w.rowid", dead) + _IN_ORDER, (match, limit)).fetchall()
             if not found:
                 return []
         freqs = None
@@ -76,7 +76,7 @@ class Bm25:
                     freqs = None
                     break
         if freqs is None or found is None:
-            sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{_not_dead('rowid', dead)} ORDER BY rowid LIMIT ?"
+            sql = f"SELECT rowid, bm25(words) FROM words WHERE words MATCH ?{not_dead('rowid', dead)} ORDER BY rowid LIMIT ?"
             return conn.execute(sql, (match, limit)).fetchall()
         assert stems is not None
         rows, total = self._averages(conn)
@@ -175,7 +175,8 @@ def _frequencies(conn: sqlite3.Connection, stem: str, last: int, lines: int) -> 
     return None if sum(counts.values()) >= limit else counts
 
 
-def _not_dead(rowid: str, dead: bool) -> str:
+def not_dead(rowid: str, dead: bool) -> str:
+    """The SQL condition that leaves out the dead rows (of removed or rewritten files), when there are any."""
     return f" AND {rowid} NOT IN (SELECT id FROM dead)" if dead else ""
 
 

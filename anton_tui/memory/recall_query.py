@@ -33,7 +33,7 @@ from anton_tui.memory.episode_record import (
     quick_parse_many,
 )
 from anton_tui.memory.episode_scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
-from anton_tui.memory.recall_bm25 import Bm25
+from anton_tui.memory.recall_bm25 import Bm25, not_dead
 
 WINDOW = 2000  # each match list is ranked over at most this many of its newest lines,
 WINDOW_MIN = 200  # at least this many,
@@ -228,11 +228,11 @@ def line_scores(
     """
     scores = Scores()
     bm25 = bm25 or Bm25()
-    not_dead = " AND rowid NOT IN (SELECT id FROM dead)" if dead else ""
+    skip_dead = not_dead("rowid", dead)
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
     if words:
         scores.add(bm25.window(conn, words, window, dead=dead), words=True)
-    exact, scores.unconfirmed = exact_lines(conn, query, check, not_dead, word_list, window)
+    exact, scores.unconfirmed = exact_lines(conn, query, check, skip_dead, word_list, window)
     scores.add(((rowid, EXACT_SCORE) for rowid in exact), words=False)
     if not scores.worded and scores.unconfirmed and len(words) > 1:
         for line_id in list(scores.unconfirmed):  # whether any line holds the text decides what comes next
@@ -415,7 +415,7 @@ def _narrowing(conn: sqlite3.Connection, query: str, word_list: bool) -> tuple[s
 
 
 def exact_lines(
-    conn: sqlite3.Connection, query: str, check: TextCheck, not_dead: str, word_list: bool, window: int = WINDOW
+    conn: sqlite3.Connection, query: str, check: TextCheck, skip_dead: str, word_list: bool, window: int = WINDOW
 ) -> tuple[list[int], dict[int, int]]:
     """Ids of the newest `window` lines whose content contains `query` in any case, and of those the ones that may
     not (to be confirmed), with their byte offsets."""
@@ -426,7 +426,7 @@ def exact_lines(
     if match is None:
         return [], {}
     if proven:
-        sql = f"SELECT rowid FROM tokens WHERE tokens MATCH ?{not_dead} ORDER BY rowid LIMIT ?"
+        sql = f"SELECT rowid FROM tokens WHERE tokens MATCH ?{skip_dead} ORDER BY rowid LIMIT ?"
         return [rowid for (rowid,) in conn.execute(sql, (match, window))], {}
     candidates = "SELECT l.id, l.offset FROM tokens t JOIN lines l ON l.id = t.rowid WHERE tokens MATCH ? ORDER BY t.rowid"
     rows = conn.execute(candidates + " LIMIT ?", (match, window + 1)).fetchall()

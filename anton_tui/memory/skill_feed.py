@@ -115,10 +115,6 @@ class SkillChangeFeed:
     # ----------------------------------------------------------------- what is followed
 
     @property
-    def closed(self) -> bool:
-        return self._inotify.closed
-
-    @property
     def watch_count(self) -> int:
         return len(self._path_of)
 
@@ -179,9 +175,6 @@ class SkillChangeFeed:
         self._children.setdefault(root, set()).add(folder)
         return True
 
-    def watched(self, folder: str) -> bool:
-        return folder in self._wd_of
-
     # ----------------------------------------------------------------- reading the queue
 
     def changes(self, root: str, st: os.stat_result) -> set[str]:
@@ -239,9 +232,6 @@ class SkillChangeFeed:
                 self._drop_root(root)
         dirty, self._dirty = self._dirty, set()
         return dirty
-
-    def root_watched(self, root: str) -> bool:
-        return self._roots.get(root) is not None
 
     def close(self) -> None:
         """Close the inotify descriptor (the kernel drops every watch with it)."""
