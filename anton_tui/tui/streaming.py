@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 FLUSH_EVERY = 0.3  # seconds; streamed text is handed to Markdown at most this often (each hand-off may lay out)
 SPLIT_ANSWER_AT = 1500  # characters; past this a streaming answer continues in a new part at a paragraph break
 QUIET = 0.12  # seconds without a keystroke that count as a pause in the typing
+QUIET_RECHECK_MIN = 0.005  # the shortest wait before looking again whether the typing has paused
 VIEW_HOLD = 1.5  # seconds the view may stay put while the user types (then it catches up, and holds again)
 LINES_HIGH, LINES_LOW = 800, 500  # past HIGH lines of transcript, the oldest blocks go until LOW lines are left
 KEEP_QUICK_TRIES = 20  # screen refreshes to wait for a finished part to be laid out before keeping its lines
@@ -255,7 +256,10 @@ class ChatStream:
     def _check_quiet(self) -> None:
         self._quiet_timer = None
         if self.typing:
-            self._quiet_timer = self.chat.set_timer(self._last_keystroke + QUIET - time.monotonic(), self._check_quiet)
+            # The rest of the pause, measured a moment after `typing` said yes, can be below zero, and a Textual
+            # timer set below zero never fires (a hair below, it spins and the app freezes): wait a little at least.
+            rest = self._last_keystroke + QUIET - time.monotonic()
+            self._quiet_timer = self.chat.set_timer(max(rest, QUIET_RECHECK_MIN), self._check_quiet)
             return
         jobs, self._waiting = self._waiting, []
         for job in jobs:

@@ -77,6 +77,24 @@ async def test_when_the_typing_pauses_whatever_waits_is_shown() -> None:
         assert answer_text(app) == "First words. More words."
 
 
+async def test_a_pause_check_on_the_edge_of_the_typing_leaves_the_app_running(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the check for a pause finds the user still typing, it looks again after the rest of the pause. Measured a
+    moment later, that rest can be below zero, and a Textual timer set below zero never fires (a hair below zero, it
+    spun without letting the event loop run: the app froze). Here the typing is reported to go on although the pause
+    is long over; what waited for the pause must still be shown."""
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        stream = app.screen.chat.stream
+        answers = iter([True])  # typing once more, then paused
+        monkeypatch.setattr(streaming.ChatStream, "typing", property(lambda self: next(answers, False)))
+        stream._last_keystroke -= 1.0  # the rest of the pause is now about a second below zero
+        shown = []
+        stream._waiting.append(lambda: shown.append("the held update"))
+        stream._check_quiet()
+        await pilot.pause(0.1)
+        assert shown == ["the held update"]
+
+
 def test_a_long_answer_is_cut_only_at_a_blank_line_outside_code() -> None:
     assert paragraph_break("", "one\n\ntwo\n\nthree", 4) == len("one\n\ntwo\n\n")
     assert paragraph_break("", "```\na\n\nb\n```\n\nafter", 0) == len("```\na\n\nb\n```\n\n")
