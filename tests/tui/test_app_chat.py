@@ -305,7 +305,7 @@ async def test_view_follows_new_text_only_while_at_the_bottom(scrolled_up: bool)
         if scrolled_up:
             chat.focus()
             await pilot.press("home")
-            await pilot.pause()
+            await wait_until(pilot, lambda: chat.scroll_y == 0)  # Home scrolls there smoothly, over a few frames
         before = chat.scroll_y
         await chat.add_notice(Content("a notice"), "info")
         await chat.append_answer("more text\n\n" * 10)
