@@ -51,7 +51,7 @@ def _paths(folder: Path | None) -> Any:
 
 
 def _stores(folder: Path | None) -> Any:
-    from anton_tui.memory.managed import managed_dir
+    from anton_tui.memory.engrams.managed import managed_dir
     from anton_tui.memory.stores import MemoryStores
 
     paths, layers = _paths(folder)
@@ -63,14 +63,14 @@ def _stores(folder: Path | None) -> Any:
 
 
 def _line(change: Any) -> str:
-    from anton_tui.memory.history import format_time
+    from anton_tui.memory.history.repo import format_time
 
     return f"{change.short}  {format_time(change.time)}  {change.scope:<7}  {change.producer:<12}  {change.summary}"
 
 
 def _log(args: argparse.Namespace, folder: Path | None) -> int:
     """List the changes with the recorder alone: no memory stores, and no git library when nothing changed."""
-    from anton_tui.memory.history_recorder import MemoryRecorder
+    from anton_tui.memory.history.recorder import MemoryRecorder
 
     recorder = MemoryRecorder.from_paths(_paths(folder)[0])
     recorder.start()  # what changed while nothing was watching
@@ -87,7 +87,7 @@ def _log(args: argparse.Namespace, folder: Path | None) -> int:
 
 
 def run(argv: list[str], folder: Path | None = None) -> int:
-    from anton_tui.memory.history import HistoryError
+    from anton_tui.memory.history.repo import HistoryError
 
     args = build_parser().parse_args(argv)
     if args.action == "log":
@@ -96,7 +96,7 @@ def run(argv: list[str], folder: Path | None = None) -> int:
         except HistoryError as exc:
             print(f"anton-tui memory: {exc}", file=sys.stderr)
             return 1
-    from anton_tui.memory import history_ops
+    from anton_tui.memory.history import ops as history_ops
 
     stores = _stores(folder)
     try:
@@ -130,7 +130,7 @@ def run(argv: list[str], folder: Path | None = None) -> int:
 
 
 def _sharing(stores: Any, args: argparse.Namespace) -> int:
-    from anton_tui.memory import sync
+    from anton_tui.memory.sync import syncer as sync
 
     if args.action == "remote":
         if args.remote_action == "add":

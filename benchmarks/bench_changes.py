@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from anton_tui.memory import history_ops
-from anton_tui.memory.history import ScopeHistory
-from anton_tui.memory.origin import Origin, producing
+from anton_tui.memory.history import ops as history_ops
+from anton_tui.memory.history.repo import ScopeHistory
+from anton_tui.memory.history.origin import Origin, producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 

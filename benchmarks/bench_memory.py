@@ -93,7 +93,7 @@ def _wait_for_build(memory: object) -> None:
 
 
 def recall_figures(folder: Path, common: str, repeats: int) -> dict[str, float]:
-    from anton_tui.memory.episodes import EpisodicMemory
+    from anton_tui.memory.episodes.store import EpisodicMemory
 
     figures: dict[str, list[float]] = {"first": [], "build": [], "build_rss": [], "ready": []}
     for _ in range(repeats):
@@ -136,7 +136,7 @@ def build_in_fresh_process(folder: Path) -> dict[str, float]:
 
 
 def build_probe(folder: Path) -> None:
-    from anton_tui.memory.episodes import EpisodicMemory
+    from anton_tui.memory.episodes.store import EpisodicMemory
 
     memory = EpisodicMemory(folder)
     memory.recall("warm up the imports", max_results=0)
@@ -199,9 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     scale = Scale(factor)
     repeats = int(os.environ.get("ANTON_BENCH_REPEAT", 3))
     anton_python = os.environ.get("ANTON_AGENT_PYTHON")
-    from anton_tui.memory.cortex import Cortex
-    from anton_tui.memory.hippocampus import Hippocampus
-    from anton_tui.memory.skills import SkillStore
+    from anton_tui.memory.engrams.cortex import Cortex
+    from anton_tui.memory.engrams.hippocampus import Hippocampus
+    from anton_tui.memory.skills.store import SkillStore
 
     with tempfile.TemporaryDirectory(prefix="anton-bench-") as scratch:
         home, project = Path(scratch) / "home", Path(scratch) / "project"

@@ -58,7 +58,7 @@ def kill_runs(scratch: Path) -> list[str]:
 
 
 def rewrite_cost(scratch: Path) -> list[str]:
-    from anton_tui.memory.hippocampus import Hippocampus
+    from anton_tui.memory.engrams.hippocampus import Hippocampus
     from tests.race_workers import ANTON_LINE
 
     folder = scratch / "cost"
@@ -84,7 +84,7 @@ def rewrite_cost(scratch: Path) -> list[str]:
         "    fcntl.flock(f, fcntl.LOCK_UN)\n"
         "time.sleep(1)\n"  # the process lives on after closing the file, as Anton does
     )
-    from anton_tui.memory import replace
+    from anton_tui.memory.files import replace
 
     settle: list[float] = []
     writers_gone = replace._writers_gone
@@ -131,10 +131,10 @@ def rewrite_cost(scratch: Path) -> list[str]:
 
 
 def secrets_matrix(scratch: Path) -> list[str]:
-    from anton_tui.memory.cortex import Cortex
-    from anton_tui.memory.engram import Engram
-    from anton_tui.memory.episodes import EpisodicMemory
-    from anton_tui.memory.hippocampus import Hippocampus
+    from anton_tui.memory.engrams.cortex import Cortex
+    from anton_tui.memory.engrams.engram import Engram
+    from anton_tui.memory.episodes.store import EpisodicMemory
+    from anton_tui.memory.engrams.hippocampus import Hippocampus
     from anton_tui.redact import Redactor, scrub_cell
     from anton_tui.scratchpad.cell import Cell
     from anton_tui.scratchpad.formatting import format_cell_result

@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from anton_tui.memory.skill_sources import skill_sources
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.skills.sources import skill_sources
+from anton_tui.memory.skills.store import Skill, SkillStore
 from benchmarks.bench_memory import _ms, _warm_median, report
 
 USER_SKILLS = 1000

@@ -45,8 +45,8 @@ def changed(lines: list[str], side: str, offset: int) -> list[str]:
 def main() -> int:
     from dulwich.repo import Repo
 
-    from anton_tui.memory import sync
-    from anton_tui.memory.entry_merge import merge_file
+    from anton_tui.memory.sync import syncer as sync
+    from anton_tui.memory.sync.entry_merge import merge_file
     from anton_tui.memory.stores import MemoryStores
     from anton_tui.paths import AntonPaths
 

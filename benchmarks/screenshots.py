@@ -44,10 +44,10 @@ EPISODE_QUERY = "revenue"
 
 # Modules that read the wall clock for something they show or store, and the name they know `datetime` by.
 CLOCK_READERS = {
-    "anton_tui.memory.engram": "dt",
-    "anton_tui.memory.hippocampus": "dt",
-    "anton_tui.memory.episodes": "datetime",
-    "anton_tui.memory.skills": "datetime",
+    "anton_tui.memory.engrams.engram": "dt",
+    "anton_tui.memory.engrams.hippocampus": "dt",
+    "anton_tui.memory.episodes.store": "datetime",
+    "anton_tui.memory.skills.store": "datetime",
     "anton_tui.tui.widgets.inspector.acc_feed": "datetime",
 }
 
@@ -194,7 +194,7 @@ def is_mid_turn_moment(event: Any) -> bool:
 
 
 def held_back_engrams() -> tuple[Any, ...]:
-    from anton_tui.memory.engram import Engram
+    from anton_tui.memory.engrams.engram import Engram
 
     return (
         Engram("Revenue figures in this project are monthly totals per region", "lesson", "project", "medium",

@@ -41,7 +41,7 @@ def anton_lines(text: str) -> list[str]:
 
 def seed(folder: Path, rewriters: int) -> None:
     """A lessons.md with one entry per rewriter for it to edit (and delete and put back)."""
-    from anton_tui.memory.hippocampus import Hippocampus
+    from anton_tui.memory.engrams.hippocampus import Hippocampus
 
     hc = Hippocampus(folder)
     for worker in range(rewriters):
@@ -50,7 +50,7 @@ def seed(folder: Path, rewriters: int) -> None:
 
 def rewrite_until(folder: Path, worker: int, stop: Path, ready: Path) -> int:
     """Edit, delete and re-add this worker's own entry until `stop` exists; returns how many rewrites were done."""
-    from anton_tui.memory.hippocampus import Hippocampus
+    from anton_tui.memory.engrams.hippocampus import Hippocampus
 
     hc = Hippocampus(folder)
     done = 0
@@ -88,8 +88,8 @@ def is_whole_version(text: str, lines: int) -> bool:
 
 def rewrite_versions_forever(folder: Path, lines: int, ready: Path) -> None:
     """Edit the last lesson to name the next version, again and again (until killed); each edit rewrites the file."""
-    from anton_tui.memory.engram import entry_id
-    from anton_tui.memory.hippocampus import Hippocampus
+    from anton_tui.memory.engrams.engram import entry_id
+    from anton_tui.memory.engrams.hippocampus import Hippocampus
 
     hc = Hippocampus(folder)
     version = _version_of((folder / "lessons.md").read_text())
@@ -154,7 +154,7 @@ def crash_trials(folder: Path, kills: int, lines: int = 2000, seed_: int = 0, wi
     import multiprocessing
     import signal
 
-    from anton_tui.memory.hippocampus import Hippocampus
+    from anton_tui.memory.engrams.hippocampus import Hippocampus
     from anton_tui.redact import preload
 
     preload()  # the forked rewriters inherit the secret patterns instead of each importing them again

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from anton_tui.memory.episodes import Episode, format_episode_line
+from anton_tui.memory.episodes.store import Episode, format_episode_line
 
 SESSIONS = ["20250103_090000", "20250211_101500", "20250320_140000", "20250402_083000", "20250517_170000",
             "20250630_120000"]

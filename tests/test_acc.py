@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.acc import (
+from anton_tui.memory.learners.acc import (
     DETECTORS,
     EVENT_KINDS,
     AnteriorCingulate,
@@ -20,7 +20,7 @@ from anton_tui.memory.acc import (
     normalise_error_signature,
     rules_similarity_predicate,
 )
-from anton_tui.memory.acc_detectors import (
+from anton_tui.memory.learners.acc_detectors import (
     classify_kill_reason,
     detect_cap_exhausted,
     detect_kill_loop,
@@ -494,7 +494,7 @@ def test_similarity_predicate_on_empty_memory_knows_nothing():
 
 def test_module_imports_no_ui_or_sdk():
     code = (
-        "import sys, anton_tui.memory.acc; "
+        "import sys, anton_tui.memory.learners.acc; "
         "print(sorted(m for m in ('textual', 'anthropic', 'openai') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
@@ -502,7 +502,7 @@ def test_module_imports_no_ui_or_sdk():
 
 
 def test_the_scratchpads_own_inactivity_kill_counts_as_liveness():
-    from anton_tui.memory.acc_detectors import classify_kill_reason
+    from anton_tui.memory.learners.acc_detectors import classify_kill_reason
 
     reason = "Cell killed after 30s without output (nothing printed and no progress() call)."
     assert classify_kill_reason(reason) == "liveness"

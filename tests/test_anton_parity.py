@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.acc import AnteriorCingulate, format_nudge
-from anton_tui.memory.cortex import Cortex
-from anton_tui.memory.episodes import EpisodicMemory
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.learners.acc import AnteriorCingulate, format_nudge
+from anton_tui.memory.engrams.cortex import Cortex
+from anton_tui.memory.episodes.store import EpisodicMemory
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 from tests.fakellm import Reply
 from tests.fakellm.fixtures import fake_llm  # noqa: F401
 from tests.session_helpers import CODER, user_text_of
@@ -76,7 +76,7 @@ async def test_compaction_ignores_entry_numbers_that_do_not_exist_and_goes_on(
     entries = [line for line in rules.read_text().splitlines() if line.startswith("- ")]
     fake_llm.queue(keep(0, 2, 25, -1, 99), model=CODER)
 
-    with caplog.at_level(logging.WARNING, logger="anton_tui.memory.compaction"):
+    with caplog.at_level(logging.WARNING, logger="anton_tui.memory.learners.compaction"):
         [outcome] = await cortex_for(memory, fake_llm).compact_all()
 
     assert rules.read_text() == f"# Rules\n\n## Always\n{entries[0]}\n\n## Never\n{entries[2]}\n\n## When\n"

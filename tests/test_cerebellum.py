@@ -10,9 +10,9 @@ import pytest
 
 from anton_tui.agent.events import MemoryWritten, TurnFinished
 from anton_tui.llm.errors import LLMError
-from anton_tui.memory.cerebellum import Cerebellum
-from anton_tui.memory.cortex import Cortex
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.learners.cerebellum import Cerebellum
+from anton_tui.memory.engrams.cortex import Cortex
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 from anton_tui.scratchpad.cell import Cell
 from tests.fakellm import Reply
 from tests.fakellm.fixtures import fake_llm  # noqa: F401

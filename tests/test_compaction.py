@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from anton_tui.agent.events import MemoryWritten
-from anton_tui.memory.cortex import Cortex
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.engrams.cortex import Cortex
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 from tests.fakellm import Reply
 from tests.fakellm.fixtures import fake_llm  # noqa: F401
 from tests.session_helpers import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from anton_tui.agent.learning import LearningLoops
-from anton_tui.memory.consolidator import Consolidator
+from anton_tui.memory.learners.consolidator import Consolidator
 from anton_tui.scratchpad.cell import Cell
 from tests.fakellm import Reply
 from tests.fakellm.fixtures import fake_llm  # noqa: F401

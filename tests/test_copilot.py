@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from anton_tui.agent.events import MemoryConfirmationNeeded, MemoryWritten, TurnFinished
-from anton_tui.memory.acc_detectors import RULE_NAME_SWITCH
+from anton_tui.memory.learners.acc_detectors import RULE_NAME_SWITCH
 from tests.fakellm import Reply
 from tests.fakellm.fixtures import fake_llm  # noqa: F401
 from tests.session_helpers import (

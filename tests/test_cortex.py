@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.cortex import DISABLED_MESSAGE, Cortex
-from anton_tui.memory.engram import Engram
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.engrams.cortex import DISABLED_MESSAGE, Cortex
+from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 
 
 class EpisodeRecorder:

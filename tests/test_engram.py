@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.engram import (
+from anton_tui.memory.engrams.engram import (
     Engram,
     format_lesson_line,
     format_rule_line,
@@ -118,7 +118,7 @@ def test_topic_slugs(topic: str, slug: str) -> None:
 def test_a_parse_walks_the_same_lines_as_splitlines_and_gives_them_back_byte_for_byte():
     import random
 
-    from anton_tui.memory.engram import iter_lines
+    from anton_tui.memory.engrams.engram import iter_lines
 
     ends = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\n\r", ""]
     rng = random.Random(4)

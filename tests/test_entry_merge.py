@@ -1,10 +1,10 @@
-"""Entry-level three-way merge of memory files (memory/entry_merge.py)."""
+"""Entry-level three-way merge of memory files (memory/sync.entry_merge.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from anton_tui.memory.entry_merge import merge_file
+from anton_tui.memory.sync.entry_merge import merge_file
 
 RULES = (
     "# Rules\n\n"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.episode_index import INDEX_NAME, LOCK_NAME
-from anton_tui.memory.episodes import Episode, EpisodicMemory, format_episode_line
+from anton_tui.memory.episodes.index import INDEX_NAME, LOCK_NAME
+from anton_tui.memory.episodes.store import Episode, EpisodicMemory, format_episode_line
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -395,7 +395,7 @@ def test_concurrent_loggers_in_several_processes_lose_no_line(episodes_dir: Path
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(REPO)!r})
-        from anton_tui.memory.episodes import EpisodicMemory
+        from anton_tui.memory.episodes.store import EpisodicMemory
         memory = EpisodicMemory({str(episodes_dir)!r})
         memory.start_session("20260101_000000")
         worker = sys.argv[1]
@@ -426,7 +426,7 @@ def test_delete_turn_while_other_processes_log_loses_none_of_their_lines(episode
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(REPO)!r})
-        from anton_tui.memory.episodes import EpisodicMemory
+        from anton_tui.memory.episodes.store import EpisodicMemory
         memory = EpisodicMemory({str(episodes_dir)!r})
         memory.start_session("20260101_000000")
         worker = int(sys.argv[1])

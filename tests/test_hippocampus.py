@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.engram import sanitize_text
-from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
+from anton_tui.memory.engrams.engram import sanitize_text
+from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
 
 # Files exactly as Anton 2.26.5.29.4 (v5) and 2.26.10.26.1 (v10) wrote them.
 V5_GLOBAL_RULES = """# Rules
@@ -431,8 +431,8 @@ def test_lesson_append_waits_for_an_anton_writer_holding_the_file(tmp_path: Path
 
 
 def test_the_kept_parse_holds_entries_not_bytes_and_still_follows_every_kind_of_change(tmp_path):
-    from anton_tui.memory.engram import parse_lessons_file
-    from anton_tui.memory.hippocampus import _read
+    from anton_tui.memory.engrams.engram import parse_lessons_file
+    from anton_tui.memory.engrams.hippocampus import _read
 
     hc = Hippocampus(tmp_path)
     path = hc.lessons_path

@@ -9,7 +9,7 @@ import pytest
 
 from anton_tui.agent import prompts
 from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten, TurnFinished
-from anton_tui.memory.acc_detectors import (
+from anton_tui.memory.learners.acc_detectors import (
     RULE_CAP_EXHAUSTED,
     RULE_KILL_LOOP_HEAVY,
     RULE_NAME_SWITCH,

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
-from anton_tui.memory import sync
-from anton_tui.memory.cortex import Cortex
-from anton_tui.memory.engram import Engram
-from anton_tui.memory.hippocampus import MemoryFileError
-from anton_tui.memory.managed import SYSTEM_DEFAULT, managed_dir
+from anton_tui.memory.sync import syncer as sync
+from anton_tui.memory.engrams.cortex import Cortex
+from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.engrams.hippocampus import MemoryFileError
+from anton_tui.memory.engrams.managed import SYSTEM_DEFAULT, managed_dir
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 
@@ -190,7 +190,7 @@ async def test_the_model_request_carries_the_operator_memory_first(fake_llm, ant
 @pytest.mark.parametrize("in_managed", [True, False])
 async def test_the_acc_does_not_write_a_rule_the_operator_already_set(fake_llm, anton_home, project_dir, managed,
                                                                       in_managed: bool) -> None:  # fmt: skip
-    from anton_tui.memory.acc import AnteriorCingulate
+    from anton_tui.memory.learners.acc import AnteriorCingulate
     from tests.session_helpers import make_session
 
     probe = AnteriorCingulate()

@@ -6,9 +6,9 @@ import multiprocessing
 import threading
 from pathlib import Path
 
-from anton_tui.memory.cortex import Cortex
-from anton_tui.memory.engram import Engram
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.engrams.cortex import Cortex
+from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 
 PROCESSES = 8
 WRITES_EACH = 50

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.engram import RULE_KINDS
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.engrams.engram import RULE_KINDS
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 
 
 def plain_lessons(hc: Hippocampus, token_budget: int, exclude_scratchpad: bool) -> list[str]:

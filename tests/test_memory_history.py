@@ -11,10 +11,10 @@ import pytest
 
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.memorize import handle_memorize
-from anton_tui.memory import history_ops
-from anton_tui.memory.cortex import Cortex
-from anton_tui.memory.engram import Engram
-from anton_tui.memory.origin import producing
+from anton_tui.memory.history import ops as history_ops
+from anton_tui.memory.engrams.cortex import Cortex
+from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.history.origin import producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 

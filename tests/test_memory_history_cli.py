@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from anton_tui.agent.events import MemoryHistoryBroken
-from anton_tui.memory.origin import producing
+from anton_tui.memory.history.origin import producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 from anton_tui.runtime import RuntimeStarter

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory import history_index, history_ops
-from anton_tui.memory.origin import producing
+from anton_tui.memory.history import log_index as history_index
+
+from anton_tui.memory.history import ops as history_ops
+from anton_tui.memory.history.origin import producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory import replace
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.files import replace
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 from tests.race_workers import ANTON_LINE, crash_trials, race
 
 

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory import history_ops, sync
-from anton_tui.memory.origin import producing
+from anton_tui.memory.history import ops as history_ops
+
+from anton_tui.memory.sync import syncer as sync
+from anton_tui.memory.history.origin import producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 
@@ -246,7 +248,7 @@ SHARED_SCOPES = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from anton_tui.memory import sync
+    from anton_tui.memory.sync import syncer as sync
     from anton_tui.memory.stores import MemoryStores
     from anton_tui.paths import AntonPaths
 

@@ -13,9 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory import episode_build, episode_index, recall_query
-from anton_tui.memory.episode_index import INDEX_NAME, RecallIndex
-from anton_tui.memory.episodes import EpisodicMemory
+from anton_tui.memory.episodes import build as episode_build
+
+from anton_tui.memory.episodes import index as episode_index
+
+from anton_tui.memory.episodes import recall_query
+from anton_tui.memory.episodes.index import INDEX_NAME, RecallIndex
+from anton_tui.memory.episodes.store import EpisodicMemory
 from tests.recall_corpus import QUERIES, SESSIONS, ranking, write_corpus
 from tests.test_episodes import write_session
 
@@ -176,8 +180,8 @@ def test_a_long_turn_comes_back_whole_and_ranks_by_all_its_lines(tmp_path: Path)
 
 def test_the_record_module_breaks_the_import_circle() -> None:
     code = (
-        "import sys; import anton_tui.memory.episode_index as i; "
-        "print('anton_tui.memory.episodes' in sys.modules)"
+        "import sys; import anton_tui.memory.episodes.index as i; "
+        "print('anton_tui.memory.episodes.store' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

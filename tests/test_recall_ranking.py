@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory import recall_bm25, recall_query
-from anton_tui.memory.episode_index import INDEX_NAME
-from anton_tui.memory.episodes import EpisodicMemory
+from anton_tui.memory.episodes import recall_bm25
+
+from anton_tui.memory.episodes import recall_query
+from anton_tui.memory.episodes.index import INDEX_NAME
+from anton_tui.memory.episodes.store import EpisodicMemory
 from tests.recall_corpus import QUERIES, ranking, write_corpus
 from tests.test_episodes import write_session
 

@@ -6,8 +6,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from anton_tui.memory.hippocampus import Hippocampus
-from anton_tui.memory.reconsolidator import needs_reconsolidation, reconsolidate
+from anton_tui.memory.engrams.hippocampus import Hippocampus
+from anton_tui.memory.engrams.reconsolidator import needs_reconsolidation, reconsolidate
 
 CONTEXT_NOTES = """# Data sources
 

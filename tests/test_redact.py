@@ -96,7 +96,7 @@ def test_provider_keys_of_the_environment_are_known_values() -> None:
         "Use httpx instead of requests for async calls",
         "commit 3f786850e387550fdab836ed7e6dc881de23001b fixed it",
         "id 123e4567-e89b-12d3-a456-426614174000",
-        "see /usr/local/lib/python3.11/site-packages/anton_tui/memory/replace.py",
+        "see /usr/local/lib/python3.11/site-packages/anton_tui/memory/files.replace.py",
         'api_key = os.environ["ANTHROPIC_API_KEY"]',
         "password: str = settings.database_password",
         "token = get_token(user)",

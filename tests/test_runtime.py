@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.skills import Skill
+from anton_tui.memory.skills.store import Skill
 from anton_tui.runtime import Runtime, RuntimeStarter
 from anton_tui.runtime.skill_edits import SkillRenameError
 from anton_tui.settings_sources import FirstFrame, SettingsError, read_env_layers

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from anton_tui.agent import events as ev
-from anton_tui.memory.cortex import Cortex
-from anton_tui.memory.engram import Engram
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.engrams.cortex import Cortex
+from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 from tests.fakellm import Reply
 from tests.session_helpers import exec_reply, make_session, run_turn
 from tests.test_redact import GITHUB_PAT, SHAPES

@@ -13,10 +13,10 @@ from anton_tui.agent import events as ev
 from anton_tui.agent.factory import build_tools
 from anton_tui.redact import Redactor
 from anton_tui.agent.session import ChatSession
-from anton_tui.memory.cortex import Cortex
-from anton_tui.memory.episodes import EpisodicMemory
-from anton_tui.memory.hippocampus import Hippocampus
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.engrams.cortex import Cortex
+from anton_tui.memory.episodes.store import EpisodicMemory
+from anton_tui.memory.engrams.hippocampus import Hippocampus
+from anton_tui.memory.skills.store import Skill, SkillStore
 from tests.fakellm.script import Reply
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory import skill_listing
-from anton_tui.memory.skill_sources import skill_sources
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.skills import listing as skill_listing
+from anton_tui.memory.skills.sources import skill_sources
+from anton_tui.memory.skills.store import Skill, SkillStore
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the change feed uses Linux inotify")
 

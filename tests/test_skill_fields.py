@@ -9,7 +9,7 @@ import pytest
 
 from anton_tui.agent.tools.recall_skill import recall
 from anton_tui.agent.tools.skill_resource import MAX_BYTES, read_resource
-from anton_tui.memory.skills import SkillStore, procedural_memory_section
+from anton_tui.memory.skills.store import SkillStore, procedural_memory_section
 
 FRONT = """---
 name: {name}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.skill_install import InstallError, fetched, find_skills, install
-from anton_tui.memory.skills import SkillStore
+from anton_tui.memory.skills.install import InstallError, fetched, find_skills, install
+from anton_tui.memory.skills.store import SkillStore
 
 
 def write_skill(folder: Path, name: str, description: str) -> Path:

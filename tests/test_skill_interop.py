@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from anton_tui.agent.tools.recall_skill import recall
-from anton_tui.memory.skill_convert import backups_folder, convert_legacy
-from anton_tui.memory.skills import LegacyLayoutError, Skill, SkillStore
+from anton_tui.memory.skills.convert import backups_folder, convert_legacy
+from anton_tui.memory.skills.store import LegacyLayoutError, Skill, SkillStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "skills_anton"
 HELPER = "def load(path):\n    import pandas\n    return pandas.read_csv(path)\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.skill_sources import skill_sources
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.skills.sources import skill_sources
+from anton_tui.memory.skills.store import Skill, SkillStore
 
 
 def skill_md(name: str, description: str) -> str:

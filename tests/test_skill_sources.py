@@ -11,8 +11,8 @@ import pytest
 
 from anton_tui.agent.tools.recall_skill import recall
 from anton_tui.config import load_settings
-from anton_tui.memory.skill_sources import BUILTIN_ROOT, skill_sources, sources_for_settings
-from anton_tui.memory.skills import ReadOnlySkillError, Skill, SkillStore, procedural_memory_section
+from anton_tui.memory.skills.sources import BUILTIN_ROOT, skill_sources, sources_for_settings
+from anton_tui.memory.skills.store import ReadOnlySkillError, Skill, SkillStore, procedural_memory_section
 from anton_tui.memory.stores import MemoryStores
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from anton_tui.memory.skills import (
+from anton_tui.memory.skills.store import (
     BrokenSkillError,
     LegacyLayoutError,
     Skill,
@@ -428,7 +428,7 @@ def test_increment_counts_and_rejects_bad_input(root: Path) -> None:
 INCREMENT_SCRIPT = """
 import sys, time
 from pathlib import Path
-from anton_tui.memory.skills import SkillStore
+from anton_tui.memory.skills.store import SkillStore
 root, go, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 store = SkillStore(root)
 print("ready", flush=True)

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from anton_tui.agent.events import MemoryConfirmationNeeded, MemoryWritten, OutsideAccess
-from anton_tui.memory import history_ops
+from anton_tui.memory.history import ops as history_ops
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.memory.trust import HeldMemories
 from anton_tui.paths import AntonPaths
@@ -117,7 +117,7 @@ async def test_held_memories_come_back_after_a_restart(fake_llm, tmp_path):  # n
     held = HeldMemories(tmp_path / "held.json")
     first = make_session(fake_llm, memory_mode="autopilot")
     first.held = held
-    from anton_tui.memory.engram import Engram
+    from anton_tui.memory.engrams.engram import Engram
 
     first.trust_filter([Engram(INJECTED, "always", "global")], "memorize")
     await first.close()

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Union
 from anton_tui.scratchpad.events import ScratchpadEvent
 
 if TYPE_CHECKING:
-    from anton_tui.memory.acc import Event as AccEvent, Lesson as AccLesson
-    from anton_tui.memory.cortex import Encoded
-    from anton_tui.memory.engram import Engram
+    from anton_tui.memory.learners.acc import Event as AccEvent, Lesson as AccLesson
+    from anton_tui.memory.engrams.cortex import Encoded
+    from anton_tui.memory.engrams.engram import Engram
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,9 +67,9 @@ def build_session(
 ) -> ChatSession:
     """A session for `settings`; with `stores`, its memory is that set of stores (the one the app shows)."""
     from anton_tui.llm.client import LLMClient
-    from anton_tui.memory.acc import AnteriorCingulate
-    from anton_tui.memory.cortex import Cortex
-    from anton_tui.memory.reconsolidator import needs_reconsolidation, reconsolidate
+    from anton_tui.memory.learners.acc import AnteriorCingulate
+    from anton_tui.memory.engrams.cortex import Cortex
+    from anton_tui.memory.engrams.reconsolidator import needs_reconsolidation, reconsolidate
     from anton_tui.memory.stores import MemoryStores
     from anton_tui.paths import AntonPaths
     from anton_tui.scratchpad.runtime import ScratchpadLimits, ScratchpadManager
@@ -80,7 +80,7 @@ def build_session(
         reconsolidate(paths.project_dir)
     llm = llm or LLMClient.from_settings(settings)
     if stores is None:
-        from anton_tui.memory.managed import managed_dir
+        from anton_tui.memory.engrams.managed import managed_dir
 
         stores = MemoryStores.from_paths(paths, episodic_enabled=settings.episodic_memory,
                                          managed_dir=managed_dir(getattr(settings, "managed_memory", None)))  # fmt: skip
@@ -93,7 +93,7 @@ def build_session(
         mode=settings.effective_memory_mode,
         llm=llm,
         episodic=episodic if settings.episodic_memory else None,
-        managed_hc=stores.managed,  # read-only, read first (memory/managed.py)
+        managed_hc=stores.managed,  # read-only, read first (memory/engrams.managed.py)
         shared=stores.shared,  # a scope with a remote: the "shared across people" notice
     )
     scratchpads = ScratchpadManager(paths.project_dir, paths.venvs, ScratchpadLimits.from_settings(settings))
@@ -127,7 +127,7 @@ def apply_settings(session: ChatSession, settings: "Settings", *, stores: "Memor
     that set's episode log.
     """
     from anton_tui.llm.client import LLMClient
-    from anton_tui.memory.episodes import EpisodicMemory
+    from anton_tui.memory.episodes.store import EpisodicMemory
     from anton_tui.paths import AntonPaths
 
     if session.running:

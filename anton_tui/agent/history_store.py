@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from anton_tui.agent.history import seal_dangling_tool_uses
-from anton_tui.memory.episodes import MEMORY_ROLES, Episode, read_episodes, session_start
+from anton_tui.memory.episodes.store import MEMORY_ROLES, Episode, read_episodes, session_start
 
 HISTORY_SUFFIX = "_history.json"
 EPISODES_SUFFIX = ".jsonl"

@@ -21,13 +21,13 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent.events import MemoryWritten
-from anton_tui.memory.cerebellum import Cerebellum, CellRecord
-from anton_tui.memory.consolidator import Consolidator
-from anton_tui.memory.identity import recent_user_messages
+from anton_tui.memory.learners.cerebellum import Cerebellum, CellRecord
+from anton_tui.memory.learners.consolidator import Consolidator
+from anton_tui.memory.learners.identity import recent_user_messages
 
 if TYPE_CHECKING:
     from anton_tui.agent.session import ChatSession
-    from anton_tui.memory.compaction import CompactionOutcome
+    from anton_tui.memory.learners.compaction import CompactionOutcome
     from anton_tui.scratchpad.cell import Cell
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,7 @@ class LearningLoops:
         with self.session.producing("compaction", why="/memory vacuum"):
             outcomes = await self.cortex.compact_now()
         self._report(outcomes)
-        from anton_tui.memory.compaction import RULE
+        from anton_tui.memory.learners.compaction import RULE
 
         return [str(outcome) for outcome in outcomes] or [f"Nothing to compact: {RULE}."]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryConfirmationNeeded, memory_events
 
 if TYPE_CHECKING:
-    from anton_tui.memory.engram import Engram
+    from anton_tui.memory.engrams.engram import Engram
 
 log = logging.getLogger("anton_tui.agent.session")
 
@@ -43,7 +43,7 @@ class MemoryWrites:
 
     def producing(self, producer: str, *, why: str = "") -> Any:
         """Memory writes inside this block are recorded in the history as made by `producer` in this turn."""
-        from anton_tui.memory.origin import producing
+        from anton_tui.memory.history.origin import producing
 
         trust = self.trust_now()
         turn = (trust.turn if trust is not None and trust.turn else self.turn_count) or None
@@ -68,7 +68,7 @@ class MemoryWrites:
 
     def _encode_confirmed(self, engram: "Engram") -> Any:
         """Save one engram the user kept, recording who proposed it and why it was held."""
-        from anton_tui.memory.origin import producing
+        from anton_tui.memory.history.origin import producing
 
         why = self.held_why.get(engram, {})
         held = "; ".join(why.get("reasons", []))
@@ -141,7 +141,7 @@ class MemoryWrites:
     def _round_nudges(self) -> list[dict[str, Any]]:
         if self.acc is None or self.acc_mode != "active":
             return []
-        from anton_tui.memory.acc import format_nudge
+        from anton_tui.memory.learners.acc import format_nudge
 
         blocks = []
         for lesson in self.acc.at_round_n():
@@ -153,8 +153,8 @@ class MemoryWrites:
         """End of turn: the ACC's lessons become global rules (passive and active modes), deduplicated."""
         if self.acc is None or self.acc_mode == "off" or self.cortex is None or self.cortex.mode == "off":
             return
-        from anton_tui.memory.acc import rules_similarity_predicate
-        from anton_tui.memory.engram import Engram
+        from anton_tui.memory.learners.acc import rules_similarity_predicate
+        from anton_tui.memory.engrams.engram import Engram
 
         managed = getattr(self.cortex, "managed_hc", None)  # an operator's rule counts as known too, as in Anton
         rules_text = (managed.recall_rules() + "\n" if managed is not None else "") + \

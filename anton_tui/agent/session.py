@@ -45,11 +45,11 @@ if TYPE_CHECKING:
     from anton_tui.agent.history_store import HistoryStore
     from anton_tui.llm.client import LLMClient
     from anton_tui.llm.events import LLMResponse, ToolCall
-    from anton_tui.memory.acc import AnteriorCingulate
-    from anton_tui.memory.cortex import Cortex
-    from anton_tui.memory.engram import Engram
-    from anton_tui.memory.episodes import EpisodicMemory
-    from anton_tui.memory.skills import SkillStore
+    from anton_tui.memory.learners.acc import AnteriorCingulate
+    from anton_tui.memory.engrams.cortex import Cortex
+    from anton_tui.memory.engrams.engram import Engram
+    from anton_tui.memory.episodes.store import EpisodicMemory
+    from anton_tui.memory.skills.store import SkillStore
     from anton_tui.scratchpad.runtime import ScratchpadManager
 
 log = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
 
         await asyncio.to_thread(preload)  # the secret patterns, read by the first tool result
         if self.episodic is not None:
-            from anton_tui.memory.episode_index import IndexUnavailable
+            from anton_tui.memory.episodes.index import IndexUnavailable
 
             try:
                 await asyncio.to_thread(self.episodic.index.refresh)
@@ -236,7 +236,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
         memory = self.cortex.build_memory_context() if self.cortex is not None else ""
         skills_section = ""
         if self.skills is not None:
-            from anton_tui.memory.skills import procedural_memory_section
+            from anton_tui.memory.skills.store import procedural_memory_section
 
             try:
                 skills_section = procedural_memory_section(self.skills.list_summaries())

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from anton_tui.agent.session import ChatSession
-    from anton_tui.memory.skills import Skill
+    from anton_tui.memory.skills.store import Skill
 
 RECENT_MESSAGES = 16  # about the last 8 exchanges
 MESSAGE_CHARS = 1000
@@ -78,7 +78,7 @@ def describe_recent_work(session: "ChatSession") -> str:
 
 async def draft_skill(session: "ChatSession", hint: str = "") -> "Skill":
     """Ask the planning model for a draft and save it under a fresh label. Raises ValueError when there is no work."""
-    from anton_tui.memory.skills import Skill, make_unique_label
+    from anton_tui.memory.skills.store import Skill, make_unique_label
 
     if session.skills is None:
         raise ValueError("procedural memory is not available in this session")

@@ -21,7 +21,7 @@ from anton_tui.memory.trust import (
 )
 
 if TYPE_CHECKING:
-    from anton_tui.memory.engram import Engram
+    from anton_tui.memory.engrams.engram import Engram
 
 
 class TrustGate:

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from anton_tui.memory.episodes import EpisodicMemory
-from anton_tui.memory.hippocampus import Hippocampus
-from anton_tui.memory.history_recorder import MemoryRecorder
-from anton_tui.memory.skill_sources import SkillSource
-from anton_tui.memory.skills import SkillStore
+from anton_tui.memory.episodes.store import EpisodicMemory
+from anton_tui.memory.engrams.hippocampus import Hippocampus
+from anton_tui.memory.history.recorder import MemoryRecorder
+from anton_tui.memory.skills.sources import SkillSource
+from anton_tui.memory.skills.store import SkillStore
 from anton_tui.paths import AntonPaths
 
 SCOPES = ("global", "project")
@@ -58,8 +58,8 @@ class MemoryStores:
     @classmethod
     def from_settings(cls, settings: Any) -> MemoryStores:
         """Stores for `settings.home` and `settings.project_dir` (episodes follow `settings.episodic_memory`)."""
-        from anton_tui.memory.managed import managed_dir
-        from anton_tui.memory.skill_sources import sources_for_settings
+        from anton_tui.memory.engrams.managed import managed_dir
+        from anton_tui.memory.skills.sources import sources_for_settings
 
         enabled = bool(getattr(settings, "episodic_memory", True))
         return cls.from_paths(
@@ -100,6 +100,6 @@ class MemoryStores:
 def _managed(folder: Path | None) -> Hippocampus | None:
     if folder is None:
         return None
-    from anton_tui.memory.managed import ManagedHippocampus
+    from anton_tui.memory.engrams.managed import ManagedHippocampus
 
     return ManagedHippocampus(folder)

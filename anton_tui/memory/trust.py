@@ -106,7 +106,7 @@ def engram_to_json(engram: Any, producer: str, reasons: list[str], trust: str) -
 
 
 def engram_from_json(item: dict[str, Any]) -> Any:
-    from anton_tui.memory.engram import Engram
+    from anton_tui.memory.engrams.engram import Engram
 
     return Engram(
         str(item.get("text", "")), str(item.get("kind", "lesson")), str(item.get("scope", "project")),

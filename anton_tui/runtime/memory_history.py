@@ -11,8 +11,8 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from anton_tui.memory.history import Change
-    from anton_tui.memory.history_ops import Undone
+    from anton_tui.memory.history.repo import Change
+    from anton_tui.memory.history.ops import Undone
     from anton_tui.memory.stores import MemoryStores
 
 
@@ -74,23 +74,23 @@ class MemoryHistoryOps:
             await asyncio.to_thread(recorder.record_external, name)
 
     async def memory_log(self, scope: str | None = None, limit: int | None = None) -> "list[Change]":
-        from anton_tui.memory import history_ops
+        from anton_tui.memory.history import ops as history_ops
 
         return await asyncio.to_thread(history_ops.log, self.stores, scope, limit)
 
     async def memory_show(self, change: str) -> "tuple[Change, str]":
-        from anton_tui.memory import history_ops
+        from anton_tui.memory.history import ops as history_ops
 
         return await asyncio.to_thread(history_ops.show, self.stores, change)
 
     async def memory_undo(self, change: str) -> "Undone":
-        from anton_tui.memory import history_ops
+        from anton_tui.memory.history import ops as history_ops
 
         return await asyncio.to_thread(history_ops.undo, self.stores, change)
 
     async def memory_reset(self, scope: str) -> Any:
         """``/memory reset global|project|episodic``: a recorded change that undo can revert (episodes archived)."""
-        from anton_tui.memory import history_ops
+        from anton_tui.memory.history import ops as history_ops
 
         return await asyncio.to_thread(history_ops.reset, self.stores, scope)
 

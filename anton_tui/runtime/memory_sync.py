@@ -13,9 +13,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from anton_tui.memory.entry_merge import MergeConflict
+    from anton_tui.memory.sync.entry_merge import MergeConflict
     from anton_tui.memory.stores import MemoryStores
-    from anton_tui.memory.sync import SyncOutcome
+    from anton_tui.memory.sync.syncer import SyncOutcome
 
 
 def sync_line(outcomes: list["SyncOutcome"], when: float | None = None) -> tuple[str, bool]:
@@ -45,17 +45,17 @@ class MemorySyncOps:
     # ---- remotes --------------------------------------------------------------------------------------------------
 
     async def memory_remote_add(self, scope: str, url: str) -> str:
-        from anton_tui.memory import sync
+        from anton_tui.memory.sync import syncer as sync
 
         return await asyncio.to_thread(sync.add_remote, self.stores, scope, url)
 
     async def memory_remote_remove(self, scope: str) -> bool:
-        from anton_tui.memory import sync
+        from anton_tui.memory.sync import syncer as sync
 
         return await asyncio.to_thread(sync.remove_remote, self.stores, scope)
 
     async def memory_remotes(self) -> dict[str, str]:
-        from anton_tui.memory import sync
+        from anton_tui.memory.sync import syncer as sync
 
         return await asyncio.to_thread(sync.shared_scopes, self.stores)
 
@@ -66,7 +66,7 @@ class MemorySyncOps:
     ) -> "list[SyncOutcome]":
         """Sync one scope, or every shared scope and the managed folder; the outcomes also go to the header (and,
         with `tell`, what needs the user to a chat notice: the timer's syncs have no reply of their own)."""
-        from anton_tui.memory import sync
+        from anton_tui.memory.sync import syncer as sync
 
         if self._sync_lock is None:
             self._sync_lock = asyncio.Lock()
@@ -94,7 +94,7 @@ class MemorySyncOps:
 
     async def memory_waiting(self) -> "dict[str, list[MergeConflict]]":
         """The merge parts that wait for a choice, per scope."""
-        from anton_tui.memory import sync
+        from anton_tui.memory.sync import syncer as sync
 
         def read() -> dict[str, list[MergeConflict]]:
             return {s: found for s in ("global", "project") if (found := sync.pending(self.stores, s))}
@@ -102,7 +102,7 @@ class MemorySyncOps:
         return await asyncio.to_thread(read)
 
     async def memory_keep_local(self, scope: str, entry_ids: list[str]) -> int:
-        from anton_tui.memory import sync
+        from anton_tui.memory.sync import syncer as sync
 
         return await asyncio.to_thread(sync.keep_local, self.stores, scope, entry_ids)
 
@@ -127,7 +127,7 @@ class MemorySyncOps:
 
     async def start_sync(self) -> None:
         """Show the last sync in the header and start the timer when one is set."""
-        from anton_tui.memory import sync
+        from anton_tui.memory.sync import syncer as sync
 
         def last() -> tuple[list[SyncOutcome], float]:
             found = []

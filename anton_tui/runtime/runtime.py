@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from anton_tui.memory.origin import producing
+from anton_tui.memory.history.origin import producing
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 from anton_tui.runtime.goal_ops import GoalOps
@@ -32,9 +32,9 @@ from anton_tui.settings_sources import FirstFrame
 if TYPE_CHECKING:
     from anton_tui.agent.conversations import Resumed, TranscriptEntry, UserTurn
     from anton_tui.agent.history_store import SavedSession
-    from anton_tui.memory.engram import Engram
-    from anton_tui.memory.episodes import Episode
-    from anton_tui.memory.skills import BrokenSkill, Skill
+    from anton_tui.memory.engrams.engram import Engram
+    from anton_tui.memory.episodes.store import Episode
+    from anton_tui.memory.skills.store import BrokenSkill, Skill
 
 T = TypeVar("T")
 
@@ -315,7 +315,7 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
 
     async def create_skill(self, name: str, when_to_use: str) -> Skill:
         """A new skill with a placeholder procedure, under a label made unique from `name`."""
-        from anton_tui.memory.skills import Skill, make_unique_label
+        from anton_tui.memory.skills.store import Skill, make_unique_label
         from anton_tui.runtime.skill_edits import NEW_PROCEDURE
 
         def create() -> Skill:
@@ -396,7 +396,7 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
     async def convert_and_save_skill_part(self, label: str, part: str, file: str, text: str) -> SkillSaved:
         """Convert an older-layout skill to SKILL.md (its old files copied to a backup first), then save one edited
         part of it. The warning names the new label and where the backup is."""
-        from anton_tui.memory.skill_convert import convert_legacy
+        from anton_tui.memory.skills.convert import convert_legacy
         from anton_tui.runtime.skill_edits import converted_part_file, edited_skill
 
         def save() -> SkillSaved:
@@ -414,7 +414,7 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
     async def copy_and_save_skill_part(self, label: str, part: str, file: str, text: str) -> SkillSaved:
         """Copy a read-only skill (built-in or another tool's) into the user's skills, then save one edited part of
         the copy. The copy shadows the original from then on; the original is never written."""
-        from anton_tui.memory.skill_sources import SOURCE_TITLES
+        from anton_tui.memory.skills.sources import SOURCE_TITLES
         from anton_tui.runtime.skill_edits import edited_skill
 
         def save() -> SkillSaved:

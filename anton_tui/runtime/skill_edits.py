@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import replace
 
-from anton_tui.memory.skills import Skill, SkillStore, slugify, validate_label
+from anton_tui.memory.skills.store import Skill, SkillStore, slugify, validate_label
 
 SKILL_MD_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 NEW_PROCEDURE = "1. Describe the first step.\n"

@@ -37,7 +37,7 @@ class SkillInstallOps:
         with its clash), and returns the labels to install (None: nothing). A chosen label that is one of the
         user's skills replaces it, its old folder moved into the backups folder. Raises `InstallError` (a
         ValueError) when the source cannot be read or holds no installable skill; nothing is written then."""
-        from anton_tui.memory.skill_install import InstallError, fetched, install, survey
+        from anton_tui.memory.skills.install import InstallError, fetched, install, survey
 
         store = self.stores.skills
         source_cm = fetched(source)

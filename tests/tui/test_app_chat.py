@@ -21,8 +21,8 @@ from anton_tui.agent.events import (
     TurnStarted,
     UsageUpdated,
 )
-from anton_tui.memory.acc import Lesson
-from anton_tui.memory.engram import Engram
+from anton_tui.memory.learners.acc import Lesson
+from anton_tui.memory.engrams.engram import Engram
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.screens.confirm_memory import ConfirmMemoryScreen
 from anton_tui.tui.widgets.answer import AssistantMessage

@@ -21,7 +21,7 @@ from anton_tui.agent.events import (
     TurnStarted,
     UsageUpdated,
 )
-from anton_tui.memory.engram import Engram
+from anton_tui.memory.engrams.engram import Engram
 from anton_tui.scratchpad.events import CellHeartbeat, CellOutput, CellProgress, CellStarted
 from anton_tui.tui.app import AntonApp
 from anton_tui.tui.widgets.prompt import Prompt

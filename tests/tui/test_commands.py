@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from anton_tui.config import load_settings
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.skills.store import Skill, SkillStore
 from anton_tui.tui.commands import COMMANDS, CommandContext, CommandOutput, complete, run
 from anton_tui.tui.commands.palette import PALETTE_ACTIONS, AntonCommands, palette_commands
 from anton_tui.tui.commands.parse import parse
@@ -637,7 +637,7 @@ async def test_a_user_invocable_skill_is_a_slash_command_that_starts_a_recalling
 
 async def test_memory_reset_clears_a_scope_and_undo_brings_it_back(stores: MemoryStores, anton_home: Path,
                                                                    project_dir: Path) -> None:
-    from anton_tui.memory import history_ops
+    from anton_tui.memory.history import ops as history_ops
 
     rules = (anton_home / "memory" / "rules.md").read_bytes()
     ctx = context(stores, Recorder(answers=[False, True, True]))

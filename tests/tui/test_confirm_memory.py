@@ -10,7 +10,7 @@ from textual.app import App
 from textual.widgets import SelectionList
 
 from anton_tui.agent.events import MemoryConfirmationNeeded
-from anton_tui.memory.engram import Engram
+from anton_tui.memory.engrams.engram import Engram
 from anton_tui.tui.screens.confirm_memory import ConfirmMemoryScreen, answer_confirmation
 
 ENGRAMS = (

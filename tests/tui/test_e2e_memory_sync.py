@@ -8,7 +8,7 @@ from pathlib import Path
 from dulwich.repo import Repo
 from textual.widgets import TabbedContent
 
-from anton_tui.memory import sync
+from anton_tui.memory.sync import syncer as sync
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.skills.store import Skill, SkillStore
 from anton_tui.tui.screens.skills import SkillsScreen
 from anton_tui.tui.widgets.inspector import InspectorPane
 

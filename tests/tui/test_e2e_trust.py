@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from anton_tui.config import load_settings
-from anton_tui.memory.history import history_dir
+from anton_tui.memory.history.repo import history_dir
 from anton_tui.memory.trust import HeldMemories
 from anton_tui.tui.screens.confirm_memory import ConfirmMemoryScreen
 from anton_tui.tui.widgets.header import AntonHeader

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static, TabbedContent
 
-from anton_tui.memory.origin import producing
+from anton_tui.memory.history.origin import producing
 from anton_tui.tui.screens.confirm import ConfirmScreen
 
 from .inspector_fixtures import InspectorHost, column, seeded_stores, settle, wait_until

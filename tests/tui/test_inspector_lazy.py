@@ -18,7 +18,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import DataTable, Static, TabbedContent
 from textual.widgets.data_table import DuplicateKey
 
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 from anton_tui.tui import app as app_module
 from anton_tui.runtime import RuntimeStarter
 from anton_tui.settings_sources import read_env_layers

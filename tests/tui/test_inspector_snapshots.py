@@ -11,7 +11,7 @@ from datetime import datetime
 import pytest
 
 from anton_tui.agent.events import AccEventObserved, AccNudge
-from anton_tui.memory.acc import Event, Lesson
+from anton_tui.memory.learners.acc import Event, Lesson
 
 from .inspector_fixtures import PROJECT_LESSONS, InspectorHost, seeded_stores, settle
 
@@ -28,7 +28,7 @@ def snapshot_app(tmp_path) -> InspectorHost:
     for history in stores.recorder.scopes.values():
         history.clock = lambda: next(minutes)
     stores.recorder.start()
-    from anton_tui.memory.origin import Origin
+    from anton_tui.memory.history.origin import Origin
 
     path = stores.project_hc.lessons_path  # a dated line, as the consolidator writes it, noted as its change
     path.write_text(path.read_text() + "- Check the API's rate limit header <!-- topic:api ts:2026-11-22 -->\n")

@@ -8,8 +8,8 @@ from datetime import datetime
 from textual.widgets import Input, Static, TabbedContent
 
 from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryWritten
-from anton_tui.memory.acc import Event, Lesson
-from anton_tui.memory.engram import entry_id
+from anton_tui.memory.learners.acc import Event, Lesson
+from anton_tui.memory.engrams.engram import entry_id
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.edit_entry import EditEntryScreen
 from anton_tui.tui.widgets.inspector.base import ProblemBanner

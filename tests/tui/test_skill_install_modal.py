@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import SelectionList
 
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.skills.store import Skill, SkillStore
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.install_skills import InstallSkillsScreen
 from tests.test_skill_install import git_repo

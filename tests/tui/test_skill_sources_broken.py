@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from anton_tui.memory.skill_sources import skill_sources
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.skills.sources import skill_sources
+from anton_tui.memory.skills.store import Skill, SkillStore
 from anton_tui.tui.screens.skills import NodeRef
 from anton_tui.tui.widgets.inspector.base import ProblemBanner
 

@@ -12,7 +12,7 @@ import pytest
 from textual.app import App
 from textual.widgets import Input, TextArea
 
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.skills.store import Skill, SkillStore
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 from anton_tui.runtime import Runtime
@@ -420,7 +420,7 @@ def test_skills_screen_snapshot(snap_compare, tmp_path: Path, size: tuple[int, i
 
 
 async def test_built_in_skills_are_listed_apart_and_editing_one_offers_a_copy(tmp_path: Path) -> None:
-    from anton_tui.memory.skill_sources import BUILTIN_ROOT, skill_sources
+    from anton_tui.memory.skills.sources import BUILTIN_ROOT, skill_sources
 
     root = tmp_path / "skills"
     store = SkillStore(root, sources=skill_sources(tmp_path / "project", home=tmp_path / "home"))

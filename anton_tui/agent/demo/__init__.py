@@ -48,7 +48,7 @@ class DemoSession:
 
 
 def _seed_skill(skills_dir: Path, recorded: dict[str, Any]) -> None:
-    from anton_tui.memory.skills import Skill, SkillStore
+    from anton_tui.memory.skills.store import Skill, SkillStore
 
     SkillStore(skills_dir).save(Skill(**recorded))
 

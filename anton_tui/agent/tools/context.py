@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:
     from anton_tui.agent.events import SessionEvent
-    from anton_tui.memory.cortex import Cortex
-    from anton_tui.memory.episodes import EpisodicMemory
-    from anton_tui.memory.skills import SkillStore
+    from anton_tui.memory.engrams.cortex import Cortex
+    from anton_tui.memory.episodes.store import EpisodicMemory
+    from anton_tui.memory.skills.store import SkillStore
     from anton_tui.redact import Redactor
     from anton_tui.scratchpad.cell import Cell
     from anton_tui.scratchpad.runtime import ScratchpadManager

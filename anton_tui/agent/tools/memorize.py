@@ -47,7 +47,7 @@ INPUT_SCHEMA: dict[str, Any] = {
 
 
 def entries_to_engrams(entries: list[Any]) -> list:
-    from anton_tui.memory.engram import Engram
+    from anton_tui.memory.engrams.engram import Engram
 
     engrams = []
     for entry in entries:
@@ -71,7 +71,7 @@ async def handle_memorize(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolR
     engrams = entries_to_engrams(tool_input.get("entries") or [])
     if not engrams:
         return ToolResult("ERROR: no entries to memorize (each entry needs a non-empty 'text').", success=False)
-    from anton_tui.memory.origin import producing
+    from anton_tui.memory.history.origin import producing
 
     offered = engrams
     engrams = ctx.trust_filter(engrams, "memorize")

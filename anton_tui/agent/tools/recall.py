@@ -34,7 +34,7 @@ async def handle_recall(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolRes
     max_results = int(tool_input.get("max_results") or 20)
     days_back = tool_input.get("days_back")
     days_back = int(days_back) if days_back not in (None, "") else None
-    from anton_tui.memory.episode_record import format_recall
+    from anton_tui.memory.episodes.record import format_recall
 
     episodes = await asyncio.to_thread(ctx.episodic.recall, query, max_results=max_results, days_back=days_back)
     untrusted = sorted({ep.session for ep in episodes if (ep.meta or {}).get("trust") == "untrusted"})

@@ -52,7 +52,7 @@ def already_recalled_text(label: str, name: str) -> str:
 
 
 def recall(store, requested: str, history: list[Any] | None = None) -> ToolResult:
-    from anton_tui.memory.skills import BrokenSkillError, SkillNotFoundError, format_no_match, format_recall
+    from anton_tui.memory.skills.store import BrokenSkillError, SkillNotFoundError, format_no_match, format_recall
 
     requested = requested.strip()
     if not requested:

@@ -67,7 +67,7 @@ def resources_note(label: str, folder: Path | None) -> str:
 
 
 def read_resource(store, label: str, rel: str) -> ToolResult:
-    from anton_tui.memory.skill_format import validate_relative_file
+    from anton_tui.memory.skills.format import validate_relative_file
 
     label, rel = label.strip(), rel.strip()
     try:

@@ -17,10 +17,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from anton_tui.memory.cortex import COMPACTION_THRESHOLD
-from anton_tui.memory.engram import Engram
-from anton_tui.memory.episodes import Episode
-from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
+from anton_tui.memory.engrams.cortex import COMPACTION_THRESHOLD
+from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.episodes.store import Episode
+from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
 from anton_tui.runtime import off_loop
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, as_output, error, info, success, warning
 from anton_tui.tui.commands.parse import ParsedCommand
@@ -315,7 +315,7 @@ async def _delete_turn(ctx: CommandContext, session: str | None, turns: dict, nu
 
 
 def _compaction_rule() -> str:
-    from anton_tui.memory.compaction import RULE  # pydantic: not before the first frame
+    from anton_tui.memory.learners.compaction import RULE  # pydantic: not before the first frame
 
     return RULE
 
@@ -323,7 +323,7 @@ def _compaction_rule() -> str:
 async def vacuum(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if not ctx.runtime.can_compact:
         return warning("Compaction needs the model and is not available in this session.")
-    from anton_tui.memory.compaction import MIN_FILE_ENTRIES, RULE, file_sizes
+    from anton_tui.memory.learners.compaction import MIN_FILE_ENTRIES, RULE, file_sizes
 
     sizes = await off_loop(lambda: [(n, f"{scope} {file}.md") for scope, hc in _scopes(ctx) for file, n in
                                     file_sizes(hc).items()])  # fmt: skip

@@ -10,8 +10,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from anton_tui.memory.skill_sources import SOURCE_TITLES
-from anton_tui.memory.skills import Skill, SkillStore
+from anton_tui.memory.skills.sources import SOURCE_TITLES
+from anton_tui.memory.skills.store import Skill, SkillStore
 from anton_tui.runtime import off_loop
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success, warning
 from anton_tui.tui.commands.parse import ParsedCommand

@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from anton_tui.memory.engram import Engram
+from anton_tui.memory.engrams.engram import Engram
 
 
 def _details(engram: Engram) -> str:

@@ -21,7 +21,7 @@ from textual.widgets.selection_list import Selection
 from anton_tui.tui.screens.confirm import ConfirmScreen
 
 if TYPE_CHECKING:
-    from anton_tui.memory.skill_install import Offer
+    from anton_tui.memory.skills.install import Offer
 
 
 def offer_prompt(offer: Offer) -> Content:

@@ -25,8 +25,8 @@ from textual.theme import Theme
 from textual.widgets import Footer, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
-from anton_tui.memory.skill_sources import SOURCE_ORDER, SOURCE_TITLES
-from anton_tui.memory.skills import LegacyLayoutError, ReadOnlySkillError, Skill
+from anton_tui.memory.skills.sources import SOURCE_ORDER, SOURCE_TITLES
+from anton_tui.memory.skills.store import LegacyLayoutError, ReadOnlySkillError, Skill
 from anton_tui.runtime import Runtime, SkillListing
 from anton_tui.runtime.skill_edits import part_text
 from anton_tui.tui.screens.confirm import ConfirmScreen

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.widgets.tree import TreeNode
 
-from anton_tui.memory.skill_sources import SOURCE_TITLES
-from anton_tui.memory.skills import BrokenSkill, Skill
+from anton_tui.memory.skills.sources import SOURCE_TITLES
+from anton_tui.memory.skills.store import BrokenSkill, Skill
 
 if TYPE_CHECKING:
     from anton_tui.tui.screens.skills import SkillsScreen

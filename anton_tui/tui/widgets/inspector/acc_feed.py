@@ -20,7 +20,7 @@ from textual.events import Resize
 from textual.widgets import DataTable, Static
 
 from anton_tui.agent.events import AccEventObserved, AccNudge, OutsideAccess
-from anton_tui.memory.acc import Event, Lesson
+from anton_tui.memory.learners.acc import Event, Lesson
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
     FixedColumnsTable,

@@ -22,7 +22,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from anton_tui.memory.engram import MemoryProblem
+from anton_tui.memory.engrams.engram import MemoryProblem
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.runtime import Runtime
 from anton_tui.tui.textual_internals import FixedColumnsTable

@@ -22,8 +22,8 @@ from textual.events import Resize
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from anton_tui.memory.engram import Engram, entry_id
-from anton_tui.memory.hippocampus import Hippocampus, MemoryFileError
+from anton_tui.memory.engrams.engram import Engram, entry_id
+from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.edit_entry import EditEntryScreen
 from anton_tui.tui.widgets.inspector.base import (

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from anton_tui.memory.episodes import Episode
+from anton_tui.memory.episodes.store import Episode
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
     FixedColumnsTable,

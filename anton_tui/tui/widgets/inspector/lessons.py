@@ -9,8 +9,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input
 
-from anton_tui.memory.engram import Engram
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 from anton_tui.tui.widgets.inspector.base import ColumnSpec
 from anton_tui.tui.widgets.inspector.entries import EntryTab, date_of
 

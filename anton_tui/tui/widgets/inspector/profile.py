@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from anton_tui.memory.engram import Engram
-from anton_tui.memory.hippocampus import Hippocampus
+from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.engrams.hippocampus import Hippocampus
 from anton_tui.tui.widgets.inspector.base import ColumnSpec
 from anton_tui.tui.widgets.inspector.entries import EntryTab
 

@@ -15,9 +15,9 @@ from textual.content import Content
 from textual.events import Resize
 from textual.widgets import DataTable, Static
 
-from anton_tui.memory.skill_format import STAGES
-from anton_tui.memory.skill_sources import SOURCE_ORDER, SOURCE_TITLES
-from anton_tui.memory.skills import Skill
+from anton_tui.memory.skills.format import STAGES
+from anton_tui.memory.skills.sources import SOURCE_ORDER, SOURCE_TITLES
+from anton_tui.memory.skills.store import Skill
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
     FileTab,

@@ -1,0 +1,343 @@
+"""A search index over the episode files, so recall is ranked and stays fast across years of sessions.
+
+The index is a SQLite database beside the JSONL files (``.recall-index.sqlite3``) and holds no copy of their text:
+for each recallable line only where it is (its file, byte offset and length), and two FTS5 indexes without content:
+one of stemmed words ranked with BM25 (so "prices" finds "price") and one of the plain words with row ids only,
+plus the distinct plain words with a trigram index of their own, which together find the exact text (so "gecko"
+finds "CoinGecko", as Anton's substring search does). Matching lines are read back from the JSONL files.
+
+It is derived data, built from the files and rebuilt whenever it is missing, outdated, damaged or was left half
+written. Each file's indexed byte offset, size, mtime and inode are remembered: new lines are added as they appear,
+a rewritten file is read again, and a removed one forgotten (its rows are marked dead, and once dead rows pile up
+the index is built afresh). Building goes newest session first, in steps of large transactions with the settings
+suited to a file that can always be rebuilt; between steps the lock is let go, and recall meanwhile answers from
+what is indexed plus a scan of the files not reached yet (see `episode_scan`). Readers hold a shared lock and the
+one process updating the index an exclusive one; whoever cannot get the lock it needs in time raises
+`IndexUnavailable`, and the caller scans the files instead.
+
+Brain analogy: hippocampal indexing — a compact set of pointers that lets a cue reactivate a whole episode without
+replaying every stored memory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+
+from anton_tui.memory.episodes.build import IndexBuilder, RefreshStats
+from anton_tui.memory.episodes.files import FolderView
+from anton_tui.memory.episodes.record import SUFFIX, Episode
+from anton_tui.memory.episodes.scan import scan_turns
+from anton_tui.memory.episodes.index_store import (
+    SCHEMA_VERSION,
+    Database,
+    IndexUnavailable,
+    Known,
+    UpdateLock,
+    is_corruption,
+    pending_bytes,
+)
+from anton_tui.memory.episodes.recall_bm25 import Bm25
+from anton_tui.memory.episodes.recall_query import LineReader, TextCheck, line_scores, load_turns, rank_turns, window_for
+
+__all__ = ["INDEX_NAME", "LOCK_NAME", "SCHEMA_VERSION", "IndexUnavailable", "RecallIndex", "RefreshStats"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+INDEX_NAME = ".recall-index.sqlite3"
+LOCK_NAME = ".recall-index.lock"
+SMALL_WORK = 4 << 20  # less unindexed data than this is indexed before answering; more is built in the background
+_FLAGS = (  # whether any rows are dead, a big build is under way, any turn goes on in more parts
+    "SELECT EXISTS(SELECT 1 FROM dead), EXISTS(SELECT 1 FROM meta WHERE k = 'bulk'), EXISTS(SELECT 1 FROM spill)"
+)
+PAUSE_LIMIT = 2.0  # the longest a build waits for searches to end before it goes on anyway
+BUSY_WAIT = 0.02  # how long a search waits for the lock while this process is building (then it reads the files)
+
+
+@dataclass
+class _View:
+    """How the index stands against the files, worked out once per change of either."""
+
+    known: dict[str, Known] | None
+    version: int
+    stale: list[str]
+    removed: bool
+    pending: int
+    skip: set[int]
+    names: dict[int, str]
+
+    @classmethod
+    def of(cls, known: dict[str, Known] | None, disk: dict[str, os.stat_result], version: int) -> _View:
+        stale, pending = pending_bytes(disk, known)
+        held = known or {}
+        skip = {held[name].id for name in stale if name in held}
+        gone = {entry.id for name, entry in held.items() if name not in disk}
+        names = {entry.id: name for name, entry in held.items()}
+        return cls(known, version, stale, bool(gone), pending, skip | gone, names)
+
+
+class RecallIndex:
+    """The derived search index of one episodes folder."""
+
+    def __init__(self, episodes_dir: Path, *, lock_wait: float = 0.5) -> None:
+        self.episodes_dir = Path(episodes_dir)
+        self.path = self.episodes_dir / INDEX_NAME
+        self.lock_wait = lock_wait
+        self.last_refresh: RefreshStats | None = None
+        self._reader = Database(self.path, writer=False)
+        self._writer = Database(self.path, writer=True)
+        self._read_guard = threading.Lock()
+        self._write_guard = threading.Lock()
+        self._builder: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._refreshing = threading.Event()
+        self._folder = FolderView(self.episodes_dir)
+        self._view: _View | None = None
+        self._lines = LineReader(self.episodes_dir)
+        self._bm25 = Bm25()
+        self._searchers: dict[int, int] = {}  # threads answering a recall now, and how deep
+        self._searches_changed = threading.Condition()
+        self._builder_steps = IndexBuilder(
+            self.episodes_dir, self._writer, self._stop, self._remove_database, self._step_aside
+        )
+
+    # ---- public ------------------------------------------------------------------------------------------
+
+    def search(self, query: str, *, max_results: int, since: datetime | None = None) -> list[list[Episode]]:
+        """The best `max_results` turns for `query`, each as its episodes in file order.
+
+        A little new data is indexed first; a lot (a first build) is indexed in the background, and meanwhile the
+        files not indexed yet are scanned and their turns follow the indexed ones.
+        """
+        answer = self._retrying(lambda: self._search(query, max_results, since, may_refresh=True))
+        if answer is not None:
+            return answer
+        if self._write_guard.acquire(blocking=False):  # (else a build has just started here: scan what it lacks)
+            try:
+                self._stop.clear()
+                self._refresh(self.lock_wait)
+            except IndexUnavailable as exc:
+                logger.info("Recall index not updated before answering: %s", exc)
+            finally:
+                self._write_guard.release()
+        answer = self._retrying(lambda: self._search(query, max_results, since, may_refresh=False))
+        assert answer is not None
+        return answer
+
+    def refresh(self, *, wait: float | None = None, max_steps: int | None = None) -> RefreshStats:
+        """Bring the index up to date with the files now, in steps (readers get in between them); `max_steps`
+        stops after that many, newest files first.
+
+        `IndexUnavailable` if another process holds the lock for longer than `wait` seconds.
+        """
+        with self._write_guard:
+            self._stop.clear()
+            return self._refresh(self.lock_wait if wait is None else wait, max_steps=max_steps)
+
+    def build_in_background(self) -> bool:
+        """Start bringing the index up to date in a thread of its own; False when a build is already running."""
+        if self.building or not self._write_guard.acquire(blocking=False):
+            return False
+        self._stop.clear()
+
+        def run() -> None:
+            try:
+                self._refresh(self.lock_wait, patient=True)
+            except IndexUnavailable as exc:
+                logger.info("Recall index build stopped: %s", exc)
+            except Exception:
+                logger.exception("Recall index build failed; recall scans the files instead")
+            finally:
+                self._write_guard.release()
+
+        self._builder = threading.Thread(target=run, name="recall-index-build", daemon=True)
+        self._builder.start()
+        return True
+
+    @contextmanager
+    def searching(self) -> Iterator[None]:
+        """Hold while answering a recall in any way (through the index or by scanning the files): a build in this
+        process waits between files until no search runs, so the answer does not share the CPU with it."""
+        me = threading.get_ident()
+        with self._searches_changed:
+            self._searchers[me] = self._searchers.get(me, 0) + 1
+        try:
+            yield
+        finally:
+            with self._searches_changed:
+                self._searchers[me] -= 1
+                if not self._searchers[me]:
+                    del self._searchers[me]
+                self._searches_changed.notify_all()
+
+    def _step_aside(self) -> None:
+        """The builder's pause: wait (up to `PAUSE_LIMIT`) while a search runs on another thread. A search that
+        indexes a little before answering does it on its own thread, so it never waits for itself."""
+        me = threading.get_ident()
+        deadline = time.monotonic() + PAUSE_LIMIT
+        with self._searches_changed:
+            while any(thread != me for thread in self._searchers):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._searches_changed.wait(left)
+
+    @property
+    def building(self) -> bool:
+        """True while this process is updating the index (in the background or in a `refresh` call)."""
+        return self._refreshing.is_set() or (self._builder is not None and self._builder.is_alive())
+
+    def close(self) -> None:
+        """Stop a background build at its next step and close the database."""
+        self._stop.set()
+        if self._builder is not None:
+            self._builder.join(timeout=5)
+        with self._read_guard:
+            self._reader.close()
+            self._lines.close()
+        if self._write_guard.acquire(timeout=5):
+            try:
+                self._writer.close()
+            finally:
+                self._write_guard.release()
+
+    def _retrying(self, action: Callable[[], T]) -> T:
+        """Run `action`; a damaged database is deleted and rebuilt once, any other database error is reported."""
+        try:
+            return action()
+        except sqlite3.DatabaseError as exc:
+            if not is_corruption(exc):
+                raise IndexUnavailable(f"{self.path}: {exc}") from exc
+            logger.warning("Recall index %s is damaged (%s); rebuilding it from the episode files", self.path, exc)
+        if not self._write_guard.acquire(timeout=self.lock_wait):
+            raise IndexUnavailable("the recall index is being rebuilt")
+        try:
+            with self._locked(fcntl.LOCK_EX, self.lock_wait):
+                self._remove_database()
+        finally:
+            self._write_guard.release()
+        try:
+            return action()
+        except sqlite3.DatabaseError as exc:
+            raise IndexUnavailable(f"{self.path}: {exc}") from exc
+
+    def _locked(self, mode: int, wait: float) -> UpdateLock:
+        lock = UpdateLock(self.episodes_dir / LOCK_NAME)
+        try:
+            lock.take(mode, wait)
+        except BaseException:
+            lock.__exit__()
+            raise
+        return lock
+
+    def _remove_database(self) -> None:
+        """Delete the database and its journal (only ever under the exclusive lock, so no reader is inside)."""
+        with self._read_guard:
+            self._reader.close()
+            self._lines.close()
+        self._writer.close()
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+
+    # ---- searching -----------------------------------------------------------------------------------------
+
+    def _search(
+        self, query: str, max_results: int, since: datetime | None, *, may_refresh: bool
+    ) -> list[list[Episode]] | None:
+        """The answer, or None when the index is a little behind and should catch up first (`may_refresh`)."""
+        # While this process builds, a step holds the lock for a moment: rather than wait, read the files.
+        wait = BUSY_WAIT if self.building else self.lock_wait
+        with self._read_guard, self._locked(fcntl.LOCK_SH, wait):
+            known = self._reader.known() if self.path.exists() else None
+            disk = self._folder.files()
+            view = self._view
+            if view is None or view.known is not known or view.version != self._folder.version:
+                view = self._view = _View.of(known, disk, self._folder.version)
+            stale = view.stale
+            behind = stale or view.removed
+            if behind and may_refresh and view.pending <= SMALL_WORK and not self.building:
+                return None
+            scanned: list[list[Episode]] = []
+            if stale:  # the files not indexed yet are read the way Anton reads them, newest first
+                paths = [self.episodes_dir / f"{name}{SUFFIX}" for name in sorted(stale, reverse=True)]
+                scanned = scan_turns(paths, query, max_results=max_results, since=since)
+            turns: list[list[Episode]] = []
+            if known:
+                turns = self._indexed_turns(query, max_results, since, view, any_word=not scanned)
+        if stale and (view.pending > SMALL_WORK or self.building):
+            self.build_in_background()
+        return (turns + scanned)[:max_results]
+
+    def _indexed_turns(
+        self, query: str, max_results: int, since: datetime | None, view: _View, *, any_word: bool
+    ) -> list[list[Episode]]:
+        """The best turns of the indexed files; `any_word` allows ranking by any of the query's words when no
+        line has them all (not when the files not indexed yet already hold the exact text)."""
+        conn = self._reader.connect()
+        reader = self._lines
+        reader.use(view.names)
+        conn.execute("BEGIN")
+        try:
+            dead, bulk, spill = (flag == 1 for flag in conn.execute(_FLAGS).fetchone())
+            check = TextCheck(query, reader)
+            scores = line_scores(
+                conn, query, check, dead=dead, word_list=not bulk, any_word=any_word, bm25=self._bm25,
+                window=window_for(max_results),
+            )
+            keys = rank_turns(conn, scores, check, max_results, since, view.skip, spill)
+            return load_turns(conn, reader, keys, spill)
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+    # ---- keeping up with the files ---------------------------------------------------------------------
+
+    def _refresh(self, wait: float, *, patient: bool = False, max_steps: int | None = None) -> RefreshStats:
+        """Index what changed in the files, step by step (the caller holds `_write_guard`)."""
+        self._refreshing.set()
+        try:
+            return self._steps(wait, patient=patient, max_steps=max_steps)
+        finally:
+            self._refreshing.clear()
+
+    def _steps(self, wait: float, *, patient: bool, max_steps: int | None) -> RefreshStats:
+        stats = RefreshStats()
+        repaired = False
+        self._builder_steps.begin()
+        while not self._stop.is_set():
+            try:
+                lock = self._locked(fcntl.LOCK_EX, wait)
+            except IndexUnavailable:
+                if not patient:
+                    raise
+                time.sleep(wait)
+                continue
+            with lock:
+                try:
+                    self._folder.forget()
+                    done = self._builder_steps.step(stats)
+                except sqlite3.DatabaseError as exc:
+                    if repaired or not is_corruption(exc):
+                        raise IndexUnavailable(f"{self.path}: {exc}") from exc
+                    logger.warning("Recall index %s is damaged (%s); rebuilding it from the episode files", self.path, exc)
+                    self._remove_database()
+                    repaired, done = True, False
+            stats.steps += 1
+            if done or (max_steps is not None and stats.steps >= max_steps):
+                break
+            time.sleep(0.01)  # let readers in
+        self.last_refresh = stats
+        return stats
+

@@ -1,0 +1,458 @@
+"""Ranking recall answers from the index: which lines match a query, how well, and the turns they belong to.
+
+A line scores the BM25 of the query's stemmed words (all of them, or any of them when no line has all), plus a fixed
+bonus when its content holds the query's exact text in any case; each list of matches is ranked over its newest
+lines only, ten for each turn asked for (between `WINDOW_MIN` and `WINDOW`), so common words stay fast. A turn
+scores the sum of its lines; ties go to the newer turn.
+
+The index keeps no copy of the text. The exact-text lines come from an index of the unstemmed words: the query's
+words narrow the lines down (a word at either end of the query may be part of a longer word, found through a
+trigram index of the distinct words), and when that alone cannot prove a line holds the text, the line is read back
+from its JSONL file and checked. A query made only of punctuation is looked for by reading the files, newest first.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+import sqlite3
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from anton_tui.memory.episodes.record import (
+    MEMORY_ROLES,
+    SESSION_FORMAT,
+    SUFFIX,
+    Episode,
+    quick_parse,
+    quick_parse_many,
+)
+from anton_tui.memory.episodes.scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
+from anton_tui.memory.episodes.recall_bm25 import Bm25, not_dead
+
+WINDOW = 2000  # each match list is ranked over at most this many of its newest lines,
+WINDOW_MIN = 200  # at least this many,
+WINDOW_PER_RESULT = 10  # and this many for each turn asked for between the two
+EXACT_SCORE = -1.0  # what a line containing the query's exact text adds (BM25 scores are negative: lower is better)
+MAX_TERMS = 400  # a word of the query that is part of more distinct words than this does not narrow anything
+CHECK_BUDGET = 20_000  # lines read back at most to confirm the exact text
+# A line's id is (file id << FILE_SHIFT) | (turn part << SLOT_BITS) | slot, counted so that a smaller id is newer:
+# file ids go down as sessions get newer, and within a file turns and lines count down from the top of their range.
+# The id of a turn (its "key") is the line id without the slot. A turn with more lines than slots goes on in more
+# parts, each of which names its turn's first part in the `spill` table.
+SLOT_BITS = 6
+TURN_BITS = 18
+FILE_SHIFT = SLOT_BITS + TURN_BITS
+SLOT_TOP = (1 << SLOT_BITS) - 1
+TURN_TOP = (1 << TURN_BITS) - 1
+READ_AHEAD = 4096  # bytes read at once when reading a line back
+SPAN_READ = 256 << 10  # a turn's lines less than this far apart are read back at once
+_WORD = re.compile(r"[^\W_]+")
+
+
+def phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def window_for(max_results: int) -> int:
+    """How many of the newest lines of each list of matches are ranked when `max_results` turns are asked for."""
+    return min(WINDOW, max(WINDOW_MIN, WINDOW_PER_RESULT * max_results))
+
+
+def turn_key(file_id: int, part: int) -> int:
+    return (file_id << TURN_BITS) | (TURN_TOP - part)
+
+
+def turn_bounds(key: int) -> tuple[int, int]:
+    return key << SLOT_BITS, ((key + 1) << SLOT_BITS) - 1
+
+
+def file_bounds(file_id: int) -> tuple[int, int]:
+    return file_id << FILE_SHIFT, ((file_id + 1) << FILE_SHIFT) - 1
+
+
+class LineReader:
+    """Reads indexed lines back from their JSONL files; the last `KEEP_OPEN` files used stay open between searches."""
+
+    KEEP_OPEN = 64
+
+    def __init__(self, episodes_dir: Path) -> None:
+        self.folder = str(episodes_dir)
+        self.names: dict[int, str] = {}
+        self._fds: OrderedDict[int, int | None] = OrderedDict()
+
+    def use(self, names: dict[int, str]) -> None:
+        """Read from the files as the index now names them (file id to session name)."""
+        if names is not self.names:
+            self.close()
+            self.names = names
+
+    def _fd(self, file_id: int) -> int | None:
+        fds = self._fds
+        if file_id in fds:
+            fds.move_to_end(file_id)
+            return fds[file_id]
+        name = self.names.get(file_id)
+        try:
+            fd = None if name is None else os.open(f"{self.folder}/{name}{SUFFIX}", os.O_RDONLY)
+        except OSError:
+            fd = None
+        fds[file_id] = fd
+        if len(fds) > self.KEEP_OPEN:
+            _, old = fds.popitem(last=False)
+            if old is not None:
+                os.close(old)
+        return fd
+
+    def raw(self, line_id: int, offset: int) -> bytes | None:
+        """The line starting at `offset` in its file, without its newline."""
+        fd = self._fd(line_id >> FILE_SHIFT)
+        if fd is None:
+            return None
+        parts = []
+        try:
+            while True:
+                block = os.pread(fd, READ_AHEAD, offset)
+                end = block.find(b"\n")
+                if end >= 0 or len(block) < READ_AHEAD:
+                    parts.append(block if end < 0 else block[:end])
+                    return b"".join(parts)
+                parts.append(block)
+                offset += len(block)
+        except OSError:
+            return None
+
+    def episode(self, line_id: int, offset: int) -> Episode | None:
+        raw = self.raw(line_id, offset)
+        return None if raw is None else quick_parse(raw)
+
+    def episodes(self, rows: list[tuple[int, int]]) -> list[Episode | None]:
+        """The episodes at ``(line id, offset)`` of one file, in order; lines close together are read at once."""
+        if len(rows) < 2 or rows[-1][1] - rows[0][1] > SPAN_READ or rows[-1][1] < rows[0][1]:
+            return [self.episode(line_id, offset) for line_id, offset in rows]
+        fd = self._fd(rows[0][0] >> FILE_SHIFT)
+        if fd is None:
+            return [None] * len(rows)
+        first, last = rows[0][1], rows[-1][1]
+        try:
+            block = os.pread(fd, last - first + READ_AHEAD, first)
+        except OSError:
+            return [None] * len(rows)
+        raws: list[bytes] = []
+        for line_id, offset in rows:
+            start = offset - first
+            end = block.find(b"\n", start)
+            if end < 0:  # the last line is longer than what was read
+                return quick_parse_many(raws) + [self.episode(line_id, offset) for line_id, offset in rows[len(raws) :]]
+            raws.append(block[start:end])
+        return quick_parse_many(raws)
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            if fd is not None:
+                os.close(fd)
+        self._fds.clear()
+
+
+# ---- scores -------------------------------------------------------------------------------------------------------
+
+
+class TextCheck:
+    """Confirms that a line holds the query's exact text (any case) by reading it back from its file."""
+
+    def __init__(self, query: str, reader: LineReader) -> None:
+        self.pattern = text_pattern(query)
+        self.prefilter = bytes_prefilter(query)
+        self.reader = reader
+
+    def holds(self, line_id: int, offset: int) -> bool:
+        raw = self.reader.raw(line_id, offset)
+        if raw is None or (self.prefilter is not None and self.prefilter.search(raw) is None):
+            return False
+        episode = quick_parse(raw)
+        return episode is not None and self.pattern.search(episode.content) is not None
+
+
+@dataclass
+class Scores:
+    """Line scores, and the lines whose exact-text bonus is not confirmed yet (line id to byte offset)."""
+
+    lines: dict[int, float] = field(default_factory=dict)
+    worded: set[int] = field(default_factory=set)
+    unconfirmed: dict[int, int] = field(default_factory=dict)
+
+    def add(self, rows: Iterable[tuple[int, float]], *, words: bool) -> None:
+        rows = list(rows)
+        if words:
+            self.worded.update(rowid for rowid, _score in rows)
+        lines = self.lines
+        if not lines:  # (0.0 + score is score)
+            lines.update(rows)
+            return
+        get = lines.get
+        for rowid, score in rows:
+            lines[rowid] = get(rowid, 0.0) + score
+
+    def confirm(self, check: TextCheck, line_id: int) -> bool:
+        """Check one provisional bonus; True when it was wrong (and is taken back)."""
+        offset = self.unconfirmed.pop(line_id)
+        if check.holds(line_id, offset):
+            return False
+        if line_id in self.worded:
+            self.lines[line_id] -= EXACT_SCORE
+        else:
+            del self.lines[line_id]
+        return True
+
+
+def line_scores(
+    conn: sqlite3.Connection,
+    query: str,
+    check: TextCheck,
+    *,
+    dead: bool,
+    word_list: bool,
+    any_word: bool = True,
+    bm25: Bm25 | None = None,
+    window: int = WINDOW,
+) -> Scores:
+    """Matching lines with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text.
+
+    `word_list` says the list of distinct words is complete (it is made at the end of a big build). Exact-text
+    bonuses the index alone cannot prove are given provisionally; `rank_turns` confirms those that matter.
+    """
+    scores = Scores()
+    bm25 = bm25 or Bm25()
+    skip_dead = not_dead("rowid", dead)
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    if words:
+        scores.add(bm25.window(conn, words, window, dead=dead), words=True)
+    exact, scores.unconfirmed = exact_lines(conn, query, check, skip_dead, word_list, window)
+    scores.add(((rowid, EXACT_SCORE) for rowid in exact), words=False)
+    if not scores.worded and scores.unconfirmed and len(words) > 1:
+        for line_id in list(scores.unconfirmed):  # whether any line holds the text decides what comes next
+            scores.confirm(check, line_id)
+    if not scores.lines and len(words) > 1 and any_word:  # nothing has every word: rank lines by any of them
+        for word in words:
+            scores.add(bm25.window(conn, [word], window, dead=dead), words=True)
+    return scores
+
+
+def rank_turns(
+    conn: sqlite3.Connection,
+    scores: Scores,
+    check: TextCheck,
+    limit: int,
+    since: datetime | None,
+    skip_files: set[int],
+    spill: bool | None = None,
+) -> list[int]:
+    """Keys of the best `limit` turns, confirming the provisional exact-text bonuses of the turns that win.
+
+    A bonus that turns out wrong only makes its turn's score worse, so once every line of the winning turns is
+    confirmed, no other turn could have beaten them.
+    """
+    spilled = None
+    if spill is None:
+        spill = conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0] == 1
+    if spill:
+        spilled = dict(conn.execute("SELECT key, base FROM spill"))
+    allowed = None
+    if since is not None:
+        rows = conn.execute("SELECT id FROM files WHERE started >= ?", (since.strftime(SESSION_FORMAT),))
+        allowed = {file_id for (file_id,) in rows}
+    while True:
+        keys = best_turns(scores.lines, limit, allowed, skip_files, spilled)
+        if not scores.unconfirmed:
+            return keys
+        winners = set(keys)
+        due = [
+            line_id
+            for line_id in scores.unconfirmed
+            if (spilled.get(line_id >> SLOT_BITS, line_id >> SLOT_BITS) if spilled else line_id >> SLOT_BITS) in winners
+        ]
+        wrong = [line_id for line_id in due if scores.confirm(check, line_id)]
+        if not wrong:
+            return keys  # the winners' scores stand: nothing else could have beaten them
+
+
+def best_turns(
+    lines: dict[int, float],
+    limit: int,
+    allowed: set[int] | None,
+    skip_files: set[int],
+    spilled: dict[int, int] | None,
+) -> list[int]:
+    """Keys of the best `limit` turns: summed line scores (lower is better), ties newest first.
+
+    A turn's key orders turns newest first as they were recorded: by file (named by the session's start), then by
+    the place of the turn's first line in its file. Only turns of `allowed` files (all when None) count, and none
+    of `skip_files` (being read some other way).
+    """
+    totals: dict[int, float] = {}
+    get = totals.get
+    for rowid, score in lines.items():
+        key = rowid >> SLOT_BITS
+        totals[key] = get(key, 0.0) + score
+    if spilled:
+        merged: dict[int, float] = {}
+        for key, total in totals.items():
+            base = spilled.get(key, key)
+            merged[base] = merged.get(base, 0.0) + total
+        totals = merged
+    if skip_files or allowed is not None:
+        totals = {
+            key: total
+            for key, total in totals.items()
+            if key >> TURN_BITS not in skip_files and (allowed is None or key >> TURN_BITS in allowed)
+        }
+    best = heapq.nsmallest(limit, zip(totals.values(), totals))
+    if not best:
+        return []
+    # Totals are compared rounded (so sums in another order tie); the rounding can only let in near-ties.
+    edge = best[-1][0] + 1e-6
+    pool = [(round(total, 6), key) for key, total in totals.items() if total <= edge]
+    return [key for _total, key in sorted(pool)[:limit]]
+
+
+def load_turns(
+    conn: sqlite3.Connection, reader: LineReader, keys: list[int], spill: bool | None = None
+) -> list[list[Episode]]:
+    """The episodes of each turn in file order, read back from its file (a turn's lines at one read when they
+    are close together); turns that read back empty are left out. `spill`: whether any turn goes on in more parts
+    (looked up when not given)."""
+    parts: dict[int, list[int]] = {key: [key] for key in keys}
+    if spill is None:
+        spill = conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0] == 1
+    if keys and spill:
+        marks = ",".join("?" * len(keys))
+        for part, base in conn.execute(f"SELECT key, base FROM spill WHERE base IN ({marks})", keys):
+            parts[base].append(part)
+    every = [part for key in keys for part in parts[key]]
+    rows_of: dict[int, list[tuple[int, int]]] = {key: [] for key in keys}
+    base_of = {part: key for key in keys for part in parts[key]}
+    for start in range(0, len(every), 100):  # one statement for many turns (SQLite takes up to 999 parameters)
+        chunk = every[start : start + 100]
+        sql = " UNION ALL ".join(["SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?"] * len(chunk))
+        for line_id, offset in conn.execute(sql, [bound for part in chunk for bound in turn_bounds(part)]):
+            rows_of[base_of[line_id >> SLOT_BITS]].append((line_id, offset))
+    turns = []
+    for key in keys:
+        rows = sorted(rows_of[key], reverse=True)
+        episodes = [e for e in reader.episodes(rows) if e is not None and e.role not in MEMORY_ROLES]
+        if episodes:
+            turns.append(episodes)
+    return turns
+
+
+# ---- the exact text -----------------------------------------------------------------------------------------------
+
+
+def _is_word_char(ch: str) -> bool:
+    """Whether FTS5's unicode61 tokenizer keeps `ch` inside a word (letters, numbers and private-use characters)."""
+    return ch.isalnum() or unicodedata.category(ch) == "Co"
+
+
+def word_runs(query: str) -> list[tuple[str, bool, bool]]:
+    """The query's runs of word characters, lowercased, each with whether it may go on past its left and right end."""
+    runs: list[tuple[str, bool, bool]] = []
+    start = None
+    for position, ch in enumerate(query + " "):
+        inside = position < len(query) and _is_word_char(ch)
+        if inside and start is None:
+            start = position
+        elif not inside and start is not None:
+            runs.append((query[start:position].lower(), start == 0, position == len(query)))
+            start = None
+    return runs
+
+
+def _terms_containing(conn: sqlite3.Connection, text: str, *, suffix: bool, word_list: bool) -> list[str] | None:
+    """Distinct indexed words holding `text` (ending with it when `suffix`); None when there are too many."""
+    if not word_list:  # slower: every distinct word of the index is looked at
+        rows = conn.execute("SELECT term FROM tokens_vocab WHERE instr(term, ?) > 0", (text,))
+    elif len(text) >= 3:
+        rows = conn.execute(
+            "SELECT t.term FROM term_grams g JOIN terms t ON t.id = g.rowid WHERE term_grams MATCH ?", (phrase(text),)
+        )
+    else:
+        rows = conn.execute("SELECT term FROM terms WHERE instr(term, ?) > 0", (text,))
+    found = []
+    for (term,) in rows:
+        if term.endswith(text) if suffix else text in term:
+            found.append(term)
+            if len(found) > MAX_TERMS:
+                return None
+    return found
+
+
+def _narrowing(conn: sqlite3.Connection, query: str, word_list: bool) -> tuple[str | None, bool] | None:
+    """An FTS query over the unstemmed words that every line holding `query` matches, and whether matching it
+    proves the line holds the text; ``(None, False)`` when nothing can hold it, None when words cannot narrow it."""
+    runs = word_runs(query)
+    groups = []
+    for text, open_left, open_right in runs:
+        if not open_left and not open_right:
+            groups.append(phrase(text))
+        elif not open_left:
+            groups.append(phrase(text) + "*")
+        else:
+            terms = _terms_containing(conn, text, suffix=not open_right, word_list=word_list)
+            if terms is None:
+                continue
+            if not terms:
+                return None, False
+            groups.append("(" + " OR ".join(phrase(term) for term in terms) + ")")
+    if not groups:
+        return None
+    proven = len(runs) == 1 and len(groups) == 1 and query.isascii() and runs[0][1] and runs[0][2]
+    return " AND ".join(groups), proven
+
+
+def exact_lines(
+    conn: sqlite3.Connection, query: str, check: TextCheck, skip_dead: str, word_list: bool, window: int = WINDOW
+) -> tuple[list[int], dict[int, int]]:
+    """Ids of the newest `window` lines whose content contains `query` in any case, and of those the ones that may
+    not (to be confirmed), with their byte offsets."""
+    narrowing = _narrowing(conn, query, word_list)
+    if narrowing is None:
+        return _scan_for_lines(conn, check, window), {}
+    match, proven = narrowing
+    if match is None:
+        return [], {}
+    if proven:
+        sql = f"SELECT rowid FROM tokens WHERE tokens MATCH ?{skip_dead} ORDER BY rowid LIMIT ?"
+        return [rowid for (rowid,) in conn.execute(sql, (match, window))], {}
+    candidates = "SELECT l.id, l.offset FROM tokens t JOIN lines l ON l.id = t.rowid WHERE tokens MATCH ? ORDER BY t.rowid"
+    rows = conn.execute(candidates + " LIMIT ?", (match, window + 1)).fetchall()
+    if len(rows) <= window:  # all of them are in the window if they hold the text: confirm only those that matter
+        return [line_id for line_id, _offset in rows], dict(rows)
+    found: list[int] = []
+    for line_id, offset in conn.execute(candidates + " LIMIT ?", (match, CHECK_BUDGET)):
+        if check.holds(line_id, offset):
+            found.append(line_id)
+            if len(found) >= window:
+                break
+    return found, {}
+
+
+def _scan_for_lines(conn: sqlite3.Connection, check: TextCheck, window: int) -> list[int]:
+    """Exact-text lines found by reading the indexed files newest first, until `window` are found."""
+    found: list[int] = []
+    for file_id, name in conn.execute("SELECT id, name FROM files WHERE indexed_bytes > 0 ORDER BY id").fetchall():
+        data = read_bytes(Path(check.reader.folder) / f"{name}{SUFFIX}")
+        if not data:
+            continue
+        offsets = set(matching_offsets(data, check.pattern, check.prefilter))
+        if not offsets:
+            continue
+        ids = conn.execute("SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?", file_bounds(file_id))
+        found.extend(sorted(line_id for line_id, offset in ids if offset in offsets))
+        if len(found) >= window:
+            break
+    return found[:window]

@@ -1,0 +1,166 @@
+"""Commits memory changes to their history on a background thread, so a write never waits for git.
+
+`Hippocampus` calls `MemoryRecorder.note(scope, name, data, origin)` right after each write, with the bytes it just
+wrote; the commit is made later on one daemon thread, in the order the writes happened. When the history of a scope
+cannot be written (a broken repository, a full disk) the memory write has already happened and stays; the recorder
+reports it once per scope through `on_problem(scope, message)` and goes on trying later changes.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import heapq
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from anton_tui.memory.history.repo import Change, ScopeHistory, history_dir
+from anton_tui.memory.history.origin import Origin
+
+log = logging.getLogger(__name__)
+
+Job = Callable[[], None]
+_group: contextvars.ContextVar[dict[tuple[str, str], tuple[bytes | None, Origin]] | None] = contextvars.ContextVar(
+    "memory_history_group", default=None
+)
+
+
+class MemoryRecorder:
+    """The history of both scopes of one project and the thread that writes it."""
+
+    def __init__(self, home: Path, project_dir: Path, global_memory: Path, project_memory: Path) -> None:
+        self.scopes = {
+            "global": ScopeHistory(history_dir(home, "global"), global_memory, "global"),
+            "project": ScopeHistory(history_dir(home, "project", project_dir), project_memory, "project"),
+        }
+        self.on_problem: Callable[[str, str], None] | None = None
+        self.problems: dict[str, str] = {}
+        self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+
+    @classmethod
+    def from_paths(cls, paths: object) -> MemoryRecorder:
+        return cls(paths.home, paths.project_dir, paths.global_memory, paths.project_memory)  # type: ignore[attr-defined]
+
+    def history(self, scope: str) -> ScopeHistory:
+        try:
+            return self.scopes[scope]
+        except KeyError:
+            raise ValueError(f"unknown memory scope {scope!r}: use 'global' or 'project'") from None
+
+    def log(self, scope: str | None = None, limit: int | None = None) -> list[Change]:
+        """The changes of one scope or both, newest first, once everything queued so far is committed."""
+        self.flush()
+        lists = [self.history(name).log() for name in ([scope] if scope else self.scopes)]
+        merged = list(heapq.merge(*lists, key=lambda change: -change.time))
+        return merged[:limit] if limit is not None else merged
+
+    # ---- queueing work -----------------------------------------------------------------------------------------
+
+    def note(self, scope: str, name: str, data: bytes | None, origin: Origin) -> None:
+        """A write of `name` in `scope` just left these bytes (None: the file is gone); commit it soon."""
+        group = _group.get()
+        if group is not None:
+            group[(scope, name)] = (data, origin)
+            return
+        self._submit(scope, lambda: self.history(scope).commit({name: data}, origin))
+
+    @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """Writes inside this block become one change per scope (a reset or an undo that touches several files)."""
+        group: dict[tuple[str, str], tuple[bytes | None, Origin]] = {}
+        token = _group.set(group)
+        try:
+            yield
+        finally:
+            _group.reset(token)
+            for scope in self.scopes:
+                updates = {name: data for (where, name), (data, _o) in group.items() if where == scope}
+                origins = [origin for (where, _n), (_d, origin) in group.items() if where == scope]
+                if updates:
+                    self._submit(scope, lambda s=scope, u=updates, o=origins[-1]: self.history(s).commit(u, o))
+
+    @contextmanager
+    def merging(self, scope: str, theirs: bytes, origin: Origin) -> Iterator[None]:
+        """Writes to `scope` inside this block become one merge change whose second parent is `theirs` (a commit
+        fetched from a remote), recorded even when the files did not change."""
+        group: dict[tuple[str, str], tuple[bytes | None, Origin]] = {}
+        token = _group.set(group)
+        try:
+            yield
+        finally:
+            _group.reset(token)
+            updates = {name: data for (where, name), (data, _o) in group.items() if where == scope}
+            history = self.history(scope)
+            self._submit(scope, lambda: history.commit(updates, origin, allow_empty=True, merge=theirs))
+
+    def record_external(self, scope: str) -> None:
+        """Record whatever changed on disk in `scope` since the last change as made outside the app (blocking: it
+        reads the files now, so call it off the event loop)."""
+        history = self.history(scope)
+        try:
+            files = history.disk_files()  # read now: a write noted after this call must be committed after it
+        except OSError as exc:
+            self._problem(scope, exc)
+            return
+        self._submit(scope, lambda: history.record_disk(Origin("external"), files))
+
+    def start(self) -> None:
+        """Record the memory as it is now, for scopes whose history is new or behind the disk."""
+        for scope in self.scopes:
+            self.record_external(scope)
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until everything queued so far is committed; False on timeout."""
+        if self._thread is None:
+            return True
+        done = threading.Event()
+        self._queue.put(done.set)
+        return done.wait(timeout)
+
+    def _submit(self, scope: str, job: Callable[[], object]) -> None:
+        def run() -> None:
+            try:
+                job()
+            except Exception as exc:  # noqa: BLE001 - a broken history must never break memory
+                self._problem(scope, exc)
+            else:
+                self.problems.pop(scope, None)
+
+        self._ensure_thread()
+        self._queue.put(run)
+
+    def _problem(self, scope: str, exc: Exception) -> None:
+        log.warning("memory history (%s): %s", scope, exc)
+        if scope in self.problems:
+            return
+        message = (
+            f"The {scope} memory history cannot be written ({exc}). Memory itself is saved as usual; "
+            f"changes are not recorded until {self.scopes[scope].git_dir} is repaired or moved away."
+        )
+        self.problems[scope] = message
+        if self.on_problem is not None:
+            try:
+                self.on_problem(scope, message)
+            except Exception:  # noqa: BLE001
+                log.exception("reporting a memory history problem")
+
+    def _ensure_thread(self) -> None:
+        if self._thread is not None:
+            return
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="memory-history", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            job()
+            del job  # it may hold whole memory files (record_external's): let them go now, not at the next job

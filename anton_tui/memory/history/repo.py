@@ -1,0 +1,404 @@
+"""Keeps the history of one memory scope in a git repository: every change a commit that says who made it and why.
+
+The repository lives under ``$ANTON_HOME/history`` (``global.git``, ``projects/<hash of the project path>.git``),
+never in the memory folder, so nothing appears in the user's project tree or in what Anton reads. Its work tree is
+the memory folder (``core.worktree``), so ``git --git-dir=... log -p`` works too. Commits are built straight from
+objects with dulwich (imported lazily), without an index or a checkout: each one holds the three memory files
+(``rules.md``, ``lessons.md``, ``profile.md``) as they were right after the write.
+
+A commit message is a one-line summary and trailers (``Producer:``, ``Scope:``, ``Session:``, ``Turn:``, ``Why:``,
+``Trust:``). ``anton-log.jsonl`` in the git directory lists the same facts per commit so that listing 10,000 changes
+does not parse 10,000 objects (`history_index`); it is derived and rebuilt from the commits whenever it does not end
+at the head.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import re
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from anton_tui.memory.history import log_index as history_index
+from anton_tui.memory.history.origin import Origin
+
+FILES = ("rules.md", "lessons.md", "profile.md")
+BRANCH = b"refs/heads/main"
+AUTHOR = b"anton-tui <anton-tui@localhost>"
+INDEX = history_index.NAME
+_COMMENT = re.compile(r"\s*<!--.*?-->")
+_MAYBE_REMOTE = re.compile(rb"^[ \t]*\[[ \t]*(?:remote|include)", re.IGNORECASE | re.MULTILINE)
+TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust", "Archive")
+LONG = 2000  # lines in both versions of a file above which a summary counts lines instead of diffing them
+
+
+class HistoryError(Exception):
+    """The history cannot be read or written (a broken repository, a change that does not exist)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Change:
+    """One recorded change of one scope."""
+
+    id: str
+    time: float
+    scope: str
+    producer: str
+    summary: str
+    session: str = ""
+    turn: int | None = None
+    why: str = ""
+    trust: str = ""
+    files: tuple[str, ...] = ()
+    archive: str = ""
+
+    @property
+    def short(self) -> str:
+        return self.id[:8]
+
+    def to_json(self) -> dict[str, Any]:
+        return {field: getattr(self, field) for field in _FIELDS} | {"files": list(self.files)}
+
+
+_FIELDS = tuple(field.name for field in dataclasses.fields(Change))
+
+
+def history_dir(home: Path, scope: str, project_dir: Path | None = None) -> Path:
+    """Where the history of a scope is kept (under `home`, never in the project)."""
+    if scope == "global":
+        return Path(home) / "history" / "global.git"
+    digest = hashlib.sha256(str(Path(project_dir or ".").resolve()).encode("utf-8")).hexdigest()[:16]
+    return Path(home) / "history" / "projects" / f"{digest}.git"
+
+
+def format_time(stamp: float) -> str:
+    """A change's time as the lists show it."""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stamp))
+
+
+def summarise(files: dict[str, tuple[bytes | None, bytes | None]]) -> str:
+    """A one-line summary of what changed: ``lessons.md +1 -0: <first added line>``."""
+    parts, first = [], ""
+    for name, (old, new) in sorted(files.items()):
+        a, b = _lines(old), _lines(new)
+        added = removed = 0
+        if len(a) + len(b) > LONG:  # a long file: count lines in and out, which is fast (moves are not told apart)
+            gone, came = Counter(a) - Counter(b), Counter(b) - Counter(a)
+            removed, added = sum(gone.values()), sum(came.values())
+            shown = [line for line in (b if came else a) if (line in came if came else line in gone)]
+            shown = [line for line in shown if line.strip() and not line.startswith("#")]
+            if shown and not first:
+                first = ("" if came else "removed ") + shown[0].strip().lstrip("- ").strip()
+            parts.append(f"{name} deleted" if new is None else f"{name} +{added} -{removed}")
+            continue
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+            removed += i2 - i1 if tag != "equal" else 0
+            added += j2 - j1 if tag != "equal" else 0
+            if tag != "equal" and not first:
+                shown = [line for line in (b[j1:j2] or a[i1:i2]) if line.strip() and not line.startswith("#")]
+                first = ("" if j2 > j1 else "removed ") + shown[0].strip().lstrip("- ").strip() if shown else ""
+        if new is None:
+            parts.append(f"{name} deleted")
+        else:
+            parts.append(f"{name} +{added} -{removed}")
+    first = _COMMENT.sub("", first).strip()
+    text = ", ".join(parts) + (f": {first}" if first else "")
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def _lines(data: bytes | None) -> list[str]:
+    return data.decode("utf-8", "replace").splitlines(keepends=True) if data else []
+
+
+def _message(summary: str, scope: str, origin: Origin) -> bytes:
+    values = {
+        "Producer": origin.producer, "Scope": scope, "Session": origin.session,
+        "Turn": "" if origin.turn is None else str(origin.turn), "Why": origin.why, "Trust": origin.trust,
+        "Archive": origin.archive,
+    }  # fmt: skip
+    trailers = [f"{key}: {' '.join(str(value).split())}" for key, value in values.items() if value]
+    return (summary + "\n\n" + "\n".join(trailers) + "\n").encode("utf-8")
+
+
+def _parse(commit: Any, files: tuple[str, ...]) -> Change:
+    text = commit.message.decode("utf-8", "replace")
+    summary, _, rest = text.partition("\n")
+    found: dict[str, str] = {}
+    for line in rest.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key in TRAILERS:
+            found[key] = value
+    turn = found.get("Turn", "")
+    return Change(
+        id=commit.id.decode(), time=float(commit.commit_time), scope=found.get("Scope", ""),
+        producer=found.get("Producer", "app"), summary=summary, session=found.get("Session", ""),
+        turn=int(turn) if turn.isdigit() else None, why=found.get("Why", ""), trust=found.get("Trust", ""),
+        files=files, archive=found.get("Archive", ""),
+    )  # fmt: skip
+
+
+def _changed_names(repo: Any, old: bytes | None, new: bytes) -> tuple[str, ...]:
+    """The files whose blobs differ between two commits (compared by id, without reading them)."""
+
+    def blobs(cid: bytes | None) -> dict[bytes, bytes]:
+        return {} if cid is None else {e.path: e.sha for e in repo[repo[cid].tree].items()}
+
+    a, b = blobs(old), blobs(new)
+    return tuple(sorted(name.decode() for name in set(a) | set(b) if a.get(name) != b.get(name)))
+
+
+class ScopeHistory:
+    """The history repository of one scope. All methods are blocking; the app calls them off the event loop."""
+
+    def __init__(self, git_dir: Path, work_tree: Path, scope: str) -> None:
+        self.git_dir = Path(git_dir)
+        self.work_tree = Path(work_tree)
+        self.scope = scope
+        self._repo: Any = None
+        self._lock = threading.Lock()
+        self.clock = time.time  # when a change happened (tests and screenshots fix it)
+        self._last: tuple[bytes, dict[str, bytes]] | None = None  # the head this process committed, and its files
+
+    # ---- the repository ----------------------------------------------------------------------------------------
+
+    def repo(self, create: bool = True) -> Any:
+        """The dulwich repository, created on first use (None when it does not exist and `create` is false)."""
+        if self._repo is not None:
+            return self._repo
+        from dulwich.errors import NotGitRepository
+        from dulwich.repo import Repo
+
+        try:
+            if (self.git_dir / "HEAD").exists() or not create:
+                self._repo = Repo(str(self.git_dir))
+            else:
+                self.git_dir.mkdir(parents=True, exist_ok=True)
+                self._repo = Repo.init_bare(str(self.git_dir))
+                self._repo.refs.set_symbolic_ref(b"HEAD", BRANCH)
+                config = self._repo.get_config()
+                config.set((b"core",), b"bare", False)
+                config.set((b"core",), b"worktree", str(self.work_tree).encode())
+                config.write_to_path()
+        except NotGitRepository as exc:
+            if not create:
+                return None
+            raise HistoryError(f"{self.git_dir} is not a git repository: {exc}") from exc
+        except (OSError, ValueError, KeyError) as exc:
+            raise HistoryError(f"{self.git_dir} cannot be opened: {exc}") from exc
+        return self._repo
+
+    def may_have_remote(self) -> bool:
+        """False when the repository's config names no remote (and includes no other file), read without dulwich;
+        True when it may, for `sync_remote.remotes` to say which."""
+        try:
+            config = (self.git_dir / "config").read_bytes()
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        return _MAYBE_REMOTE.search(config) is not None
+
+    def head(self) -> bytes | None:
+        repo = self.repo()
+        try:
+            return repo.refs[BRANCH]
+        except KeyError:
+            return None
+
+    def files_at(self, commit_id: bytes | str | None) -> dict[str, bytes]:
+        """The memory files as a commit holds them (an empty dict for no commit)."""
+        if commit_id is None:
+            return {}
+        repo = self.repo()
+        cid = commit_id.encode() if isinstance(commit_id, str) else commit_id
+        try:
+            tree = repo[repo[cid].tree]
+            return {entry.path.decode(): repo[entry.sha].data for entry in tree.items()}
+        except (KeyError, ValueError, AttributeError) as exc:
+            raise HistoryError(f"change {cid.decode()[:8]} of the {self.scope} memory cannot be read: {exc}") from exc
+
+    def disk_files(self) -> dict[str, bytes]:
+        """The memory files as they are on disk now."""
+        found = {}
+        for name in FILES:
+            try:
+                found[name] = (self.work_tree / name).read_bytes()
+            except FileNotFoundError:
+                continue
+        return found
+
+    # ---- recording ---------------------------------------------------------------------------------------------
+
+    def commit(
+        self, updates: dict[str, bytes | None], origin: Origin, when: float | None = None, *, allow_empty: bool = False,
+        merge: bytes | None = None,
+    ) -> Change | None:
+        """Record `updates` (file name → bytes, None for a deleted file) over the head; None when nothing changed.
+
+        `merge`: a commit fetched from a remote whose entries `updates` bring in; it becomes the second parent, and
+        the changes it holds that this history lacks are listed in the log before the merge itself.
+        """
+        from dulwich.objects import Blob, Commit, Tree
+
+        with self._lock:
+            repo = self.repo()
+            for _attempt in range(5):
+                parent = self.head()
+                cached = self._last
+                before = dict(cached[1]) if cached is not None and cached[0] == parent else self.files_at(parent)
+                after = dict(before)
+                for name, data in updates.items():
+                    if data is None:
+                        after.pop(name, None)
+                    else:
+                        after[name] = data
+                if after == before and parent is not None and not allow_empty and merge is None:
+                    return None
+                changed = {n: (before.get(n), after.get(n)) for n in set(before) | set(after)
+                           if before.get(n) != after.get(n)}  # fmt: skip
+                tree, objects = Tree(), []
+                for name, data in sorted(after.items()):
+                    blob = Blob.from_string(data)
+                    objects.append(blob)
+                    tree.add(name.encode(), 0o100644, blob.id)
+                objects.append(tree)
+                commit = Commit()
+                commit.tree = tree.id
+                commit.parents = ([parent] if parent is not None else []) + ([merge] if merge is not None else [])
+                commit.author = commit.committer = AUTHOR
+                now = when if when is not None else self.clock()
+                commit.commit_time = commit.author_time = int(now)
+                commit.commit_timezone = commit.author_timezone = 0
+                summary = summarise(changed) if changed else (origin.why or "nothing changed")
+                commit.message = _message(summary, self.scope, origin)
+                objects.append(commit)
+                for obj in objects:
+                    repo.object_store.add_object(obj)
+                if repo.refs.set_if_equals(BRANCH, parent, commit.id):
+                    self._last = (commit.id, after)  # the next commit starts from these files without reading them
+                    change = dataclasses.replace(_parse(commit, tuple(sorted(changed))), time=now)
+                    previous = self._append_imported(parent, merge) if merge is not None else parent
+                    blobs = {name.decode(): sha.decode() for name, _mode, sha in tree.items()}
+                    history_index.append(self.git_dir, change, previous.decode() if previous else None, blobs)
+                    return change
+            raise HistoryError(f"the {self.scope} memory history kept moving while recording a change")
+
+    def record_disk(self, origin: Origin, current: dict[str, bytes] | None = None) -> Change | None:
+        """Record the files as they are on disk (read now unless given): an external change, or a first look."""
+        current = self.disk_files() if current is None else current
+        if self._disk_is_head(current):
+            return None  # known from the list of changes, without opening the repository
+        updates: dict[str, bytes | None] = {name: current.get(name) for name in FILES}
+        if self.head() is None and not current:
+            return None
+        return self.commit(updates, origin)
+
+    # ---- the list of changes -----------------------------------------------------------------------------------
+
+    def head_id(self) -> str | None:
+        """The head's commit id, read from the ref file when it can be (no dulwich needed), else from the repository."""
+        try:
+            return history_index.read_head(self.git_dir)
+        except ValueError:
+            head = self.head()
+            return head.decode() if head is not None else None
+
+    def _disk_is_head(self, current: dict[str, bytes]) -> bool:
+        """Whether the files on disk are the head's, answered from the ref file and the list's last line alone."""
+        try:
+            head = history_index.read_head(self.git_dir)
+        except ValueError:
+            return False
+        if head is None:  # no change yet: nothing to record when there are no files either
+            return not current and (self.git_dir / "HEAD").exists()
+        known = history_index.last_blobs(self.git_dir, head)
+        return known is not None and known == history_index.blob_ids(current)
+
+    def _append_imported(self, parent: bytes | None, merge: bytes) -> bytes | None:
+        """List the commits reachable from `merge` and not from `parent` in the list of changes, oldest first; returns
+        the last. In the list a row's ``parent`` is the row before it (for a straight history that is the git parent).
+        """
+        from dulwich.walk import ORDER_TOPO
+
+        repo = self.repo()
+        entries = list(repo.get_walker(include=[merge], exclude=[parent] if parent else None, order=ORDER_TOPO))
+        previous = parent
+        for entry in reversed(entries):
+            commit = entry.commit
+            first = commit.parents[0] if commit.parents else None
+            files = _changed_names(repo, first, commit.id)
+            history_index.append(self.git_dir, _parse(commit, files), previous.decode() if previous else None,
+                                 self._blob_ids_at(commit))  # fmt: skip
+            previous = commit.id
+        return previous
+
+    def log(self, limit: int | None = None) -> list[Change]:
+        """The changes, newest first (at most `limit`)."""
+        if not (self.git_dir / "HEAD").exists():
+            return []
+        head = self.head_id()
+        if head is None:
+            return []
+        changes = history_index.read(self.git_dir, head)
+        if changes is None:
+            changes = self._rebuild_index(head.encode())
+        changes.reverse()
+        return changes[:limit] if limit is not None else changes
+
+    def _rebuild_index(self, head: bytes) -> list[Change]:
+        """Walk the commits from `head` and write the list of changes anew (comparing blob ids, not contents)."""
+        repo = self.repo()
+        chain, cid, after = [], head, None
+        try:
+            while cid is not None:
+                commit = repo[cid]
+                parent = commit.parents[0] if commit.parents else None
+                after = self._blob_ids_at(commit) if after is None else after
+                before = self._blob_ids_at(repo[parent]) if parent else {}
+                files = tuple(sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n)))
+                chain.append((_parse(commit, files), parent.decode() if parent else None, after))
+                cid, after = parent, before
+        except (KeyError, ValueError, AttributeError) as exc:
+            raise HistoryError(f"the {self.scope} memory history cannot be read: {exc}") from exc
+        chain.reverse()
+        history_index.write(self.git_dir, chain)
+        return [change for change, _parent, _blobs in chain]
+
+    def _blob_ids_at(self, commit: Any) -> dict[str, str]:
+        tree = self.repo()[commit.tree]
+        return {entry.path.decode(): entry.sha.decode() for entry in tree.items()}
+
+    def find(self, prefix: str) -> Change | None:
+        """The change whose id starts with `prefix` (None when none does; HistoryError when several do)."""
+        prefix = prefix.strip().lower()
+        if len(prefix) < 4:
+            raise HistoryError("name a change by at least 4 characters of its id")
+        found = [change for change in self.log() if change.id.startswith(prefix)]
+        if len(found) > 1:
+            raise HistoryError(f"{prefix} names {len(found)} changes; give more characters")
+        return found[0] if found else None
+
+    def versions(self, change_id: str) -> tuple[dict[str, bytes], dict[str, bytes]]:
+        """The memory files before and after a change."""
+        repo = self.repo()
+        commit = repo[change_id.encode()]
+        parent = commit.parents[0] if commit.parents else None
+        return self.files_at(parent), self.files_at(commit.id)
+
+    def diff(self, change_id: str) -> str:
+        """The change as a unified diff of its files."""
+        before, after = self.versions(change_id)
+        out: list[str] = []
+        for name in sorted(set(before) | set(after)):
+            if before.get(name) == after.get(name):
+                continue
+            a, b = _lines(before.get(name)), _lines(after.get(name))
+            for line in difflib.unified_diff(a, b, f"a/{name}" if name in before else "/dev/null",
+                                             f"b/{name}" if name in after else "/dev/null"):  # fmt: skip
+                out.append(line if line.endswith("\n") else line + "\n")
+        return "".join(out)

@@ -1,0 +1,566 @@
+"""Listing skills cheaply: the label, name and description of every skill in every source, as the prompt needs them
+each turn, without reading any procedure; plus the full listings the skills screen and the Skills tab show.
+
+The first listing reads one small file per skill (the SKILL.md front matter, or an older skill's meta.json) and
+checks its stats.json; that costs time in proportion to the number of skills. Later listings reuse what was read:
+a skills folder's list of sub-folders is kept while the folder keeps its signature (inode, size, modification and
+change time, which change when a skill folder is added, removed or renamed), and each healthy SKILL.md skill's fields
+while its SKILL.md keeps its signature; older-layout, broken and non-skill folders are also checked by their
+folder's and stats.json's signatures.
+
+How a warm listing knows nothing changed:
+- Without a change feed, by checking those signatures: one `stat` per skill.
+- Once `follow_roots` has started the change feed (`skill_feed.py`, Linux inotify; the app starts it in its
+  warm-up), by asking the feed which skill folders changed since the last listing. A folder is vouched for when it
+  was watched before its cached entry was read or last checked, nothing happened in it since, and none of the files
+  its entry depends on is a symlink or has a second hard link (an edit through another name raises no event in this
+  folder). The listing stats each skills folder (as before), reads the feed without waiting, and checks again only
+  the folders the feed marked changed and those it cannot vouch for (not watched: over the watch budget, a symlinked
+  folder, a network file system); so a warm listing costs the same with 10 or 10,000 skills. The kernel queues an
+  event inside the call that makes the change, so every change that finished before a listing began is seen by it,
+  as with the `stat` checks.
+
+Known limits. A stats.json of a healthy SKILL.md skill that is later damaged in place (its SKILL.md untouched) is
+noticed when the skill is loaded or recalled, which report it as broken, not by the listing. With the feed on, a
+second hard link made to a skill's file after it was vouched for, and an edit through that other name, raise no
+event in the skill's folder: the edit shows once anything else in that folder changes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_kind
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from anton_tui.memory.skills.format import (
+    SkillFormat,
+    SkillFormatError,
+    describe_error,
+    front_matter_fields,
+    link_out,
+    parse_front_matter,
+    parse_meta,
+    parse_stats,
+    read_front_matter,
+    read_text,
+)
+from anton_tui.memory.skills.model import (
+    SOURCE_ORDER_INDEX,
+    BrokenSkill,
+    Skill,
+    SkillClash,
+    SkillSummary,
+    _is_valid_label,
+    _match_key,
+)
+from anton_tui.memory.skills.sources import SkillSource
+
+if TYPE_CHECKING:
+    from anton_tui.memory.skills.feed import SkillChangeFeed
+
+# --------------------------------------------------------------------------- cached listing fields
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryFields:
+    name: str
+    description: str
+    when_to_use: str
+    format: SkillFormat
+    model_invocable: bool = True
+    user_invocable: bool = False
+
+
+Signature = int
+"""The hash of (inode, size, modification time, change time): one number per watched path, not a tuple of four (a
+listing of 10,000 skills keeps some 20,000 of them)."""
+
+
+def _signature(path: str) -> Signature | None:
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+
+
+@dataclass(frozen=True, slots=True)
+class _CachedSummary:
+    watched: tuple[tuple[str, Signature | None], ...]
+    """The paths whose signatures must be unchanged for the entry to hold, each with its signature when read."""
+    fields: SummaryFields | None
+    problem: str | None
+
+
+T = TypeVar("T")
+
+_summary_cache: dict[str, _CachedSummary] = {}
+_folder_cache: dict[str, tuple[Signature, list[tuple[str, str]]]] = {}
+
+
+def _still_valid(cached: _CachedSummary) -> bool:
+    for path, sig in cached.watched:
+        if _signature(path) != sig:
+            return False
+    return True
+
+
+def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
+    """(listing fields, None) for a healthy skill, (None, reason) for a broken one, (None, None) for a non-skill folder.
+
+    Reads meta.json or the SKILL.md front matter and checks stats.json, never the procedure. Results are cached per
+    folder (see the module's docstring for what is checked before one is reused).
+    """
+    with _lock:
+        if _feed is not None:
+            _note_changes(_feed.drain())
+        entry = _summary_entry(folder)
+    return entry.fields, entry.problem
+
+
+def _summary_entry(folder: str) -> _CachedSummary:
+    """The cached entry for `folder` while it holds, else a fresh one (also cached). With the change feed on, the
+    folder is watched before it is checked or read, and a folder the feed vouches for is not checked at all."""
+    feed = _feed
+    if feed is None or not feed.following(os.path.dirname(folder)):
+        return _checked_entry(folder)[0]
+    watched = feed.watch(folder)
+    if feed.marked:  # the new watch took the place of one whose folder was renamed unseen
+        _note_changes(feed.take_marked())
+    if folder in _trusted:
+        return _summary_cache[folder]
+    entry, kept = _checked_entry(folder)
+    if watched and kept and _plain_files(entry):
+        _trusted.add(folder)
+        _suspects.get(os.path.dirname(folder), set()).discard(folder)
+    else:
+        _suspects.setdefault(os.path.dirname(folder), set()).add(folder)
+    return entry
+
+
+def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
+    """The cached entry for `folder` if its watched paths keep their signatures, else the folder read afresh; and
+    whether the entry is kept in the cache (an unreadable folder's is not)."""
+    cached = _summary_cache.get(folder)
+    if cached is not None and _still_valid(cached):
+        return cached, True
+    root = os.path.dirname(folder)
+    _generation[root] = _generation.get(root, 0) + 1
+    folder_sig = _signature(folder)  # taken before reading, so a change made while reading is noticed next time
+    try:
+        names = set(os.listdir(folder))
+    except OSError as exc:
+        return _CachedSummary(((folder, None),), None, describe_error(exc)), False  # not kept: tried again next time
+    label = os.path.basename(folder)
+    escape = link_out(folder, root)
+    if escape is not None:
+        entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
+        return entry, True
+    primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
+    stats_path = os.path.join(folder, "stats.json")
+    watched = [(folder, folder_sig), (stats_path, _signature(stats_path))]
+    primary_path = os.path.join(folder, primary or "")
+    if primary is not None:
+        watched.append((primary_path, _signature(primary_path)))
+    fields: SummaryFields | None = None
+    problem: str | None = None
+    try:
+        if primary == "SKILL.md":
+            data = parse_front_matter(read_front_matter(primary_path))
+            front = front_matter_fields(data, label)
+            invocable = data.get("disable-model-invocation") is not True
+            by_user = data.get("user-invocable") is True
+            fields = SummaryFields(front.display_name, front.description, "", "skill_md", invocable, by_user)
+        elif primary == "meta.json":
+            meta = parse_meta(read_text(Path(primary_path)), label)
+            if "declarative.md" not in names:
+                raise SkillFormatError("declarative.md (the procedure) is missing")
+            fields = SummaryFields(meta.name, meta.description, meta.when_to_use, "anton")
+        elif "declarative.md" in names:
+            raise SkillFormatError("meta.json is missing")
+        if fields is not None and "stats.json" in names:
+            parse_stats(read_text(Path(stats_path)))
+    except (SkillFormatError, OSError) as exc:
+        fields, problem = None, describe_error(exc)
+    if fields is not None and fields.format == "skill_md":
+        watched = watched[2:]  # a healthy SKILL.md skill: its one file read is enough to watch
+    entry = _summary_cache[folder] = _CachedSummary(tuple(watched), fields, problem)
+    return entry, True
+
+
+def _plain_files(entry: _CachedSummary) -> bool:
+    """Whether no file `entry` depends on is a symlink or has a second hard link: an edit to a link's target, or
+    through another name, raises no event in the skill's folder, so such an entry is checked by `stat` each time."""
+    for path, _ in entry.watched:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue  # absent: creating it raises an event in the folder
+        if stat_kind.S_ISLNK(st.st_mode) or (not stat_kind.S_ISDIR(st.st_mode) and st.st_nlink > 1):
+            return False
+    return True
+
+
+def skill_folders(root: str) -> list[tuple[str, str]]:
+    """(name, path) of every visible sub-folder of `root`, sorted by name, kept while `root`'s signature holds.
+    Raises OSError as `os.scandir` does (FileNotFoundError when `root` does not exist)."""
+    return _scan(root)[0]
+
+
+def _scan(root: str) -> tuple[list[tuple[str, str]], os.stat_result]:
+    """`skill_folders(root)` and the `stat` of `root` it was checked by."""
+    st = os.stat(root)
+    sig = hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    cached = _folder_cache.get(root)
+    if cached is not None and cached[0] == sig:
+        return cached[1], st
+    with os.scandir(root) as found:
+        entries = sorted((e.name, e.path) for e in found if not e.name.startswith(".") and e.is_dir())
+    _folder_cache[root] = (sig, entries)
+    return entries, st
+
+
+_root_cache: dict[tuple[str, str], tuple[list[tuple[str, str]], list[_CachedSummary], Any, int]] = {}
+
+
+def _all_hold(entries: list[_CachedSummary]) -> bool:
+    """Whether every watched path of every entry keeps its signature (the warm path: one `stat` per skill, inlined)."""
+    stat = os.stat
+    for entry in entries:
+        for path, sig in entry.watched:
+            try:
+                st = stat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                if sig is not None:
+                    return False
+                continue
+            if sig is None or hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)) != sig:
+                return False
+    return True
+
+
+def _root_view(root: str, key: str, build: Callable[[list[tuple[str, str]], list[_CachedSummary]], T]) -> T:
+    """`build(entries, cached entries)` for the skill folders of `root`, reused as long as the folder list and every
+    folder's cached entry are the same as last time (so a warm call builds nothing). Raises OSError as
+    `skill_folders` does."""
+    with _lock:
+        entries, st = _scan(root)
+        cached = _root_cache.get((root, key))
+        feed = _feed
+        if feed is None or not feed.following(root):
+            if cached is not None and cached[0] is entries and _all_hold(cached[1]):
+                return cached[2]
+        else:
+            _note_changes(feed.changes(root, st))
+            _check_suspects(root, entries)
+            if cached is not None and cached[0] is entries and cached[3] == _generation.get(root, 0):
+                return cached[2]
+        found = [_summary_entry(path) for _, path in entries]
+        value = build(entries, found)
+        _root_cache[(root, key)] = (entries, found, value, _generation.get(root, 0))
+        return value
+
+
+# --------------------------------------------------------------------------- following changes (see the docstring)
+
+_lock = threading.RLock()
+"""Held while a listing reads the change feed and checks or reads folders, so that no thread takes in a change that
+another is about to trust an older reading over."""
+_feed: SkillChangeFeed | None = None
+_trusted: set[str] = set()
+"""Skill folders whose cached entry the feed vouches for: watched before the entry was read or last checked, and
+unchanged since."""
+_suspects: dict[str, set[str]] = {}
+"""Per root: its folders to check at the next listing (marked changed by the feed, or not vouched for)."""
+_ready: dict[str, list[tuple[str, str]]] = {}
+"""Per root: the folder list each of whose folders is in `_trusted` or in `_suspects` (all checked once)."""
+_known: dict[str, tuple[list[tuple[str, str]], frozenset[str]]] = {}
+"""Per root: the paths of its folder list, as a set."""
+_generation: dict[str, int] = {}
+"""Per root: counts the entries of its folders read afresh, so a view built before one is built again."""
+
+
+def follow_roots(roots: Iterable[str], *, max_watches: int | None = None) -> bool:
+    """Start the change feed (one per process) and follow these skills folders; False where no feed can run (not
+    Linux, inotify unavailable): listings then check by `stat`, as before. `max_watches` caps the feed's watches."""
+    global _feed
+    with _lock:
+        if _feed is None:
+            from anton_tui.memory.skills.feed import start_feed
+
+            _feed = start_feed(max_watches=max_watches)
+            _forget_trust()
+        if _feed is None:
+            return False
+        _feed.follow(roots)
+        return True
+
+
+def stop_following() -> None:
+    """Stop the change feed and close its inotify descriptor; listings check every skill by `stat` again."""
+    global _feed
+    with _lock:
+        if _feed is not None:
+            _feed.close()
+        _feed = None
+        _forget_trust()
+
+
+def change_feed() -> SkillChangeFeed | None:
+    """The running change feed, if any."""
+    return _feed
+
+
+def _forget_trust() -> None:
+    _trusted.clear()
+    _suspects.clear()
+    _ready.clear()
+
+
+def _note_changes(dirty: set[str]) -> None:
+    for path in dirty:
+        _trusted.discard(path)
+        _suspects.setdefault(os.path.dirname(path), set()).add(path)
+
+
+def _check_suspects(root: str, entries: list[tuple[str, str]]) -> None:
+    """Check (and watch) the folders of `root` the feed does not vouch for; every folder when the folder list is new
+    to the feed."""
+    if _ready.get(root) is not entries:
+        _suspects[root] = {path for _, path in entries}
+        _ready[root] = entries
+    suspects = _suspects.get(root)
+    if not suspects:
+        return
+    known = _known.get(root)
+    if known is None or known[0] is not entries:
+        known = _known[root] = (entries, frozenset(path for _, path in entries))
+    for path in list(suspects):
+        if path in known[1]:
+            _summary_entry(path)
+        else:
+            suspects.discard(path)
+
+
+# --------------------------------------------------------------------------- listings of a store
+
+SourceEntry = tuple[str, str, SummaryFields | None, str | None]
+
+
+def _source_entries(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> list[SourceEntry]:
+    out: list[SourceEntry] = []
+    for (name, path), entry in zip(entries, found):
+        if not _is_valid_label(name):
+            continue
+        if entry.fields is not None and entry.fields.format == "skill_md":
+            out.append((name, path, entry.fields, None))
+        elif entry.problem is not None and os.path.lexists(os.path.join(path, "SKILL.md")):
+            out.append((name, path, None, entry.problem))
+    return out
+
+
+def _summaries(entries: list[tuple[str, str]], found: list[_CachedSummary], source: str) -> list[SkillSummary]:
+    return [
+        SkillSummary(
+            label=name,
+            name=entry.fields.name,
+            description=entry.fields.description,
+            when_to_use=entry.fields.when_to_use,
+            format=entry.fields.format,
+            source=source,
+            model_invocable=entry.fields.model_invocable,
+        )
+        for (name, _), entry in zip(entries, found)
+        if entry.fields is not None and _is_valid_label(name) and (source == "user" or entry.fields.format == "skill_md")
+    ]
+
+
+def _marked(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> set[str]:
+    """The folders (paths) of the skills marked `user-invocable: true`."""
+    return {path for (_, path), entry in zip(entries, found) if entry.fields is not None and entry.fields.user_invocable}
+
+
+class SkillListingMixin:
+    """The listing half of `SkillStore`: summaries for the prompt, every skill for the screens, broken folders and
+    label clashes. Expects `root`, `sources`, `listing_warning`, `_ordered()`, `_read()` and `_diagnose()`."""
+
+    root: Path
+    sources: tuple[SkillSource, ...]
+    listing_warning: str | None
+    _merged: tuple[list[list[SkillSummary]], list[SkillSummary]] | None = None
+    """The last merged listing and the per-source lists it was made from (reused while they are the same)."""
+
+    def follow_changes(self, *, max_watches: int | None = None) -> bool:
+        """Let listings learn what changed from the change feed instead of checking every skill by `stat` (see the
+        module's docstring): the feed follows this store's folder and every source's, and one listing watches each
+        skill folder. Takes a while with thousands of skills (one cold listing and a watch per folder): call it off
+        the UI's loop. False where no feed can run; listings then work as before. The feed is one per process."""
+        if not follow_roots([str(self.root), *(str(source.path) for source in self.sources)], max_watches=max_watches):
+            return False
+        try:
+            self.list_summaries()
+        except OSError:
+            pass  # the skills folder cannot be listed: `listing_warning` says so, and listings will say it again
+        return True
+
+    def stop_following_changes(self) -> None:
+        """Stop the process's change feed (closing its inotify descriptor); listings check by `stat` again."""
+        stop_following()
+
+    def _source_entries(self, source: SkillSource) -> list[SourceEntry]:
+        """(label, path, fields, problem) of each SKILL.md folder in a read-only source; folders of the older layout
+        and non-skill folders are left out. A source that cannot be listed gives nothing."""
+        try:
+            return _root_view(str(source.path), "entries", _source_entries)
+        except OSError:
+            return []
+
+    def _source_summaries(self, source: SkillSource) -> list[SkillSummary]:
+        try:
+            return _root_view(str(source.path), source.key, lambda e, f: _summaries(e, f, source.key))
+        except OSError:
+            return []
+
+    def _user_summaries(self) -> list[SkillSummary]:
+        self.listing_warning = None
+        try:
+            return _root_view(str(self.root), "user", lambda e, f: _summaries(e, f, "user"))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as exc:
+            self.listing_warning = f"The skills folder {self.root} cannot be listed: {describe_error(exc)}"
+            raise
+
+    def _all_summaries(self) -> list[SkillSummary]:
+        """Every healthy skill of every source, in precedence order (shadowed ones included)."""
+        out: list[SkillSummary] = []
+        for source in self._ordered():
+            out += self._user_summaries() if source is None else self._source_summaries(source)
+        return out
+
+    def list_summaries(self) -> list[SkillSummary]:
+        """Label, name, description, when_to_use and source of every healthy skill that is not shadowed, sorted by
+        label; procedures are not read."""
+        if not self.sources:  # the user's own folder alone: both spellings of a label are listed, as they are
+            return [dict(summary) for summary in self._user_summaries()]  # type: ignore[misc]
+        parts = [self._user_summaries() if source is None else self._source_summaries(source)
+                 for source in self._ordered()]  # type: ignore[attr-defined]  # fmt: skip
+        merged = self._merged
+        if merged is not None and len(merged[0]) == len(parts) and all(a is b for a, b in zip(merged[0], parts)):
+            return [dict(summary) for summary in merged[1]]  # type: ignore[misc]
+        seen: set[str] = set()
+        out: list[SkillSummary] = []
+        for part in parts:
+            for summary in part:
+                key = _match_key(summary["label"])
+                if key not in seen:
+                    seen.add(key)
+                    out.append(summary)
+        out.sort(key=lambda summary: summary["label"])
+        self._merged = (parts, out)
+        return [dict(summary) for summary in out]  # type: ignore[misc]
+
+    def slash_commands(self) -> list[tuple[str, str]]:
+        """(label, description) of each listed skill marked `user-invocable: true` (the user runs it as `/label`),
+        sorted by label; a shadowed skill's mark does not count."""
+        listed = {summary["label"]: summary for summary in self.list_summaries()}
+        marked: set[str] = set()
+        roots = [str(self.root) if source is None else str(source.path) for source in self._ordered()]  # type: ignore[attr-defined]
+        for root in roots:
+            try:
+                marked |= _root_view(root, "slash", _marked)
+            except OSError:
+                continue
+        sources = {source.key: str(source.path) for source in self.sources}
+        out = []
+        for label, summary in sorted(listed.items()):
+            root = str(self.root) if summary["source"] == "user" else sources.get(summary["source"], "")
+            if os.path.join(root, label) in marked:
+                out.append((label, summary["description"]))
+        return out
+
+    def clashes(self) -> list[SkillClash]:
+        """Labels held by more than one source, each with the source that wins."""
+        by_key: dict[str, list[SkillSummary]] = {}
+        for summary in self._all_summaries():
+            by_key.setdefault(_match_key(summary["label"]), []).append(summary)
+        return [
+            SkillClash(found[0]["label"], found[0]["source"], tuple(s["source"] for s in found[1:]))
+            for _, found in sorted(by_key.items())
+            if len(found) > 1
+        ]
+
+    def _folders(self) -> list[Path]:
+        try:
+            entries = skill_folders(str(self.root))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [Path(path) for _, path in entries]
+
+    def list_all(self, *, include_shadowed: bool = False) -> list[Skill]:
+        """Every skill that loads, sorted by label (shadowed skills of read-only sources only when asked)."""
+        return self.survey(lambda skill: skill, include_shadowed=include_shadowed)[0]
+
+    def broken(self) -> list[BrokenSkill]:
+        """Skill folders whose files cannot be read, each with the reason: the user's own, then those of the
+        read-only sources (a SKILL.md that does not parse or cannot be read). Their files are left as they are."""
+        diagnosed = (self._diagnose(folder)[1] for folder in self._folders())  # type: ignore[attr-defined]
+        return [problem for problem in diagnosed if problem is not None] + self._source_problems()
+
+    def _source_problems(self) -> list[BrokenSkill]:
+        return [
+            BrokenSkill(name, Path(path), reason, source.key)
+            for source in self.sources
+            for name, path, _, reason in self._source_entries(source)
+            if reason is not None
+        ]
+
+    def survey(
+        self, convert: Callable[[Skill], T], *, include_shadowed: bool = False
+    ) -> tuple[list[T], list[BrokenSkill]]:
+        """`list_all()` and `broken()` in one pass, each skill folder read once.
+
+        Each skill is handed to `convert` as soon as it is read and only what `convert` returns is kept, so a caller
+        that needs a few fields of every skill (the Skills tab) never holds every procedure at once.
+        """
+        user: list[tuple[str, str, T]] = []
+        problems: list[BrokenSkill] = []
+        for folder in self._folders():
+            skill, problem = self._diagnose(folder)  # type: ignore[attr-defined]
+            if skill is not None:
+                user.append((skill.label, skill.source, convert(skill)))
+            elif problem is not None:
+                problems.append(problem)
+        problems += self._source_problems()
+        if not self.sources:
+            return [value for _, _, value in user], problems
+        found: list[tuple[str, str, T]] = []
+        for source in self._ordered():  # type: ignore[attr-defined]
+            if source is None:
+                found += user
+                continue
+            for name, path, fields, _ in self._source_entries(source):
+                if fields is None:
+                    continue
+                try:
+                    skill = self._read(Path(path), root=source.path)  # type: ignore[attr-defined]
+                except (SkillFormatError, ValueError, OSError):
+                    continue
+                if skill is not None:
+                    skill.source = source.key
+                    if source.key == "builtin":
+                        skill.provenance = "builtin"
+                    found.append((skill.label, skill.source, convert(skill)))
+        seen: set[str] = set()
+        out = []
+        for label, source_key, value in found:
+            key = _match_key(label)
+            if key not in seen or include_shadowed:
+                out.append((label, source_key, value))
+            seen.add(key)
+        out.sort(key=lambda item: (item[0], SOURCE_ORDER_INDEX.get(item[1], 99)))
+        return [value for _, _, value in out], problems
