@@ -16,7 +16,6 @@ from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError, read_
 PICK_CONVERSATION = "?"  # `--resume` without an id: the app opens the list of saved conversations
 
 
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="anton-tui",

@@ -45,8 +45,17 @@ AccMode = Literal["off", "passive", "active"]
 Provider = Literal["anthropic", "openai", "openai-compatible"]
 
 __all__ = [
-    "COMMAND_LINE", "DEFAULT", "ENVIRONMENT", "Settings", "SettingsError", "env_names", "load_settings",
-    "needs_setup", "read_env_file", "settings_from_layers", "write_project_env",
+    "COMMAND_LINE",
+    "DEFAULT",
+    "ENVIRONMENT",
+    "Settings",
+    "SettingsError",
+    "env_names",
+    "load_settings",
+    "needs_setup",
+    "read_env_file",
+    "settings_from_layers",
+    "write_project_env",
 ]
 
 
@@ -77,7 +86,9 @@ class Settings(BaseSettings):
         None, validation_alias=AliasChoices("ANTON_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
     )
     anthropic_base_url: str | None = None
-    openai_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("ANTON_OPENAI_API_KEY", "OPENAI_API_KEY"))
+    openai_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("ANTON_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
     openai_base_url: str | None = None
 
     context_window: int | None = Field(None, gt=0)  # tokens; overrides the table of known models
@@ -174,7 +185,9 @@ class _LayeredSource(PydanticBaseSettingsSource):
         return dict(self._values)
 
 
-def load_settings(project_dir: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+def load_settings(
+    project_dir: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
     """Read and validate the settings for ``project_dir`` (default: ANTON_PROJECT_DIR, else the current folder).
 
     ``environ`` stands in for the process environment (default ``os.environ``). Raises ``SettingsError``.

@@ -23,9 +23,9 @@ import re
 import string
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 API_KEY = "[REDACTED_API_KEY]"
 TOKEN = "[REDACTED_TOKEN]"
@@ -163,7 +163,9 @@ def _from_detect_secrets() -> tuple[Pattern, ...]:
 
     if installed_version() == detect_secrets_copy.VERSION:
         raw = detect_secrets_copy.PATTERNS
-        return tuple(Pattern(kind, re.compile(regex, flags), _marker(plugin), None) for kind, plugin, regex, flags in raw)
+        return tuple(
+            Pattern(kind, re.compile(regex, flags), _marker(plugin), None) for kind, plugin, regex, flags in raw
+        )
     return tuple(Pattern(kind, regex, _marker(plugin), None) for kind, plugin, regex in _from_package())
 
 
@@ -198,7 +200,10 @@ def package_patterns() -> list[Raw]:
     return [(kind, plugin, regex.pattern, regex.flags) for kind, plugin, regex in _from_package()]
 
 
-def write_copy(path: Path = Path(__file__).with_name("detect_secrets_copy.py")) -> None:
+COPY_PATH = Path(__file__).with_name("detect_secrets_copy.py")
+
+
+def write_copy(path: Path = COPY_PATH) -> None:
     """Rewrite `detect_secrets_copy` from the installed detect-secrets."""
     lines = [
         '"""The regex patterns of detect-secrets\' plugins, copied from the version below so that the redactor need not',

@@ -68,11 +68,11 @@ class ContextKeeper:
 
     # ---- figures -------------------------------------------------------------------------------------------
 
-    def window(self, llm: "LLMClient") -> int:
+    def window(self, llm: LLMClient) -> int:
         window = context_window(llm.planning.model, self.window_override)
         return min(window, self.learned_window) if self.learned_window else window
 
-    def budget(self, llm: "LLMClient") -> int:
+    def budget(self, llm: LLMClient) -> int:
         """Tokens a request may use: the share of the window, leaving room for the answer (at most a quarter of
         the window is set aside for it, so a small window with a large ANTON_MAX_TOKENS still holds a conversation)."""
         window = self.window(llm)
@@ -82,7 +82,7 @@ class ContextKeeper:
     def tokens(self, system: str, tools: list[dict[str, Any]] | None, history: list[dict[str, Any]]) -> int:
         return self.sizer.tokens(request_chars(system, tools, history))
 
-    def _message_room(self, llm: "LLMClient", system: str, tools: list[dict[str, Any]] | None) -> int:
+    def _message_room(self, llm: LLMClient, system: str, tools: list[dict[str, Any]] | None) -> int:
         """Characters the messages may take once the system prompt and tools are counted."""
         return int(self.budget(llm) * self.sizer.chars_per_token) - request_chars(system, tools, [])
 
@@ -91,7 +91,7 @@ class ContextKeeper:
 
     # ---- before a request ----------------------------------------------------------------------------------
 
-    async def fit(self, session: "ChatSession", system: str, tools: list[dict[str, Any]] | None) -> None:
+    async def fit(self, session: ChatSession, system: str, tools: list[dict[str, Any]] | None) -> None:
         """Make the next request fit the budget, changing `session.history` in place when it would not."""
         llm = session.llm
         before = self.tokens(system, tools, session.history)
@@ -109,7 +109,7 @@ class ContextKeeper:
     # ---- after the provider said "too long" ----------------------------------------------------------------
 
     async def recover(
-        self, session: "ChatSession", system: str, tools: list[dict[str, Any]] | None, attempt: int, error: "LLMError"
+        self, session: ChatSession, system: str, tools: list[dict[str, Any]] | None, attempt: int, error: LLMError
     ) -> bool:
         """Make room after a refusal; True when the history changed and the request is worth sending again."""
         self._learn(session.llm, system, tools, session.history, error.message)
@@ -129,7 +129,7 @@ class ContextKeeper:
             return self._make_room(session, system, tools, reason="overflow", why="", last_resort=True)
         return False
 
-    def _learn(self, llm: "LLMClient", system: str, tools: Any, history: list[dict[str, Any]], message: str) -> None:
+    def _learn(self, llm: LLMClient, system: str, tools: Any, history: list[dict[str, Any]], message: str) -> None:
         chars = request_chars(system, tools, history)
         used, limit = overflow_figures(message)
         if used:
@@ -141,7 +141,7 @@ class ContextKeeper:
     # ---- the two ways of making room -----------------------------------------------------------------------
 
     async def _summarise(
-        self, session: "ChatSession", system: str, tools: Any, *, reason: str, tokens_before: int
+        self, session: ChatSession, system: str, tools: Any, *, reason: str, tokens_before: int
     ) -> str | None:
         """Summarise the older turns; None on success, else why not (the history is then unchanged)."""
         history = session.history
@@ -169,7 +169,7 @@ class ContextKeeper:
         return None
 
     def _make_room(
-        self, session: "ChatSession", system: str, tools: Any, *, reason: str, why: str, last_resort: bool = False
+        self, session: ChatSession, system: str, tools: Any, *, reason: str, why: str, last_resort: bool = False
     ) -> bool:
         """Drop the oldest messages (down to the last few when `last_resort`), then cut down the largest tool
         results, until the request fits. Announces what went; False when nothing could be done."""

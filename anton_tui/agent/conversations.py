@@ -88,14 +88,20 @@ def transcript(history: list[dict[str, Any]]) -> list[TranscriptEntry]:
                 entries.append(TranscriptEntry("answer", str(block["text"]), index))
             elif block.get("type") == "tool_use":
                 result = results.get(str(block.get("id")), {})
-                entries.append(TranscriptEntry(
-                    "tool", message_text({"content": result.get("content", "")}), index, tool=str(block.get("name")),
-                    input=block.get("input"), success=not result.get("is_error", False),
-                ))
+                entries.append(
+                    TranscriptEntry(
+                        "tool",
+                        message_text({"content": result.get("content", "")}),
+                        index,
+                        tool=str(block.get("name")),
+                        input=block.get("input"),
+                        success=not result.get("is_error", False),
+                    )
+                )
     return entries
 
 
-def save(session: "ChatSession", *, force: bool = False) -> Path | None:
+def save(session: ChatSession, *, force: bool = False) -> Path | None:
     """Write the conversation to ``{session_id}_history.json``. Nothing is written while it holds no user turn
     (unless `force`), or when saving is off (no store, or no session id because episodic memory is off)."""
     store, session_id = session.history_store, session.session_id
@@ -115,7 +121,7 @@ def save(session: "ChatSession", *, force: bool = False) -> Path | None:
     return path
 
 
-def _not_saved(session: "ChatSession", session_id: str, path: str, reason: str) -> None:
+def _not_saved(session: ChatSession, session_id: str, path: str, reason: str) -> None:
     if session.unsaved_reason != reason:  # said once, not after every turn
         session.unsaved_reason = reason
         session.emit(HistoryNotSaved(session_id=session_id, path=path, reason=reason))
@@ -145,7 +151,7 @@ def pads_note(lost_pads: tuple[str, ...], live: list[str] | tuple[str, ...] = ()
     return PADS_LOST.format(names=f"the scratchpad{'s' if len(lost_pads) > 1 else ''} {shown}")
 
 
-async def resume(session: "ChatSession", session_id: str) -> Resumed:
+async def resume(session: ChatSession, session_id: str) -> Resumed:
     """Replace the session's conversation with a saved one; later turns save to the same file and log to the same
     episode log. Scratchpads still running are closed (the resumed conversation's own are gone).
 
@@ -180,7 +186,7 @@ async def resume(session: "ChatSession", session_id: str) -> Resumed:
     )
 
 
-def user_turns(session: "ChatSession") -> list[UserTurn]:
+def user_turns(session: ChatSession) -> list[UserTurn]:
     """The user's messages still in the history (a summary is not one), oldest first."""
     found = [
         UserTurn(index, user_text(message))
@@ -191,7 +197,7 @@ def user_turns(session: "ChatSession") -> list[UserTurn]:
     if reports is None or not found:
         return found
     numbers = reports.turn_numbers([turn.text for turn in found])
-    return [UserTurn(turn.index, turn.text, number) for turn, number in zip(found, numbers)]
+    return [UserTurn(turn.index, turn.text, number) for turn, number in zip(found, numbers, strict=False)]
 
 
 def last_user_text(history: list[dict[str, Any]]) -> str:
@@ -209,7 +215,7 @@ def _forget_reports(session: Any, from_turn: int | None = None) -> None:
         reports.clear() if from_turn is None else reports.drop_from(from_turn)
 
 
-def rewind(session: "ChatSession", index: int) -> str:
+def rewind(session: ChatSession, index: int) -> str:
     """Go back to just before the user message at `index`: it and everything after it leave the history, and the
     saved file follows. Returns that message's text, to edit and send again. Memory written meanwhile stays, and
     the episode log keeps its record of what happened."""

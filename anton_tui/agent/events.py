@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from anton_tui.scratchpad.events import ScratchpadEvent
 
 if TYPE_CHECKING:
-    from anton_tui.memory.learners.acc import Event as AccEvent, Lesson as AccLesson
     from anton_tui.memory.engrams.cortex import Encoded
     from anton_tui.memory.engrams.engram import Engram
+    from anton_tui.memory.learners.acc import Event as AccEvent
+    from anton_tui.memory.learners.acc import Lesson as AccLesson
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ class ScratchpadActivity:
 
 @dataclass(frozen=True, slots=True)
 class MemoryWritten:
-    engrams: tuple["Engram", ...]
+    engrams: tuple[Engram, ...]
     actions: tuple[str, ...]
     producer: str  # memorize | cerebellum | consolidator | acc | identity | compaction | confirmation
 
@@ -79,7 +80,7 @@ class SecretsRemoved:
     cell: int | None = None
 
 
-def memory_events(encoded: "Encoded", producer: str) -> list["MemoryWritten | SecretsRemoved"]:
+def memory_events(encoded: Encoded, producer: str) -> list[MemoryWritten | SecretsRemoved]:
     """The events that tell what one `Cortex.encode_all` wrote: the memories, then any secrets taken out of them."""
     events: list[MemoryWritten | SecretsRemoved] = [
         MemoryWritten(engrams=encoded.engrams, actions=encoded.actions, producer=producer)
@@ -92,21 +93,21 @@ def memory_events(encoded: "Encoded", producer: str) -> list["MemoryWritten | Se
 class MemoryConfirmationNeeded:
     """Copilot mode: engrams the gate held back. Resolve `future` with the list of engrams to save."""
 
-    engrams: tuple["Engram", ...]
+    engrams: tuple[Engram, ...]
     future: asyncio.Future = field(repr=False)
     reasons: tuple[tuple[str, ...], ...] = ()  # per engram, why it was held (empty: the memory mode asked)
 
 
 @dataclass(frozen=True, slots=True)
 class AccEventObserved:
-    event: "AccEvent"
+    event: AccEvent
 
 
 @dataclass(frozen=True, slots=True)
 class AccNudge:
     """A lesson the ACC fired: mid-turn (`nudged=True`, active mode) or drained to rules at end of turn."""
 
-    lesson: "AccLesson"
+    lesson: AccLesson
     nudged: bool
 
 
@@ -209,30 +210,30 @@ class ErrorOccurred:
     retryable: bool = True
 
 
-SessionEvent = Union[
-    TurnStarted,
-    AssistantTextDelta,
-    AssistantMessageDone,
-    ToolCallStarted,
-    ToolCallFinished,
-    ScratchpadActivity,
-    MemoryWritten,
-    SecretsRemoved,
-    MemoryConfirmationNeeded,
-    AccEventObserved,
-    AccNudge,
-    HistoryRepaired,
-    HistorySummarising,
-    HistorySummarised,
-    HistoryTrimmed,
-    HistoryNotSaved,
-    MemoryHistoryBroken,
-    MemorySynced,
-    OutsideAccess,
-    UsageUpdated,
-    TurnFinished,
-    ErrorOccurred,
-]
+SessionEvent = (
+    TurnStarted
+    | AssistantTextDelta
+    | AssistantMessageDone
+    | ToolCallStarted
+    | ToolCallFinished
+    | ScratchpadActivity
+    | MemoryWritten
+    | SecretsRemoved
+    | MemoryConfirmationNeeded
+    | AccEventObserved
+    | AccNudge
+    | HistoryRepaired
+    | HistorySummarising
+    | HistorySummarised
+    | HistoryTrimmed
+    | HistoryNotSaved
+    | MemoryHistoryBroken
+    | MemorySynced
+    | OutsideAccess
+    | UsageUpdated
+    | TurnFinished
+    | ErrorOccurred
+)
 
 
 def merge_text_deltas(events: list[SessionEvent]) -> list[SessionEvent]:

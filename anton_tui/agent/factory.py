@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent.context_fit import ContextKeeper
 from anton_tui.agent.history_store import HistoryStore
 from anton_tui.agent.learning import attach_learning
-from anton_tui.redact import Redactor
 from anton_tui.agent.session import ChatSession
 from anton_tui.agent.tools.memorize import MEMORIZE_TOOL
 from anton_tui.agent.tools.recall import RECALL_TOOL
@@ -15,11 +15,12 @@ from anton_tui.agent.tools.recall_skill import RECALL_SKILL_TOOL
 from anton_tui.agent.tools.registry import ToolRegistry
 from anton_tui.agent.tools.scratchpad import SCRATCHPAD_TOOL
 from anton_tui.agent.tools.skill_resource import READ_SKILL_RESOURCE_TOOL
+from anton_tui.redact import Redactor
 
 if TYPE_CHECKING:
     from anton_tui.config import Settings
-    from anton_tui.memory.stores import MemoryStores
     from anton_tui.llm.client import LLMClient
+    from anton_tui.memory.stores import MemoryStores
 
 
 def build_tools(*, episodic_enabled: bool) -> ToolRegistry:
@@ -36,14 +37,14 @@ def _secret(value: Any) -> str:
     return getter() if getter else str(value)
 
 
-def make_redactor(settings: "Settings") -> Redactor:
+def make_redactor(settings: Settings) -> Redactor:
     """The session's redactor: it knows the configured keys by name, wherever they were set (environment or .env)."""
     return Redactor(
         {"ANTHROPIC_API_KEY": _secret(settings.anthropic_api_key), "OPENAI_API_KEY": _secret(settings.openai_api_key)}
     )
 
 
-def make_llm_bridge(current_llm: "Callable[[], LLMClient]"):
+def make_llm_bridge(current_llm: Callable[[], LLMClient]):
     """What `get_llm()` inside a scratchpad cell talks to: the session's current coding model."""
 
     async def bridge(request: dict[str, Any]) -> dict[str, Any]:
@@ -58,18 +59,18 @@ def make_llm_bridge(current_llm: "Callable[[], LLMClient]"):
     return bridge
 
 
-def context_keeper(settings: "Settings") -> ContextKeeper:
+def context_keeper(settings: Settings) -> ContextKeeper:
     return ContextKeeper(window=settings.context_window, share=settings.context_pressure_threshold)
 
 
 def build_session(
-    settings: "Settings", *, llm: "LLMClient | None" = None, stores: "MemoryStores | None" = None
+    settings: Settings, *, llm: LLMClient | None = None, stores: MemoryStores | None = None
 ) -> ChatSession:
     """A session for `settings`; with `stores`, its memory is that set of stores (the one the app shows)."""
     from anton_tui.llm.client import LLMClient
-    from anton_tui.memory.learners.acc import AnteriorCingulate
     from anton_tui.memory.engrams.cortex import Cortex
     from anton_tui.memory.engrams.reconsolidator import needs_reconsolidation, reconsolidate
+    from anton_tui.memory.learners.acc import AnteriorCingulate
     from anton_tui.memory.stores import MemoryStores
     from anton_tui.paths import AntonPaths
     from anton_tui.scratchpad.runtime import ScratchpadLimits, ScratchpadManager
@@ -120,7 +121,7 @@ def build_session(
     return session
 
 
-def apply_settings(session: ChatSession, settings: "Settings", *, stores: "MemoryStores | None" = None) -> None:
+def apply_settings(session: ChatSession, settings: Settings, *, stores: MemoryStores | None = None) -> None:
     """Re-configure a running session after /setup: models and keys, memory mode, ACC mode, episodic memory.
 
     The conversation, the scratchpads and their variables are kept. With `stores`, episodic memory switched on is

@@ -68,7 +68,7 @@ def parse_goal(raw: str, default_turns: int = DEFAULT_GOAL_TURNS) -> tuple[str, 
         if not value.isdigit() or int(value) < 1:
             raise GoalUsageError(f"--turns wants a whole number of turns, 1 or more (got {value}). Usage: {USAGE}")
         turns = int(value)
-        text = (text[: found.start()] + text[found.end():]).strip()
+        text = (text[: found.start()] + text[found.end() :]).strip()
     elif "--turns" in text:
         raise GoalUsageError(f"--turns needs a number of turns after it. Usage: {USAGE}")
     objective = text.strip()

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent.events import MemoryWritten
-from anton_tui.memory.learners.cerebellum import Cerebellum, CellRecord
+from anton_tui.memory.learners.cerebellum import CellRecord, Cerebellum
 from anton_tui.memory.learners.consolidator import Consolidator
 from anton_tui.memory.learners.identity import recent_user_messages
 
@@ -42,7 +42,7 @@ class LearningLoops:
 
     def __init__(
         self,
-        session: "ChatSession",
+        session: ChatSession,
         *,
         compaction_every_turns: int = 10,
         identity_every_turns: int = 5,
@@ -64,7 +64,7 @@ class LearningLoops:
     def memory_on(self) -> bool:
         return self.cortex.mode != "off"
 
-    def hooks(self) -> list[Callable[["ChatSession", int], Awaitable[None]]]:
+    def hooks(self) -> list[Callable[[ChatSession, int], Awaitable[None]]]:
         """Turn-end hooks, in the order they must take their snapshots."""
         hooks: list[Any] = []
         if self.cerebellum is not None:
@@ -77,14 +77,14 @@ class LearningLoops:
 
     # ---- hooks: called the moment a turn ends, they copy what they need and return the background work ---------
 
-    def cerebellum_hook(self, session: "ChatSession", turn: int) -> Awaitable[None]:
+    def cerebellum_hook(self, session: ChatSession, turn: int) -> Awaitable[None]:
         assert self.cerebellum is not None
         records = self.cerebellum.take()
         if not records or not self.memory_on:
             return _nothing()
         return self._post_mortem(records)
 
-    def consolidation_hook(self, session: "ChatSession", turn: int) -> Awaitable[None]:
+    def consolidation_hook(self, session: ChatSession, turn: int) -> Awaitable[None]:
         assert self.consolidator is not None
         if not self.memory_on or session.scratchpads is None:
             return _nothing()
@@ -92,13 +92,13 @@ class LearningLoops:
         due = self.consolidator.due(pads, errors_reviewed=self.cerebellum is not None)
         return self._replay(due) if due else _nothing()
 
-    def identity_hook(self, session: "ChatSession", turn: int) -> Awaitable[None]:
+    def identity_hook(self, session: ChatSession, turn: int) -> Awaitable[None]:
         if not self.memory_on or turn % self.identity_every_turns:
             return _nothing()
         text = recent_user_messages(session.history)
         return self._identity(text) if text else _nothing()
 
-    def compaction_hook(self, session: "ChatSession", turn: int) -> Awaitable[None]:
+    def compaction_hook(self, session: ChatSession, turn: int) -> Awaitable[None]:
         first = not self._checked_at_start
         self._checked_at_start = True
         if not self.memory_on or not (first or turn % self.compaction_every_turns == 0):
@@ -114,7 +114,7 @@ class LearningLoops:
         assert self.cerebellum is not None
         await self.cerebellum.flush(records)
 
-    async def _replay(self, due: list[tuple[str, list["Cell"]]]) -> None:
+    async def _replay(self, due: list[tuple[str, list[Cell]]]) -> None:
         assert self.consolidator is not None
         from anton_tui.redact import scrub_cell
 
@@ -151,7 +151,7 @@ class LearningLoops:
 
         return [str(outcome) for outcome in outcomes] or [f"Nothing to compact: {RULE}."]
 
-    def _report(self, outcomes: list["CompactionOutcome"]) -> None:
+    def _report(self, outcomes: list[CompactionOutcome]) -> None:
         changed = tuple(str(outcome) for outcome in outcomes if outcome.changed)
         if changed:
             self.session.emit(MemoryWritten(engrams=(), actions=changed, producer="compaction"))
@@ -160,7 +160,7 @@ class LearningLoops:
 def _hook(method: Callable[..., Awaitable[None]], name: str, *, on_cancel: Callable[[], None] | None = None) -> Any:
     """A turn-end hook named after its loop, skipped for cancelled turns (`on_cancel` runs instead)."""
 
-    def hook(session: "ChatSession", turn: int) -> Awaitable[None]:
+    def hook(session: ChatSession, turn: int) -> Awaitable[None]:
         return method(session, turn)
 
     hook.__name__ = name
@@ -169,7 +169,7 @@ def _hook(method: Callable[..., Awaitable[None]], name: str, *, on_cancel: Calla
     return hook
 
 
-def attach_learning(session: "ChatSession", settings: Any) -> LearningLoops | None:
+def attach_learning(session: ChatSession, settings: Any) -> LearningLoops | None:
     """Build the learning loops for `session` from settings and register them; None for a session without memory."""
     if session.cortex is None:
         return None

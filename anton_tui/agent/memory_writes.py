@@ -25,7 +25,7 @@ log = logging.getLogger("anton_tui.agent.session")
 class MemoryWrites:
     """The memory-writing side of `ChatSession`."""
 
-    def queue_for_confirmation(self, engrams: list["Engram"]) -> None:
+    def queue_for_confirmation(self, engrams: list[Engram]) -> None:
         """Copilot mode: hold engrams back until the user has seen the answer.
 
         While a turn runs they wait for the end of that turn; otherwise they are asked at once, on
@@ -47,10 +47,15 @@ class MemoryWrites:
 
         trust = self.trust_now()
         turn = (trust.turn if trust is not None and trust.turn else self.turn_count) or None
-        return producing(producer, session=self.session_id or "", turn=turn, why=why or f"{producer}, turn {turn}",
-                         trust=trust.describe() if trust is not None and self.trust_gate else "")
+        return producing(
+            producer,
+            session=self.session_id or "",
+            turn=turn,
+            why=why or f"{producer}, turn {turn}",
+            trust=trust.describe() if trust is not None and self.trust_gate else "",
+        )
 
-    def encode_through_gate(self, engrams: list["Engram"], producer: str) -> list["Engram"]:
+    def encode_through_gate(self, engrams: list[Engram], producer: str) -> list[Engram]:
         """The one path of every producer: gate, then encode now or queue for the user. Returns what was queued."""
         if self.cortex is None or not engrams:
             return []
@@ -66,7 +71,7 @@ class MemoryWrites:
             self.queue_for_confirmation(held)
         return held
 
-    def _encode_confirmed(self, engram: "Engram") -> Any:
+    def _encode_confirmed(self, engram: Engram) -> Any:
         """Save one engram the user kept, recording who proposed it and why it was held."""
         from anton_tui.memory.history.origin import producing
 
@@ -75,8 +80,13 @@ class MemoryWrites:
         text = f"kept by the user after review (proposed by {why.get('producer') or 'a learner'}"
         text += f"; held: {held})" if held else ")"
         trust = why.get("trust", "")
-        with producing("confirmation", session=self.session_id or "", turn=self.turn_count or None, why=text,
-                       trust=f"{trust}; approved by the user" if trust.startswith("untrusted") else trust):
+        with producing(
+            "confirmation",
+            session=self.session_id or "",
+            turn=self.turn_count or None,
+            why=text,
+            trust=f"{trust}; approved by the user" if trust.startswith("untrusted") else trust,
+        ):
             return self.cortex.encode_all([engram])  # type: ignore[union-attr]
 
     async def ask_confirmations(self, *, between_turns: bool = False) -> None:
@@ -153,12 +163,16 @@ class MemoryWrites:
         """End of turn: the ACC's lessons become global rules (passive and active modes), deduplicated."""
         if self.acc is None or self.acc_mode == "off" or self.cortex is None or self.cortex.mode == "off":
             return
-        from anton_tui.memory.learners.acc import rules_similarity_predicate
         from anton_tui.memory.engrams.engram import Engram
+        from anton_tui.memory.learners.acc import rules_similarity_predicate
 
         managed = getattr(self.cortex, "managed_hc", None)  # an operator's rule counts as known too, as in Anton
-        rules_text = (managed.recall_rules() + "\n" if managed is not None else "") + \
-            self.cortex.global_hc.recall_rules() + "\n" + self.cortex.project_hc.recall_rules()
+        rules_text = (
+            (managed.recall_rules() + "\n" if managed is not None else "")
+            + self.cortex.global_hc.recall_rules()
+            + "\n"
+            + self.cortex.project_hc.recall_rules()
+        )
         lessons = self.acc.at_end_of_turn(has_similar_lesson=rules_similarity_predicate(rules_text))
         self.acc.clear()
         if not lessons:

@@ -10,6 +10,7 @@ working memory (scratchpads), and lets the learning systems watch.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -18,8 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent import conversations, prompts
-from anton_tui.agent.memory_writes import MemoryWrites
-from anton_tui.agent.trust_gate import TrustGate
 from anton_tui.agent.context_fit import ContextKeeper
 from anton_tui.agent.conversations import SavedConversation
 from anton_tui.agent.events import (
@@ -36,19 +35,22 @@ from anton_tui.agent.events import (
     merge_text_deltas,
 )
 from anton_tui.agent.history import close_interrupted_round, seal_dangling_tool_uses
-from anton_tui.agent.turn_notes import user_content
-from anton_tui.redact import Redactor
+from anton_tui.agent.memory_writes import MemoryWrites
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolRegistry
+from anton_tui.agent.trust_gate import TrustGate
+from anton_tui.agent.turn_notes import user_content
+from anton_tui.redact import Redactor
 
 if TYPE_CHECKING:
     from anton_tui.agent.history_store import HistoryStore
+    from anton_tui.agent.tools.registry import ToolResult
     from anton_tui.llm.client import LLMClient
     from anton_tui.llm.events import LLMResponse, ToolCall
-    from anton_tui.memory.learners.acc import AnteriorCingulate
     from anton_tui.memory.engrams.cortex import Cortex
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.episodes.store import EpisodicMemory
+    from anton_tui.memory.learners.acc import AnteriorCingulate
     from anton_tui.memory.skills.store import SkillStore
     from anton_tui.scratchpad.runtime import ScratchpadManager
 
@@ -62,18 +64,18 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
     def __init__(
         self,
         *,
-        llm: "LLMClient",
+        llm: LLMClient,
         project_dir: Path,
         tools: ToolRegistry,
-        cortex: "Cortex | None" = None,
-        episodic: "EpisodicMemory | None" = None,
-        skills: "SkillStore | None" = None,
-        scratchpads: "ScratchpadManager | None" = None,
-        acc: "AnteriorCingulate | None" = None,
+        cortex: Cortex | None = None,
+        episodic: EpisodicMemory | None = None,
+        skills: SkillStore | None = None,
+        scratchpads: ScratchpadManager | None = None,
+        acc: AnteriorCingulate | None = None,
         acc_mode: str = "off",
         max_tool_rounds: int = 25,
         redactor: Redactor | None = None,
-        history_store: "HistoryStore | None" = None,
+        history_store: HistoryStore | None = None,
         context: ContextKeeper | None = None,
     ) -> None:
         self.llm = llm
@@ -99,7 +101,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
         self.total_output_tokens = 0
         self.scratchpad_observers: list[Any] = []
         self.turn_end_hooks: list[TurnEndHook] = []
-        self.pending_confirmations: list["Engram"] = []
+        self.pending_confirmations: list[Engram] = []
         self._init_trust()  # the trust gate (agent/trust_gate.py)
         self.learning: Any = None  # the LearningLoops attached by the factory, if any
         self._emit: Callable[[SessionEvent], None] = self._emit_background
@@ -156,10 +158,8 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
         finally:
             if not task.done():
                 task.cancel()
-                try:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-                except (asyncio.CancelledError, Exception):
-                    pass
             self._emit = self._emit_background
 
     def cancel(self) -> bool:
@@ -340,7 +340,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
             self.history.append({"role": "user", "content": results})
         return await self._cap_postmortem(system, tools, texts)
 
-    async def _model_round(self, system: str, tools: list[dict[str, Any]]) -> "LLMResponse":
+    async def _model_round(self, system: str, tools: list[dict[str, Any]]) -> LLMResponse:
         self._repair_history()
         self._partial_text = ""
         await self.context.fit(self, system, tools)
@@ -370,7 +370,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
         )
         return response
 
-    async def _stream_round(self, system: str, tools: list[dict[str, Any]]) -> "LLMResponse | None":
+    async def _stream_round(self, system: str, tools: list[dict[str, Any]]) -> LLMResponse | None:
         """One request, streamed; a "too long" refusal before any text makes room and sends it again."""
         from anton_tui.agent.context_window import request_chars
         from anton_tui.llm.errors import LLMError
@@ -397,7 +397,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
 
     SKILL_TOOLS = ("recall_skill", "read_skill_resource")
 
-    def _refused_by_skill(self, name: str) -> "ToolResult | None":
+    def _refused_by_skill(self, name: str) -> ToolResult | None:
         """A tool error when a skill recalled in this turn limits the tools (`allowed-tools`) and `name` is not one."""
         if self._tool_limit is None or name in self.SKILL_TOOLS:
             return None
@@ -413,12 +413,10 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
             False,
         )
 
-    async def _run_tool(self, call: "ToolCall", round_idx: int) -> dict[str, Any]:
+    async def _run_tool(self, call: ToolCall, round_idx: int) -> dict[str, Any]:
         import re
 
-        self.acc_observe(
-            "tool_call", {"name": call.name, "args_summary": str(call.input)[:120]}, round_idx=round_idx
-        )
+        self.acc_observe("tool_call", {"name": call.name, "args_summary": str(call.input)[:120]}, round_idx=round_idx)
         self._emit(ToolCallStarted(id=call.id, name=call.name, input=call.input))
         code = str(call.input.get("code", "")) if isinstance(call.input, dict) else ""
         datasources = sorted({m.lower() for m in re.findall(DATASOURCE_PATTERN, code)})
@@ -458,9 +456,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
         return block
 
     async def _cap_postmortem(self, system: str, tools: list[dict[str, Any]], texts: list[str]) -> tuple[str, str]:
-        self.acc_observe(
-            "cap_exhausted", {"cap": self.max_tool_rounds}, severity=9, round_idx=self.max_tool_rounds
-        )
+        self.acc_observe("cap_exhausted", {"cap": self.max_tool_rounds}, severity=9, round_idx=self.max_tool_rounds)
         note = {"type": "text", "text": prompts.CAP_POSTMORTEM.format(cap=self.max_tool_rounds)}
         self.history[-1]["content"].append(note)
         response = await self._model_round(system, tools)
@@ -554,4 +550,3 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
         if self.turn_trust.untrusted:
             meta = {**meta, "trust": "untrusted"}  # a later recall of these lines taints that turn too
         self.episodic.log_turn(self.turn_count, role, self.redact(content), **meta)
-

@@ -11,6 +11,7 @@ tail kept) and passed through the redactor.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -82,10 +83,8 @@ def cap_output(text: str, cap: int = NOTE_CAP) -> str:
 
 
 def _kill_group(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:
@@ -93,10 +92,8 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
         _kill_group(process.pid, signal.SIGKILL)  # leftovers of the group, if any
         return
     _kill_group(process.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(process.wait(), KILL_AFTER)
-    except asyncio.TimeoutError:
-        pass
     _kill_group(process.pid, signal.SIGKILL)
     if process.returncode is None:
         await process.wait()

@@ -22,7 +22,9 @@ CODE_CHARS, STDOUT_CHARS, ERROR_CHARS = 2000, 800, 400
 class SkillDraft(BaseModel):
     """A reusable procedure distilled from work that just succeeded."""
 
-    label: str = Field(description="A short lowercase identifier of 2 to 4 words joined by hyphens, naming what the skill does.")
+    label: str = Field(
+        description="A short lowercase identifier of 2 to 4 words joined by hyphens, naming what the skill does."
+    )
     name: str = Field(description="A human-readable title, e.g. 'CSV Summary'.")
     description: str = Field(default="", description="One sentence on what the skill achieves.")
     when_to_use: str = Field(
@@ -56,7 +58,7 @@ def _message_text(message: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def describe_recent_work(session: "ChatSession") -> str:
+def describe_recent_work(session: ChatSession) -> str:
     lines = ["## Conversation"]
     for message in session.history[-RECENT_MESSAGES:]:
         text = _message_text(message).strip()
@@ -76,7 +78,7 @@ def describe_recent_work(session: "ChatSession") -> str:
     return "\n".join(lines)
 
 
-async def draft_skill(session: "ChatSession", hint: str = "") -> "Skill":
+async def draft_skill(session: ChatSession, hint: str = "") -> Skill:
     """Ask the planning model for a draft and save it under a fresh label. Raises ValueError when there is no work."""
     from anton_tui.memory.skills.store import Skill, make_unique_label
 

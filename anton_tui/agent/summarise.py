@@ -183,8 +183,9 @@ def serialise(messages: list[dict[str, Any]]) -> str:
             if kind == "text":
                 lines.append(f"[{role}]: {clip(str(block.get('text', '')), CLIP_BLOCK)}")
             elif kind == "tool_use":
-                arguments = clip(json.dumps(block.get("input", {}), ensure_ascii=False, default=str), CLIP_TOOL,
-                                 head_only=True)
+                arguments = clip(
+                    json.dumps(block.get("input", {}), ensure_ascii=False, default=str), CLIP_TOOL, head_only=True
+                )
                 lines.append(f"[{role}/tool_use]: {block.get('name', '')}({arguments})")
             elif kind == "tool_result":
                 lines.append(f"[tool_result]: {clip(_result_text(block.get('content', '')), CLIP_TOOL)}")
@@ -223,9 +224,7 @@ class Summary:
     history: list[dict[str, Any]]  # the new history
 
 
-async def summarise_old_turns(
-    llm: "LLMClient", history: list[dict[str, Any]], cut: int, *, budget_chars: int
-) -> Summary:
+async def summarise_old_turns(llm: LLMClient, history: list[dict[str, Any]], cut: int, *, budget_chars: int) -> Summary:
     """Ask the coding model for the record of history[:cut]. Raises `SummaryFailed`."""
     request = summary_request(history[:cut], budget_chars=budget_chars)
     max_tokens = min(SUMMARY_MAX_TOKENS, llm.coding.max_tokens)

@@ -28,12 +28,12 @@ class TrustGate:
     """Trust bookkeeping of a chat session (see the module docstring)."""
 
     trust_gate: bool = True
-    pending_confirmations: list["Engram"]
+    pending_confirmations: list[Engram]
 
     def _init_trust(self) -> None:
         self.turn_trust = TurnTrust()
         self.held: HeldMemories | None = None
-        self.held_why: dict["Engram", dict[str, Any]] = {}  # engram -> producer, reasons, trust
+        self.held_why: dict[Engram, dict[str, Any]] = {}  # engram -> producer, reasons, trust
 
     def begin_turn_trust(self, turn: int) -> None:
         self.turn_trust = TurnTrust(turn)
@@ -45,7 +45,7 @@ class TrustGate:
     def trust_now(self) -> TurnTrust | None:
         return current_turn.get()
 
-    def trust_filter(self, engrams: list["Engram"], producer: str) -> list["Engram"]:
+    def trust_filter(self, engrams: list[Engram], producer: str) -> list[Engram]:
         """The engrams that may be saved now; the others are queued for review with their reasons."""
         if not self.trust_gate:
             return list(engrams)
@@ -63,7 +63,7 @@ class TrustGate:
             self.queue_for_confirmation(held)  # type: ignore[attr-defined]
         return keep
 
-    def reasons_for(self, engram: "Engram") -> tuple[str, ...]:
+    def reasons_for(self, engram: Engram) -> tuple[str, ...]:
         return tuple(self.held_why.get(engram, {}).get("reasons", ()))
 
     def save_held(self) -> None:

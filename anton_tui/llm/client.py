@@ -9,8 +9,8 @@ coding as the quick reflexes the rest of the brain leans on.
 from __future__ import annotations
 
 import asyncio
-from contextlib import aclosing
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,9 +46,7 @@ class LLMClient:
         self.coding = coding or planning
 
     @classmethod
-    def from_settings(
-        cls, settings: Any, *, retry: RetryPolicy | None = None, timeout: float = 600.0
-    ) -> LLMClient:
+    def from_settings(cls, settings: Any, *, retry: RetryPolicy | None = None, timeout: float = 600.0) -> LLMClient:
         """Build both roles from a settings object (see `anton_tui.config.Settings`).
 
         A misconfigured provider does not fail here; its first call raises a clear `LLMError`.
@@ -149,9 +147,7 @@ class LLMClient:
         budget = min(request.max_tokens * 2, max(role.max_tokens, STRUCTURED_RETRY_CEILING))
         budget = max(budget, request.max_tokens)
         instruction = firmer_instruction(name, problem)
-        retry = replace(
-            request, max_tokens=budget, system=f"{system}\n\n{instruction}" if system else instruction
-        )
+        retry = replace(request, max_tokens=budget, system=f"{system}\n\n{instruction}" if system else instruction)
         response = await role.provider.complete(retry)
         value, second_problem = read_structured_answer(response, name, validator, is_list)
         if second_problem is None:

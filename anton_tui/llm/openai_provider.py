@@ -16,8 +16,15 @@ from types import ModuleType
 from typing import Any
 
 from anton_tui.llm.errors import key_hint
-from anton_tui.llm.events import LLMResponse, StopReason, StreamComplete, StreamEvent, ToolCall, Usage
-from anton_tui.llm.events import parse_tool_arguments
+from anton_tui.llm.events import (
+    LLMResponse,
+    StopReason,
+    StreamComplete,
+    StreamEvent,
+    ToolCall,
+    Usage,
+    parse_tool_arguments,
+)
 from anton_tui.llm.provider import BaseProvider, LLMRequest, ResponseBuilder, RetryPolicy
 
 OFFICIAL_HOST = "api.openai.com"

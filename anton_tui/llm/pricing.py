@@ -73,7 +73,7 @@ def price_of(model: str) -> Price | None:
     if name in PRICES:
         return PRICES[name]
     for known, price in PRICES.items():
-        if name.startswith(known) and _SNAPSHOT.fullmatch(name[len(known):]):
+        if name.startswith(known) and _SNAPSHOT.fullmatch(name[len(known) :]):
             return price
     return None
 

@@ -347,7 +347,7 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 
 def _is_transport_error(exc: BaseException) -> bool:
-    return isinstance(exc, _transport_errors() + (ConnectionError,))
+    return isinstance(exc, (*_transport_errors(), ConnectionError))
 
 
 def _is_transport_timeout(exc: BaseException) -> bool:
@@ -357,7 +357,7 @@ def _is_transport_timeout(exc: BaseException) -> bool:
             timeouts.append(__import__(module_name).TimeoutException)
         except ImportError:
             continue
-    return isinstance(exc, tuple(timeouts) + (TimeoutError,))
+    return isinstance(exc, (*tuple(timeouts), TimeoutError))
 
 
 def secret_text(value: Any) -> str | None:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from anton_tui.memory.episodes.store import EpisodicMemory
 from anton_tui.memory.engrams.hippocampus import Hippocampus
+from anton_tui.memory.episodes.store import EpisodicMemory
 from anton_tui.memory.history.recorder import MemoryRecorder
 from anton_tui.memory.skills.sources import SkillSource
 from anton_tui.memory.skills.store import SkillStore
@@ -63,7 +63,9 @@ class MemoryStores:
 
         enabled = bool(getattr(settings, "episodic_memory", True))
         return cls.from_paths(
-            AntonPaths.from_settings(settings), episodic_enabled=enabled, skill_sources=sources_for_settings(settings),
+            AntonPaths.from_settings(settings),
+            episodic_enabled=enabled,
+            skill_sources=sources_for_settings(settings),
             managed_dir=managed_dir(getattr(settings, "managed_memory", None)),
         )
 

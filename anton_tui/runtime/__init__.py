@@ -6,6 +6,12 @@ from anton_tui.runtime.runtime import Runtime, SkillListing, SkillSaved, off_loo
 from anton_tui.runtime.start import RuntimeStarter
 
 __all__ = [
-    "ChatSessionLike", "Runtime", "RuntimeStarter", "ScratchpadControl", "SettingsLike", "SkillListing", "SkillSaved",
+    "ChatSessionLike",
+    "Runtime",
+    "RuntimeStarter",
+    "ScratchpadControl",
+    "SettingsLike",
+    "SkillListing",
+    "SkillSaved",
     "off_loop",
 ]

@@ -17,7 +17,7 @@ class GoalOps:
     """Goal runs of the `Runtime` (over its `session`)."""
 
     session: Any
-    _goal_run: "GoalRun | None" = None
+    _goal_run: GoalRun | None = None
 
     def goal(self, objective: str, max_turns: int) -> Any:
         """The events of a goal run (an async iterator); the run stops at `max_turns` turns at most."""

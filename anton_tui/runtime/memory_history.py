@@ -11,15 +11,15 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from anton_tui.memory.history.repo import Change
     from anton_tui.memory.history.ops import Undone
+    from anton_tui.memory.history.repo import Change
     from anton_tui.memory.stores import MemoryStores
 
 
 class MemoryHistoryOps:
     """Memory history operations of the `Runtime` (they use its `stores` and `background_events`)."""
 
-    stores: "MemoryStores"
+    stores: MemoryStores
     background_events: asyncio.Queue | None
     session: Any
 
@@ -73,17 +73,17 @@ class MemoryHistoryOps:
         for name in [scope] if scope else ["global", "project"]:
             await asyncio.to_thread(recorder.record_external, name)
 
-    async def memory_log(self, scope: str | None = None, limit: int | None = None) -> "list[Change]":
+    async def memory_log(self, scope: str | None = None, limit: int | None = None) -> list[Change]:
         from anton_tui.memory.history import ops as history_ops
 
         return await asyncio.to_thread(history_ops.log, self.stores, scope, limit)
 
-    async def memory_show(self, change: str) -> "tuple[Change, str]":
+    async def memory_show(self, change: str) -> tuple[Change, str]:
         from anton_tui.memory.history import ops as history_ops
 
         return await asyncio.to_thread(history_ops.show, self.stores, change)
 
-    async def memory_undo(self, change: str) -> "Undone":
+    async def memory_undo(self, change: str) -> Undone:
         from anton_tui.memory.history import ops as history_ops
 
         return await asyncio.to_thread(history_ops.undo, self.stores, change)

@@ -13,12 +13,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from anton_tui.memory.sync.entry_merge import MergeConflict
     from anton_tui.memory.stores import MemoryStores
+    from anton_tui.memory.sync.entry_merge import MergeConflict
     from anton_tui.memory.sync.syncer import SyncOutcome
 
 
-def sync_line(outcomes: list["SyncOutcome"], when: float | None = None) -> tuple[str, bool]:
+def sync_line(outcomes: list[SyncOutcome], when: float | None = None) -> tuple[str, bool]:
     """The header's words for a sync: ``synced 14:02`` or ``sync failed 14:02`` (local time)."""
     stamp = time.strftime("%H:%M", time.localtime(when or (max((o.time for o in outcomes), default=0) or time.time())))
     bad = [o for o in outcomes if not o.ok and o.status != "no remote"]
@@ -32,7 +32,7 @@ def sync_line(outcomes: list["SyncOutcome"], when: float | None = None) -> tuple
 class MemorySyncOps:
     """Shared-memory operations of the `Runtime` (they use its `stores`, `settings` and `background_events`)."""
 
-    stores: "MemoryStores"
+    stores: MemoryStores
     settings: Any
     session: Any
     background_events: asyncio.Queue | None
@@ -40,7 +40,7 @@ class MemorySyncOps:
 
     _sync_lock: asyncio.Lock | None = None
     _sync_timer: asyncio.Task | None = None
-    last_sync: "list[SyncOutcome]" = []
+    last_sync: list[SyncOutcome] = []  # noqa: RUF012 (replaced, never changed in place; the Runtime's services own it next)
 
     # ---- remotes --------------------------------------------------------------------------------------------------
 
@@ -63,7 +63,7 @@ class MemorySyncOps:
 
     async def memory_sync(
         self, scope: str | None = None, *, prefer: str | None = None, tell: bool = False
-    ) -> "list[SyncOutcome]":
+    ) -> list[SyncOutcome]:
         """Sync one scope, or every shared scope and the managed folder; the outcomes also go to the header (and,
         with `tell`, what needs the user to a chat notice: the timer's syncs have no reply of their own)."""
         from anton_tui.memory.sync import syncer as sync
@@ -87,12 +87,12 @@ class MemorySyncOps:
             self._announce(outcomes, tell=tell)
         return outcomes
 
-    async def memory_resolve(self, scope: str, prefer: str) -> "SyncOutcome":
+    async def memory_resolve(self, scope: str, prefer: str) -> SyncOutcome:
         """Finish a sync that waited for a choice: keep this machine's version ("ours") or take theirs ("theirs")."""
         outcomes = await self.memory_sync(scope, prefer=prefer)
         return outcomes[0]
 
-    async def memory_waiting(self) -> "dict[str, list[MergeConflict]]":
+    async def memory_waiting(self) -> dict[str, list[MergeConflict]]:
         """The merge parts that wait for a choice, per scope."""
         from anton_tui.memory.sync import syncer as sync
 
@@ -106,7 +106,7 @@ class MemorySyncOps:
 
         return await asyncio.to_thread(sync.keep_local, self.stores, scope, entry_ids)
 
-    def _announce(self, outcomes: "list[SyncOutcome]", when: float | None = None, *, tell: bool = False) -> None:
+    def _announce(self, outcomes: list[SyncOutcome], when: float | None = None, *, tell: bool = False) -> None:
         queue = self.background_events
         if queue is None:
             return
@@ -153,7 +153,7 @@ class MemorySyncOps:
             await asyncio.sleep(seconds)
             try:
                 await self.memory_sync(tell=True)
-            except Exception:  # noqa: BLE001 - the timer never stops the app; the next round tries again
+            except Exception:
                 continue
 
     async def stop_sync(self) -> None:

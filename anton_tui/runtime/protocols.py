@@ -6,8 +6,9 @@ scripted object in a test.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from anton_tui.agent.events import SessionEvent
 

@@ -25,8 +25,8 @@ from anton_tui.runtime.memory_sync import MemorySyncOps
 from anton_tui.runtime.model_warm_up import ModelWarmUpOps
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
 from anton_tui.runtime.skill_install_ops import SkillInstallOps, SkillInstallReport  # noqa: F401 (re-exported)
-from anton_tui.runtime.workspace_ops import WorkspaceOps
 from anton_tui.runtime.usage import UsageOps
+from anton_tui.runtime.workspace_ops import WorkspaceOps
 from anton_tui.settings_sources import FirstFrame
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ class SkillInstallReport:
 class SkillInstallOps:
     """The `Runtime`'s skill installation (it uses the runtime's `stores`)."""
 
-    stores: "MemoryStores"
+    stores: MemoryStores
 
     async def install_skills(self, source: str, choose: Callable[[list[Any]], Any]) -> SkillInstallReport:
         """Install skills from a folder or a git URL (cloned with `git clone --depth 1` into a temporary folder).

@@ -25,14 +25,14 @@ class WorkspaceOps:
 
     settings: Any
     session: Any
-    _workspace_files: "WorkspaceFiles | None" = None
-    _shell_records: "list[ShellRecord] | None" = None
+    _workspace_files: WorkspaceFiles | None = None
+    _shell_records: list[ShellRecord] | None = None
 
     @property
     def workspace_dir(self) -> Path:
         return Path(self.settings.project_dir)
 
-    def _files(self) -> "WorkspaceFiles":
+    def _files(self) -> WorkspaceFiles:
         from anton_tui.agent.workspace_files import WorkspaceFiles
 
         files = self._workspace_files
@@ -40,7 +40,7 @@ class WorkspaceOps:
             files = self._workspace_files = WorkspaceFiles(self.workspace_dir)
         return files
 
-    async def workspace_files(self, *, refresh: bool = False) -> "FileListing":
+    async def workspace_files(self, *, refresh: bool = False) -> FileListing:
         """The workspace's files (gitignored ones left out), from the cache while it is fresh."""
         files = self._files()
         return await asyncio.to_thread(lambda: files.listing(refresh=refresh))
@@ -55,7 +55,7 @@ class WorkspaceOps:
         """Whether the last file listing stopped at its cap (the picker says so)."""
         return self._workspace_files is not None and self._workspace_files.capped
 
-    async def check_mentions(self, text: str) -> "MentionCheck":
+    async def check_mentions(self, text: str) -> MentionCheck:
         from anton_tui.agent.mentions import check_mentions
 
         return await asyncio.to_thread(check_mentions, text, self.workspace_dir)
@@ -63,13 +63,13 @@ class WorkspaceOps:
     # ----------------------------------------------------------------- `!` commands
 
     @property
-    def held_commands(self) -> "list[ShellRecord]":
+    def held_commands(self) -> list[ShellRecord]:
         """Commands run since the last turn started; the next turn passes them to the agent."""
         if self._shell_records is None:
             self._shell_records = []
         return self._shell_records
 
-    async def run_shell(self, command: str) -> "AsyncIterator[ShellEvent]":
+    async def run_shell(self, command: str) -> AsyncIterator[ShellEvent]:
         """Run `command` in the workspace folder; its events as they come. Closing the iterator stops the command.
         Whatever ran (finished or stopped) is held for the next turn."""
         from anton_tui.agent.shell import ShellFinished, ShellOutput, ShellRecord, cap_output, run_shell

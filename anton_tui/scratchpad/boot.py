@@ -12,6 +12,7 @@ to fork: the parent stays as the pad's supervisor (`supervisor.py`), which owns 
 
 import builtins
 import codecs
+import contextlib
 import faulthandler
 import itertools
 import json
@@ -160,8 +161,10 @@ class OutsideWatch:
     What a cell's subprocesses do is not seen."""
 
     LIMIT = 20  # per cell
-    SYSTEM_FILES = frozenset(f"/etc/{name}/" for name in ("mime.types", "localtime", "hosts", "resolv.conf",
-                                                           "nsswitch.conf", "gai.conf", "host.conf"))
+    SYSTEM_FILES = frozenset(
+        f"/etc/{name}/"
+        for name in ("mime.types", "localtime", "hosts", "resolv.conf", "nsswitch.conf", "gai.conf", "host.conf")
+    )
 
     def __init__(self, channel, state, workspace):
         self.channel, self.state = channel, state
@@ -304,10 +307,8 @@ class Reserve:
 
     def restore(self):
         if self._block is None:
-            try:
+            with contextlib.suppress(MemoryError):
                 self._block = bytearray(RESERVE_BYTES)
-            except MemoryError:
-                pass
 
 
 class LanguageModel:
@@ -320,10 +321,16 @@ class LanguageModel:
         """Send `prompt` (with an optional system prompt) to the model and return its text answer."""
         prompt = str(prompt)
         if len(prompt) > LLM_PROMPT_MAX_CHARS:
-            raise ValueError(f"get_llm().complete(): the prompt has {len(prompt):,} characters; keep it under "
-                             f"{LLM_PROMPT_MAX_CHARS:,}.")
-        request = {"op": "complete", "prompt": prompt, "system": None if system is None else str(system),
-                   "max_tokens": int(max_tokens)}
+            raise ValueError(
+                f"get_llm().complete(): the prompt has {len(prompt):,} characters; keep it under "
+                f"{LLM_PROMPT_MAX_CHARS:,}."
+            )
+        request = {
+            "op": "complete",
+            "prompt": prompt,
+            "system": None if system is None else str(system),
+            "max_tokens": int(max_tokens),
+        }
         reply = self._runtime.ask_parent(request)
         return str(reply.get("text", "")) if isinstance(reply, dict) else str(reply)
 
@@ -373,8 +380,7 @@ class Runtime:
         request_id = next(self._request_ids)
         started = time.monotonic()
         self._flush_std()
-        self.channel.send({"op": protocol.LLM_REQUEST, "cell": self.state.index, "id": request_id,
-                           "request": request})
+        self.channel.send({"op": protocol.LLM_REQUEST, "cell": self.state.index, "id": request_id, "request": request})
         while True:
             try:
                 reply = self.inbox.wait_for(request_id, timeout=LLM_PING_SECONDS)
@@ -418,8 +424,10 @@ class Runtime:
             memory_error = True
             error = self._memory_message() + "\n\n" + self._format_exception(exc, filename)
         except SystemExit as exc:
-            error = (f"SystemExit: the cell called exit({exc.code!r}). The scratchpad keeps running and its "
-                     f"variables are kept; there is no need to exit.")
+            error = (
+                f"SystemExit: the cell called exit({exc.code!r}). The scratchpad keeps running and its "
+                f"variables are kept; there is no need to exit."
+            )
         except BaseException as exc:  # the cell's own failure, reported to the model
             error = self._format_exception(exc, filename)
         self._flush_std()
@@ -430,12 +438,23 @@ class Runtime:
             notice = self.outputs.repair()
         except OSError as exc:
             broken = exc
-            notice = (f"This cell closed the scratchpad's output for good ({exc}), so the scratchpad process "
-                      f"restarts: variables from earlier cells are gone.")
+            notice = (
+                f"This cell closed the scratchpad's output for good ({exc}), so the scratchpad process "
+                f"restarts: variables from earlier cells are gone."
+            )
         with self.forwarder.lock:
             self.forwarder.drain()
-            self.channel.send({"op": protocol.RESULT, "cell": index, "nonce": nonce, "error": error,
-                               "logs": self.logs.value(), "memory_error": memory_error, "notice": notice})
+            self.channel.send(
+                {
+                    "op": protocol.RESULT,
+                    "cell": index,
+                    "nonce": nonce,
+                    "error": error,
+                    "logs": self.logs.value(),
+                    "memory_error": memory_error,
+                    "notice": notice,
+                }
+            )
         self.reserve.restore()
         if broken is not None:
             die()
@@ -450,9 +469,11 @@ class Runtime:
     def _memory_message(self):
         limit = self.config.get("memory_limit_mb")
         if limit:
-            return (f"MemoryError: the cell needed more memory than this scratchpad may use ({limit} MB, setting "
-                    f"cell_memory_limit_mb). Work on the data in smaller pieces or free big variables with del; "
-                    f"the scratchpad is still running.")
+            return (
+                f"MemoryError: the cell needed more memory than this scratchpad may use ({limit} MB, setting "
+                f"cell_memory_limit_mb). Work on the data in smaller pieces or free big variables with del; "
+                f"the scratchpad is still running."
+            )
         return "MemoryError: the machine ran out of memory for this cell; the scratchpad is still running."
 
     @staticmethod
@@ -463,16 +484,14 @@ class Runtime:
         text = "".join(traceback.format_exception(type(exc), exc, tb)).rstrip()
         if len(text) > ERROR_MAX_CHARS:
             head = ERROR_MAX_CHARS // 4
-            text = text[:head] + "\n... (error text cut) ...\n" + text[-(ERROR_MAX_CHARS - head):]
+            text = text[:head] + "\n... (error text cut) ...\n" + text[-(ERROR_MAX_CHARS - head) :]
         return text
 
     @staticmethod
     def _flush_std():
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(Exception):
                 stream.flush()
-            except Exception:
-                pass
 
 
 def _apply_memory_limit(limit_mb):
@@ -504,10 +523,8 @@ def split_off_supervisor(control, fds):
         except OSError:  # the child did it first, or is already gone
             pass
         supervisor.supervise(worker, control, list(fds.values()))
-    try:
+    with contextlib.suppress(OSError):
         os.setpgid(0, 0)
-    except OSError:
-        pass
     os.close(control)
 
 
@@ -542,8 +559,9 @@ def main():
     runtime = Runtime(config, channel, Inbox(inbox_fd), forwarder, state, logs, outputs, watch)
     forwarder.start()
     _apply_memory_limit(config.get("memory_limit_mb"))
-    channel.send({"op": protocol.READY, "pid": os.getpid(), "python": sys.version.split()[0],
-                  "executable": sys.executable})
+    channel.send(
+        {"op": protocol.READY, "pid": os.getpid(), "python": sys.version.split()[0], "executable": sys.executable}
+    )
     runtime.serve()
     die()
 

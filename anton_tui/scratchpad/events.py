@@ -6,8 +6,9 @@ then one CellFinished carrying the finished Cell.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Literal, Union
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from anton_tui.scratchpad.cell import Cell
@@ -57,8 +58,8 @@ class CellOutside:
 class CellFinished:
     pad: str
     index: int
-    cell: "Cell"
+    cell: Cell
 
 
-ScratchpadEvent = Union[CellStarted, CellOutput, CellProgress, CellHeartbeat, CellOutside, CellFinished]
+ScratchpadEvent = CellStarted | CellOutput | CellProgress | CellHeartbeat | CellOutside | CellFinished
 ScratchpadEventSink = Callable[[ScratchpadEvent], None]

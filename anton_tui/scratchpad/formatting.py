@@ -3,7 +3,7 @@ compaction that shortens old cells so a long session's history stays small."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from anton_tui.scratchpad.cell import Cell
 

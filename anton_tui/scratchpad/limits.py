@@ -45,7 +45,7 @@ class ScratchpadLimits:
     pass_api_keys: bool = False
 
     @classmethod
-    def from_settings(cls, settings: Any, **overrides: Any) -> "ScratchpadLimits":
+    def from_settings(cls, settings: Any, **overrides: Any) -> ScratchpadLimits:
         """Read the `cell_*` fields of a settings object (any object with those attributes); missing ones keep
         their defaults. A memory limit of 0 or less means no limit."""
         defaults = cls()

@@ -67,5 +67,7 @@ class OutputGuard:
             done.append(f"closed the scratchpad's {' and '.join(closed)}")
         if moved:
             done.append(f"pointed the scratchpad's {' and '.join(moved)} elsewhere")
-        return (f"This cell {' and '.join(done)}; the scratchpad put {'them' if len(closed) + len(moved) > 1 else 'it'}"
-                f" back, so the cells that follow print as usual.")
+        return (
+            f"This cell {' and '.join(done)}; the scratchpad put {'them' if len(closed) + len(moved) > 1 else 'it'}"
+            f" back, so the cells that follow print as usual."
+        )

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import json
 import logging
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from anton_tui.scratchpad import protocol
 
@@ -40,10 +42,8 @@ CloseHandler = Callable[["PadProcess"], None]
 
 
 def kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class _Control:
@@ -71,10 +71,8 @@ class _Control:
     def close(self) -> None:
         _live.discard(self)
         if self.fd is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(self.fd)
-            except OSError:
-                pass
             self.fd = None
 
 
@@ -97,9 +95,17 @@ class PadProcess:
     after any output left in the pipes has been delivered as `out` messages. `pid` is the pad process (the one
     running the cells); `supervisor_pid` the process that owns it."""
 
-    def __init__(self, process: asyncio.subprocess.Process, control: _Control, messages: asyncio.StreamReader,
-                 transport: asyncio.BaseTransport, output_fds: dict[int, str], ready: dict[str, Any],
-                 on_message: MessageHandler, on_closed: CloseHandler) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        control: _Control,
+        messages: asyncio.StreamReader,
+        transport: asyncio.BaseTransport,
+        output_fds: dict[int, str],
+        ready: dict[str, Any],
+        on_message: MessageHandler,
+        on_closed: CloseHandler,
+    ) -> None:
         self._process = process
         self._control = control
         self._messages = messages
@@ -117,20 +123,39 @@ class PadProcess:
         self._reader = asyncio.get_running_loop().create_task(self._read_messages())
 
     @classmethod
-    async def spawn(cls, python: Path, *, workspace: Path, config: dict[str, Any], env: dict[str, str],
-                    on_message: MessageHandler, on_closed: CloseHandler, start_timeout: float) -> "PadProcess":
+    async def spawn(
+        cls,
+        python: Path,
+        *,
+        workspace: Path,
+        config: dict[str, Any],
+        env: dict[str, str],
+        on_message: MessageHandler,
+        on_closed: CloseHandler,
+        start_timeout: float,
+    ) -> PadProcess:
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         msg_read, msg_write = os.pipe()
         control_read, control_write = os.pipe()
         output_fds = {out_read: "stdout", err_read: "stderr"}
-        config = {**config, "fds": {"stdout": out_read, "stderr": err_read, "messages": msg_write},
-                  "control": control_read}
+        config = {
+            **config,
+            "fds": {"stdout": out_read, "stderr": err_read, "messages": msg_write},
+            "control": control_read,
+        }
         try:
             process = await asyncio.create_subprocess_exec(
-                str(python), "-u", str(BOOT_PATH), json.dumps(config),
-                stdin=asyncio.subprocess.PIPE, stdout=out_write, stderr=err_write,
-                pass_fds=(out_read, err_read, msg_write, control_read), cwd=str(workspace), env=env,
+                str(python),
+                "-u",
+                str(BOOT_PATH),
+                json.dumps(config),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=out_write,
+                stderr=err_write,
+                pass_fds=(out_read, err_read, msg_write, control_read),
+                cwd=str(workspace),
+                env=env,
                 start_new_session=True,
             )
         except OSError as exc:
@@ -147,14 +172,15 @@ class PadProcess:
         loop = asyncio.get_running_loop()
         messages = asyncio.StreamReader(limit=protocol.MAX_LINE_BYTES)
         transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(messages), open(msg_read, "rb", buffering=0)
+            lambda: asyncio.StreamReaderProtocol(messages),
+            open(msg_read, "rb", buffering=0),  # noqa: ASYNC230, SIM115 (a pipe: opening it does not block; the transport closes it)
         )
         ready: dict[str, Any] | None = None
         problem = ""
         try:
             line = await asyncio.wait_for(messages.readline(), start_timeout)
             ready = protocol.decode(line) if line else None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             problem = f"no answer within {start_timeout:g}s"
         except ValueError:
             ready = None
@@ -197,7 +223,7 @@ class PadProcess:
         self.kill()
         try:
             await asyncio.wait_for(self.closed.wait(), KILL_WAIT_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("scratchpad process %s did not end within %ss", self.pid, KILL_WAIT_SECONDS)
 
     async def _read_messages(self) -> None:
@@ -257,10 +283,8 @@ def _salvage(output_fds: dict[int, str]) -> list[tuple[str, str]]:
 
 def _close_all(fds: dict[int, str]) -> None:
     for fd in list(fds):
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
     fds.clear()
 
 
@@ -269,12 +293,12 @@ async def _reap(process: asyncio.subprocess.Process, control: _Control) -> None:
     control.stop()
     try:
         await asyncio.wait_for(process.wait(), KILL_WAIT_SECONDS)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         log.warning("scratchpad supervisor %s did not answer; killing its process groups", process.pid)
         control.force()
         try:
             await asyncio.wait_for(process.wait(), KILL_WAIT_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("scratchpad supervisor %s could not be collected", process.pid)
     control.close()
 

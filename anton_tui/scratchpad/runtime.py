@@ -12,6 +12,7 @@ calls them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -19,16 +20,17 @@ import os
 import secrets
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from anton_tui.scratchpad import protocol
 from anton_tui.scratchpad.cell import Cell
 from anton_tui.scratchpad.events import (
     CellFinished,
-    CellOutside,
     CellHeartbeat,
     CellOutput,
+    CellOutside,
     CellProgress,
     CellStarted,
     ScratchpadEvent,
@@ -109,8 +111,9 @@ class _BoundedText:
 class _CellRun:
     """The live state of the one cell a pad is running."""
 
-    def __init__(self, pad: str, cell: Cell, budget: CellBudget, limits: ScratchpadLimits,
-                 on_event: ScratchpadEventSink | None) -> None:
+    def __init__(
+        self, pad: str, cell: Cell, budget: CellBudget, limits: ScratchpadLimits, on_event: ScratchpadEventSink | None
+    ) -> None:
         self.pad = pad
         self.cell = cell
         self.budget = budget
@@ -157,8 +160,15 @@ class _CellRun:
 class Scratchpad:
     """One named pad: a child process (started on the first cell), its cells, and optionally its own venv."""
 
-    def __init__(self, name: str, *, workspace: Path, venv_dir: Path, limits: ScratchpadLimits,
-                 llm_bridge: LLMBridge | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        workspace: Path,
+        venv_dir: Path,
+        limits: ScratchpadLimits,
+        llm_bridge: LLMBridge | None = None,
+    ) -> None:
         self.name = validate_pad_name(name)
         self.workspace = Path(workspace)
         self.venv_dir = Path(venv_dir)
@@ -200,8 +210,14 @@ class Scratchpad:
         async with self._lock:
             await self._ensure_process()
 
-    async def execute(self, code: str, *, description: str = "", estimated_seconds: float | None = None,
-                      on_event: ScratchpadEventSink | None = None) -> Cell:
+    async def execute(
+        self,
+        code: str,
+        *,
+        description: str = "",
+        estimated_seconds: float | None = None,
+        on_event: ScratchpadEventSink | None = None,
+    ) -> Cell:
         """Run one cell and return its record. Empty code raises EmptyCodeError; everything that goes wrong
         while the cell runs (its exception, a limit, a crash, a cancel) is reported in the returned Cell."""
         if not isinstance(code, str) or not code.strip():
@@ -212,8 +228,13 @@ class Scratchpad:
         async with self._lock:
             if self._removed:
                 raise ScratchpadError(f"Scratchpad '{self.name}' was removed.")
-            cell = Cell(code=code, description=description, estimated_seconds=estimated_seconds,
-                        index=self._next_index, status="running")
+            cell = Cell(
+                code=code,
+                description=description,
+                estimated_seconds=estimated_seconds,
+                index=self._next_index,
+                status="running",
+            )
             self._next_index += 1
             self.cells.append(cell)
             run = _CellRun(self.name, cell, self.limits.budget(estimated_seconds), self.limits, on_event)
@@ -275,8 +296,10 @@ class Scratchpad:
         else:
             message = f"{listed}: already available to scratchpad '{self.name}'; nothing new was installed."
         if was_running:
-            message += (" The scratchpad process restarted on its own environment, so variables from earlier "
-                        "cells are gone: re-run what you need.")
+            message += (
+                " The scratchpad process restarted on its own environment, so variables from earlier "
+                "cells are gone: re-run what you need."
+            )
         else:
             message += " Its cells now run on its own environment."
         return message
@@ -356,7 +379,7 @@ class Scratchpad:
         hold its pipes) and let the reader finish in the background."""
         try:
             await asyncio.wait_for(process.closed.wait(), KILL_WAIT_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("scratchpad %r: process %s was killed but is not collected yet", self.name, process.pid)
             if self._process is process:
                 self._process = None
@@ -387,14 +410,18 @@ class Scratchpad:
             why = "was cancelled"
         elif run.stop_reason == "total":
             cell.status = "killed"
-            cell.error = (f"Cell timed out after {_seconds(run.budget.total)}s total. {lost} Split long work into "
-                          f"smaller cells, or pass estimated_execution_time_seconds when a cell needs longer.")
+            cell.error = (
+                f"Cell timed out after {_seconds(run.budget.total)}s total. {lost} Split long work into "
+                f"smaller cells, or pass estimated_execution_time_seconds when a cell needs longer."
+            )
             why = "timed out"
         elif run.stop_reason == "inactivity":
             cell.status = "killed"
-            cell.error = (f"Cell killed after {_seconds(run.inactivity)}s without output (nothing printed and no "
-                          f"progress() call in that time). {lost} In long quiet loops call progress('...') now "
-                          f"and then.")
+            cell.error = (
+                f"Cell killed after {_seconds(run.inactivity)}s without output (nothing printed and no "
+                f"progress() call in that time). {lost} In long quiet loops call progress('...') now "
+                f"and then."
+            )
             why = "was killed for inactivity"
         else:
             cell.status = "killed"
@@ -402,8 +429,10 @@ class Scratchpad:
             cell.error = f"Cell killed: the scratchpad process exited ({exit_text}). {lost}"
             cell.error += self._crash_hint(process, cell.stderr)
             why = f"ended the process ({exit_text})"
-        self._pending_notice = (f"The previous cell {why}, so this cell runs in a fresh scratchpad process: "
-                                f"variables and imports from earlier cells are gone.")
+        self._pending_notice = (
+            f"The previous cell {why}, so this cell runs in a fresh scratchpad process: "
+            f"variables and imports from earlier cells are gone."
+        )
 
     def _crash_hint(self, process: PadProcess | None, stderr: str) -> str:
         limit = self.limits.memory_limit_mb
@@ -435,8 +464,13 @@ class Scratchpad:
             "llm": self._llm_bridge is not None,
         }
         self._process = await PadProcess.spawn(
-            python, workspace=self.workspace, config=config, env=env, on_message=self._on_message,
-            on_closed=self._on_closed, start_timeout=self.limits.start_timeout,
+            python,
+            workspace=self.workspace,
+            config=config,
+            env=env,
+            on_message=self._on_message,
+            on_closed=self._on_closed,
+            start_timeout=self.limits.start_timeout,
         )
 
     def _abandon_process(self) -> None:
@@ -464,8 +498,10 @@ class Scratchpad:
         if run is not None and run.process is process and not run.done.is_set():
             run.done.set()  # the cell's end is reported by _finish
         elif was_current and not process.stopped_on_purpose and not self._removed:
-            self._pending_notice = (f"The scratchpad process exited between cells ({process.exit_description()}), "
-                                    f"so this cell runs in a fresh one: variables from earlier cells are gone.")
+            self._pending_notice = (
+                f"The scratchpad process exited between cells ({process.exit_description()}), "
+                f"so this cell runs in a fresh one: variables from earlier cells are gone."
+            )
 
     def _on_message(self, process: PadProcess, message: dict[str, Any]) -> None:
         op = message["op"]
@@ -494,8 +530,9 @@ class Scratchpad:
             task.add_done_callback(lambda done: self._llm_tasks.pop(done, None))
         elif op == protocol.RESULT and run is not None:
             if message.get("cell") != run.cell.index or message.get("nonce") != run.nonce:
-                log.warning("scratchpad %r: ignored a result not sent by the pad for cell %s", self.name,
-                            run.cell.index)
+                log.warning(
+                    "scratchpad %r: ignored a result not sent by the pad for cell %s", self.name, run.cell.index
+                )
                 return
             run.result = message
             run.done.set()
@@ -537,17 +574,20 @@ class Scratchpad:
                 run.llm_pending -= 1
                 run.last_activity = time.monotonic()
         if process is not None and not process.closed.is_set():
-            try:
+            with contextlib.suppress(ConnectionError, OSError):
                 await process.send({"op": protocol.LLM_REPLY, "id": message.get("id"), **reply})
-            except (ConnectionError, OSError):
-                pass
 
 
 class ScratchpadManager:
     """All pads of a session, by name. Pads start lazily; `close_all` ends every process."""
 
-    def __init__(self, workspace: Path, venv_root: Path, limits: ScratchpadLimits | None = None,
-                 llm_bridge: LLMBridge | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        venv_root: Path,
+        limits: ScratchpadLimits | None = None,
+        llm_bridge: LLMBridge | None = None,
+    ) -> None:
         self.workspace = Path(workspace)
         self.venv_root = Path(venv_root)
         self.limits = limits or ScratchpadLimits()
@@ -557,8 +597,13 @@ class ScratchpadManager:
     async def get_or_create(self, name: str) -> Scratchpad:
         pad = self._pads.get(name)
         if pad is None:
-            pad = Scratchpad(name, workspace=self.workspace, venv_dir=self.venv_root / validate_pad_name(name),
-                             limits=self.limits, llm_bridge=self.llm_bridge)
+            pad = Scratchpad(
+                name,
+                workspace=self.workspace,
+                venv_dir=self.venv_root / validate_pad_name(name),
+                limits=self.limits,
+                llm_bridge=self.llm_bridge,
+            )
             self._pads[name] = pad
         return pad
 

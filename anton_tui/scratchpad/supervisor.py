@@ -15,6 +15,7 @@ refused, it falls back to killing the pad process's own process group, which mis
 Like `boot.py` it uses the standard library only and is loaded from its file path.
 """
 
+import contextlib
 import os
 import select
 import signal
@@ -157,14 +158,10 @@ class Supervisor:
     def sweep(self):
         """Kill the pad process and every descendant, and collect them all."""
         if self.worker_status is None and self.worker is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(self.worker, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(self.worker, signal.SIGKILL)
-            except OSError:
-                pass
         me = os.getpid()
         deadline = time.monotonic() + SWEEP_SECONDS
         while time.monotonic() < deadline:
@@ -207,10 +204,8 @@ def supervise(worker, control, release):
         os.dup2(null, fd)
     os.close(null)
     for fd in release:
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
     try:
         supervisor = Supervisor(worker, control)
         try:

@@ -8,6 +8,7 @@ Requirement strings are checked first: names, versions, extras and markers only,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import site
@@ -133,13 +134,22 @@ def _write_parent_pth(venv_dir: Path) -> None:
 async def pip_install(python: Path, requirements: list[str], *, cwd: Path, timeout: float) -> str:
     """Install into the environment of `python`; return pip's output, raise InstallError on failure."""
     process = await asyncio.create_subprocess_exec(
-        str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *requirements,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        cwd=str(cwd), start_new_session=True,
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        *requirements,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=str(cwd),
+        start_new_session=True,
     )
     try:
         output, _ = await asyncio.wait_for(process.communicate(), timeout)
-    except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+    except (TimeoutError, asyncio.CancelledError) as exc:
         _kill_group(process.pid)
         await process.wait()
         if isinstance(exc, asyncio.CancelledError):
@@ -155,7 +165,5 @@ async def pip_install(python: Path, requirements: list[str], *, cwd: Path, timeo
 def _kill_group(pid: int) -> None:
     import signal
 
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         os.killpg(pid, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass

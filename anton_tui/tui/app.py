@@ -7,8 +7,9 @@ the engine does goes through the runtime; this module only wires screens, themes
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from textual import work
 from textual.app import App
@@ -129,11 +130,10 @@ class AntonApp(AppActions, App[int]):
                         severity="warning")  # fmt: skip
         if self.runtime is not None:
             self.call_after_refresh(self._runtime_arrived, self.runtime)
+        elif self.starter is not None and self.starter.resume not in (None, "?") and not self.starter.demo:
+            self.preview_resume()  # read while the first frame is drawn, shown in it when ready; then the build
         else:
-            if self.starter is not None and self.starter.resume not in (None, "?") and not self.starter.demo:
-                self.preview_resume()  # read while the first frame is drawn, shown in it when ready; then the build
-            else:
-                self.call_after_refresh(self.build_runtime)
+            self.call_after_refresh(self.build_runtime)
         if self._watch_files:
             self.call_after_refresh(self.set_timer, WATCH_AT_THE_LATEST_S, self._begin_watching)
 

@@ -8,7 +8,9 @@ These are the app's `CommandUI` methods (see `tui/commands/context.py`); each ha
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Iterable
+import contextlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 
@@ -141,10 +143,8 @@ class AppActions:
 
         worker = self._main_screen.turn_worker if self._main_screen is not None else None
         if worker is not None:
-            try:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
                 await worker.wait()
-            except (WorkerCancelled, WorkerFailed):
-                pass
         settings, self._pending_settings = self._pending_settings, None
         if settings is not None:
             self.apply_settings(settings)
@@ -200,7 +200,9 @@ class AppActions:
             if not sessions:
                 self.notify("No saved conversations in this project yet.", title="Resume")
                 return
-            choice = await self.push_screen_wait(ResumeScreen(sessions, current=getattr(runtime.session, "session_id", None)))
+            choice = await self.push_screen_wait(
+                ResumeScreen(sessions, current=getattr(runtime.session, "session_id", None))
+            )
             if choice is None:
                 return
             if choice.action == "resume":
@@ -336,7 +338,9 @@ class AppActions:
         except (ValueError, RuntimeError, OSError) as exc:
             self.notify(str(exc), title="Not rewound", severity="error")
             return
-        await self._main_screen.show_conversation(runtime.transcript(), "Went back: your message is in the prompt, to edit and send again.")
+        await self._main_screen.show_conversation(
+            runtime.transcript(), "Went back: your message is in the prompt, to edit and send again."
+        )
         self._main_screen.fill_prompt(text)
 
     # --- questions -----------------------------------------------------------------------------------------------

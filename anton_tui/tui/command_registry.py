@@ -25,7 +25,7 @@ def default_menu() -> list[SlashCommand]:
     from anton_tui.tui.commands.registry import COMMANDS as TABLE
 
     entries = [SlashCommand(spec.name, spec.help) for spec in TABLE]
-    return entries + [SlashCommand("retry", "Send the last message again", "screen.retry")]
+    return [*entries, SlashCommand("retry", "Send the last message again", "screen.retry")]
 
 
 def parse_command_line(text: str) -> tuple[str, str] | None:

@@ -9,12 +9,13 @@ What is here, and the measured reason for each, is listed in docs/architecture.m
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable
-from textual.coordinate import Coordinate
 from textual.widgets.data_table import CellType, DuplicateKey, Row, RowKey
 
 if TYPE_CHECKING:

@@ -12,7 +12,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from textual.color import Color, ColorParseError
 
 _COLOUR_FIELDS = (
-    "primary", "secondary", "accent", "foreground", "background", "surface", "panel", "success", "warning", "error",
+    "primary",
+    "secondary",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "success",
+    "warning",
+    "error",
 )
 _VARIABLE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 

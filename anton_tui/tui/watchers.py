@@ -12,6 +12,7 @@ ignored: they are the app's own bookkeeping, not changes a user would want to se
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Iterable
@@ -187,10 +188,8 @@ class MemoryWatcher:
     def _unschedule(self, path: str) -> None:
         for key in [key for key in self._watches if key[0] == path]:
             watch = self._watches.pop(key)
-            try:
+            with contextlib.suppress(KeyError, RuntimeError):
                 self._observer.unschedule(watch)
-            except (KeyError, RuntimeError):
-                pass
 
     def _ensure(self, folder: WatchedFolder) -> bool:
         """Watch `folder`, or its nearest existing parent until it exists. True once the folder itself is watched."""

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from anton_tui.agent.session import ChatSession
     from anton_tui.agent.demo.replay import ReplayProvider
+    from anton_tui.agent.session import ChatSession
     from anton_tui.config import Settings
 
 DEMO_MODEL = "recorded-demo"
@@ -31,9 +31,9 @@ def load_recording() -> dict[str, Any]:
 
 @dataclass
 class DemoSession:
-    session: "ChatSession"
-    provider: "ReplayProvider"
-    settings: "Settings"
+    session: ChatSession
+    provider: ReplayProvider
+    settings: Settings
     root: Path
     stores: Any = None
     _next_turn: int = field(default=0, repr=False)
@@ -53,7 +53,7 @@ def _seed_skill(skills_dir: Path, recorded: dict[str, Any]) -> None:
     SkillStore(skills_dir).save(Skill(**recorded))
 
 
-def build_demo(settings: "Settings", *, chunk_delay: float = 0.015) -> DemoSession:
+def build_demo(settings: Settings, *, chunk_delay: float = 0.015) -> DemoSession:
     from anton_tui.agent.demo.replay import ReplayProvider
     from anton_tui.agent.factory import build_session
     from anton_tui.llm.client import LLMClient, ModelRole

@@ -6,8 +6,9 @@ A handler that raises becomes a failed tool result carrying the error text; it n
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from anton_tui.agent.tools.context import ToolContext
@@ -65,7 +66,7 @@ class ToolRegistry:
         descriptions = descriptions or {}
         return [tool.definition(descriptions.get(name)) for name, tool in self._tools.items()]
 
-    async def call(self, name: str, tool_input: dict[str, Any], ctx: "ToolContext") -> ToolResult:
+    async def call(self, name: str, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(self._tools) or "none"

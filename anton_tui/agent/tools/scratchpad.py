@@ -10,10 +10,10 @@ import asyncio
 from typing import Any
 
 from anton_tui.agent.events import OutsideAccess, ScratchpadActivity, SecretsRemoved
-from anton_tui.scratchpad.events import CellOutside
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolDef, ToolResult
 from anton_tui.scratchpad.cell import Cell
+from anton_tui.scratchpad.events import CellOutside
 
 ACTIONS = ("exec", "view", "reset", "remove", "dump", "install")
 KILL_PREFIXES = ("Cancelled", "Cell timed out", "Cell killed")

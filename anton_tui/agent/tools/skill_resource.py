@@ -61,7 +61,13 @@ def resources_note(label: str, folder: Path | None) -> str:
     files = list_resources(folder)
     if not files:
         return ""
-    lines = ["", "", "## Files of this skill", "", f"Read one with `read_skill_resource` (label `{label}`) when needed:"]
+    lines = [
+        "",
+        "",
+        "## Files of this skill",
+        "",
+        f"Read one with `read_skill_resource` (label `{label}`) when needed:",
+    ]
     lines += [f"- {path} ({size:,} bytes)" for path, size in files]
     return "\n".join(lines)
 

@@ -16,9 +16,9 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from anton_tui.memory.files.backups import keep_backup
-from anton_tui.memory.engrams.engram import RULE_KINDS, Engram, sanitize_text
+from anton_tui.memory.engrams.engram import RULE_KINDS, Engram
 from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
+from anton_tui.memory.files.backups import keep_backup
 
 if TYPE_CHECKING:
     from anton_tui.memory.learners.compaction import CompactionOutcome
@@ -84,11 +84,11 @@ class Cortex:
         self._mode = value
 
     @property
-    def redactor(self) -> "Redactor":
+    def redactor(self) -> Redactor:
         return self.project_hc.redactor
 
     @redactor.setter
-    def redactor(self, value: "Redactor") -> None:
+    def redactor(self, value: Redactor) -> None:
         """The redactor both scopes write through (the session's, which knows the configured keys)."""
         self.global_hc.redactor = self.project_hc.redactor = value
 
@@ -211,7 +211,7 @@ class Cortex:
 
     # ---- maintenance with the coding model ----------------------------------------------------------------------
 
-    async def compact_all(self, *, force: bool = False) -> list["CompactionOutcome"]:
+    async def compact_all(self, *, force: bool = False) -> list[CompactionOutcome]:
         """Compact each scope holding more than 20 entries (every scope with `force`), file by file (see
         `compaction`); one outcome per file looked at. Raises RuntimeError without a language model."""
         if self.llm is None:
@@ -228,13 +228,11 @@ class Cortex:
                     outcomes.append(outcome)
         return outcomes
 
-    async def compact_now(self) -> list["CompactionOutcome"]:
+    async def compact_now(self) -> list[CompactionOutcome]:
         """``/memory vacuum``: compact both scopes whatever their size (files under 8 entries are still skipped)."""
         return await self.compact_all(force=True)
 
-    async def maybe_update_identity(
-        self, text: str, sink: Callable[[list[Engram]], Any] | None = None
-    ) -> list[Engram]:
+    async def maybe_update_identity(self, text: str, sink: Callable[[list[Engram]], Any] | None = None) -> list[Engram]:
         """Look for facts about the user in `text` and hand new ones to `sink` (default: encode through the gate).
 
         Does nothing in memory mode off or without a model. Returns the profile engrams found.
@@ -304,8 +302,11 @@ class Cortex:
                     overruled.append(fact)
             if overruled:
                 backup = keep_backup(project_file.parent / "backups", project_file.name, project_file.read_bytes())
-                log.warning("project profile: the global profile overrules %s (the project file is saved as %s)",
-                            ", ".join(fact.text for fact in overruled), backup)
+                log.warning(
+                    "project profile: the global profile overrules %s (the project file is saved as %s)",
+                    ", ".join(fact.text for fact in overruled),
+                    backup,
+                )
             self.global_hc.rewrite_identity([fact.text for fact in moving])
             self.project_hc.remove_profile_lines({fact.id for fact in project})
             self.profile_conflicts = [fact.text for fact in overruled]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 RULE_KINDS = ("always", "never", "when")
-KINDS = RULE_KINDS + ("lesson", "profile")
+KINDS = (*RULE_KINDS, "lesson", "profile")
 CONFIDENCE_RANK = {"high": 0, "medium": 1, "low": 2}
 
 _COMMENT = re.compile(r"\s*<!--([^>]*)-->\s*$")
@@ -167,9 +167,7 @@ def format_rule_line(engram: Engram) -> str:
 def format_lesson_line(engram: Engram) -> str:
     """``- {text} <!-- [confidence:…] [source:…] [topic:…] ts:… -->``, the key order Anton uses."""
     parts = [
-        f"{key}:{value}"
-        for key in ("confidence", "source", "topic")
-        if (value := _meta_value(getattr(engram, key)))
+        f"{key}:{value}" for key in ("confidence", "source", "topic") if (value := _meta_value(getattr(engram, key)))
     ]
     parts.append(f"ts:{_ts(engram)}")
     return f"- {sanitize_text(engram.text)} {_comment(parts)}\n"
@@ -278,7 +276,7 @@ def iter_lines(text: str) -> Iterator[str]:
 class _Lines:
     """Counts the lines a parse walks through (the file's `line_count`)."""
 
-    __slots__ = ("count", "_text")
+    __slots__ = ("_text", "count")
 
     def __init__(self, text: str) -> None:
         self.count, self._text = 0, text
@@ -351,7 +349,7 @@ def parse_lessons_file(data: bytes, path: Path, scope: str = "project") -> Parse
             continue
         if stripped.startswith("- "):
             parsed.bullet_lines += 1
-        if not (line.startswith("- ") or line.startswith("  ")):
+        if not (line.startswith(("- ", "  "))):
             if not stripped.startswith("#"):
                 _problem(parsed, path, index, line, "not a lesson entry (kept as it is)")
             continue

@@ -16,9 +16,9 @@ import datetime as dt
 import functools
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from anton_tui.memory.engrams.engram import (
     CONFIDENCE_RANK,
@@ -36,10 +36,10 @@ from anton_tui.memory.engrams.engram import (
     parse_rules_file,
     sanitize_slug,
 )
-from anton_tui.memory.history import origin as _origin
 from anton_tui.memory.engrams.lesson_budget import walks_of, within
 from anton_tui.memory.files.locking import append_locked, exclusive, read_whole_lines, remove_stale_temps
 from anton_tui.memory.files.replace import recover_carries, rewriting
+from anton_tui.memory.history import origin as _origin
 from anton_tui.redact import MARKER, Redactor
 
 Parser = Callable[[bytes, Path, str], ParsedFile]
@@ -251,7 +251,7 @@ class Hippocampus:
         """Replace one file's bytes under its locks: `compute` gets the current bytes (None: no file) and returns the
         new ones (None: remove the file). False when nothing changed. Used by undo and reset, which restore exact
         earlier bytes rather than parsed entries."""
-        name, path, parser = self._target(kind_file)
+        _name, path, _parser = self._target(kind_file)
         with self._writing(path), rewriting(path) as rewrite:
             try:
                 current: bytes | None = path.read_bytes()
@@ -306,7 +306,7 @@ class Hippocampus:
 
         def change(parsed: ParsedFile) -> list[str] | None:
             rows: list[str | None] = list(parsed.lines)
-            current = {index: e.text for e, index in zip(parsed.entries, parsed.entry_lines)}
+            current = {index: e.text for e, index in zip(parsed.entries, parsed.entry_lines, strict=False)}
             added: list[str] = []
             for fact in cleaned:
                 if fact in added or fact in current.values():
@@ -332,7 +332,7 @@ class Hippocampus:
         with self._writing(path), rewriting(path) as rewrite:
             parsed = _read(path, parse_profile_file, self.scope, fresh=True, locked=True)
             self._ensure_writable(path, parsed)
-            drop = {index for e, index in zip(parsed.entries, parsed.entry_lines) if e.id in entry_ids}
+            drop = {index for e, index in zip(parsed.entries, parsed.entry_lines, strict=False) if e.id in entry_ids}
             if not drop:
                 return False
             kept = [line for index, line in enumerate(parsed.lines) if index not in drop]
@@ -394,7 +394,7 @@ class Hippocampus:
         if token_budget is None:
             if not exclude_scratchpad:
                 return list(entries)
-            return [e for e, is_related in zip(entries, related) if not is_related]
+            return [e for e, is_related in zip(entries, related, strict=False) if not is_related]
         shortest_upto = walks_of(parsed).shortest_lesson_upto(exclude_scratchpad)
         budget, used, kept = token_budget * 4, 0, []
         for index in range(len(entries) - 1, -1, -1):
@@ -462,8 +462,8 @@ class Hippocampus:
     def recall_scratchpad_wisdom(self, char_budget: int = SCRATCHPAD_WISDOM_CHARS) -> str:
         """When rules and lessons about the scratchpad, surest and newest first, as ``- text`` lines."""
         rules, lessons = self._rules(), self._lessons()
-        candidates = [e for e, rel in zip(rules.entries, rules.related) if rel and e.kind == "when"]
-        candidates += [e for e, rel in zip(lessons.entries, lessons.related) if rel]
+        candidates = [e for e, rel in zip(rules.entries, rules.related, strict=False) if rel and e.kind == "when"]
+        candidates += [e for e, rel in zip(lessons.entries, lessons.related, strict=False) if rel]
 
         def order(engram: Engram) -> tuple[int, int, float]:
             rank = CONFIDENCE_RANK.get(engram.confidence or "medium", 1)
@@ -478,7 +478,7 @@ class Hippocampus:
 
     def list_entries(self, kind_file: str) -> list[Engram]:
         """Entries of one file ('rules', 'lessons' or 'profile') in file order; their `id` names them for changes."""
-        name, path, parser = self._target(kind_file)
+        _name, path, parser = self._target(kind_file)
         return list(_read(path, parser, self.scope).entries)
 
     def update_entry(self, kind_file: str, entry_id: str, new_text: str) -> bool:
@@ -489,7 +489,7 @@ class Hippocampus:
             raise ValueError("a memory entry needs some words: this text is empty or only punctuation")
 
         def change(parsed: ParsedFile) -> list[str] | None:
-            for engram, index in zip(parsed.entries, parsed.entry_lines):
+            for engram, index in zip(parsed.entries, parsed.entry_lines, strict=False):
                 if engram.id != entry_id:
                     continue
                 updated = dataclasses.replace(engram, text=text, updated_at=dt.datetime.now())
@@ -508,7 +508,7 @@ class Hippocampus:
 
     def read_file(self, kind_file: str) -> ParsedFile:
         """A fresh parse of one file ('rules', 'lessons' or 'profile'): its exact lines, entries and problems."""
-        name, path, parser = self._target(kind_file)
+        _name, path, parser = self._target(kind_file)
         return _read(path, parser, self.scope, fresh=True)
 
     def rewrite_file(self, kind_file: str, change: Callable[[ParsedFile], list[str] | None]) -> bool:
@@ -518,7 +518,7 @@ class Hippocampus:
         reading and replacing; a file that cannot be read cleanly raises `MemoryFileError` and is left alone. Lines
         `change` adds (not already in the file) have their secrets taken out; the file's own lines stay as they are.
         """
-        name, path, parser = self._target(kind_file)
+        _name, path, parser = self._target(kind_file)
 
         def scrubbed(parsed: ParsedFile) -> list[str] | None:
             lines = change(parsed)
@@ -531,10 +531,10 @@ class Hippocampus:
 
     def delete_entry(self, kind_file: str, entry_id: str) -> bool:
         """Remove the entry with this id (its line only); False if no such entry."""
-        name, path, parser = self._target(kind_file)
+        _name, path, parser = self._target(kind_file)
 
         def change(parsed: ParsedFile) -> list[str] | None:
-            for engram, index in zip(parsed.entries, parsed.entry_lines):
+            for engram, index in zip(parsed.entries, parsed.entry_lines, strict=False):
                 if engram.id == entry_id:
                     return parsed.lines[:index] + parsed.lines[index + 1 :]
             return None

@@ -53,7 +53,7 @@ class Walks:
             parsed = self.parsed
             costs = [
                 1 << 62 if exclude_scratchpad and related else len(e.text) + 1
-                for e, related in zip(parsed.entries, parsed.related)
+                for e, related in zip(parsed.entries, parsed.related, strict=False)
             ]
             self._lessons[exclude_scratchpad] = running_min(costs)
         return self._lessons[exclude_scratchpad]
@@ -65,7 +65,7 @@ class Walks:
             parsed = self.parsed
             lines = [
                 f"- {e.text}"
-                for e, related in zip(parsed.entries, parsed.related)
+                for e, related in zip(parsed.entries, parsed.related, strict=False)
                 if e.kind == kind and not (exclude_scratchpad and kind == "when" and related)
             ]
             self._rules[key] = (lines, running_min([len(line) + 1 for line in reversed(lines)])[::-1])

@@ -20,15 +20,6 @@ from itertools import accumulate
 from pathlib import Path
 
 from anton_tui.memory.episodes.files import FolderView
-from anton_tui.memory.episodes.record import (
-    MEMORY_ROLES,
-    SUFFIX,
-    decode_line,
-    line_fields,
-    many_line_fields,
-    reading,
-    session_start,
-)
 from anton_tui.memory.episodes.index_store import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -39,7 +30,24 @@ from anton_tui.memory.episodes.index_store import (
     pending_bytes,
     tail_hash,
 )
-from anton_tui.memory.episodes.recall_query import FILE_SHIFT, SLOT_BITS, SLOT_TOP, TURN_BITS, TURN_TOP, file_bounds, turn_key
+from anton_tui.memory.episodes.recall_query import (
+    FILE_SHIFT,
+    SLOT_BITS,
+    SLOT_TOP,
+    TURN_BITS,
+    TURN_TOP,
+    file_bounds,
+    turn_key,
+)
+from anton_tui.memory.episodes.record import (
+    MEMORY_ROLES,
+    SUFFIX,
+    decode_line,
+    line_fields,
+    many_line_fields,
+    reading,
+    session_start,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -131,9 +139,12 @@ class IndexBuilder:
             conn.executemany(
                 "INSERT INTO files(id, name, started, size, mtime_ns, inode, indexed_bytes, line_count,"
                 " tail_hash, turns) VALUES (?, ?, ?, -1, 0, 0, 0, 0, x'', 0)",
-                [(file_id, name, name if session_start(name) else None) for name, file_id in zip(new, ids)],
+                [
+                    (file_id, name, name if session_start(name) else None)
+                    for name, file_id in zip(new, ids, strict=False)
+                ],
             )
-            for name, file_id in zip(new, ids):
+            for name, file_id in zip(new, ids, strict=False):
                 known[name] = Known(file_id, -1, 0, 0, 0, 0, b"", 0)
             for name in sorted(stale, reverse=True):
                 self._step_aside()
@@ -157,7 +168,11 @@ class IndexBuilder:
         self.remove_database()
         conn = self.db.connect()
         try:
-            conn.executescript("PRAGMA page_size=8192; PRAGMA auto_vacuum=INCREMENTAL;" + SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
+            conn.executescript(
+                "PRAGMA page_size=8192; PRAGMA auto_vacuum=INCREMENTAL;"
+                + SCHEMA
+                + f"PRAGMA user_version={SCHEMA_VERSION};"
+            )
         except sqlite3.OperationalError as exc:
             raise IndexUnavailable(f"cannot create {self.path}: {exc}") from exc
         return {}
@@ -198,7 +213,7 @@ class IndexBuilder:
         old = known[name]
         path = self.episodes_dir / f"{name}{SUFFIX}"
         try:
-            handle = open(path, "rb")
+            handle = open(path, "rb")  # noqa: SIM115 (closed by the `with handle:` below, once the missing file is ruled out)
         except FileNotFoundError:
             _forget(conn, old.id, drop=True)
             del known[name]
@@ -320,12 +335,12 @@ class _LineWriter:
         if not ids:
             return
         conn = self.conn
-        conn.executemany("INSERT INTO lines(id, offset) VALUES (?, ?)", zip(ids, offsets))
-        conn.executemany("INSERT INTO words(rowid, content) VALUES (?, ?)", zip(ids, texts))
-        conn.executemany("INSERT INTO tokens(rowid, content) VALUES (?, ?)", zip(ids, texts))
+        conn.executemany("INSERT INTO lines(id, offset) VALUES (?, ?)", zip(ids, offsets, strict=False))
+        conn.executemany("INSERT INTO words(rowid, content) VALUES (?, ?)", zip(ids, texts, strict=False))
+        conn.executemany("INSERT INTO tokens(rowid, content) VALUES (?, ?)", zip(ids, texts, strict=False))
         if not self.word_list:
             return
-        conn.executemany("INSERT INTO temp.batch_tokens(rowid, content) VALUES (?, ?)", zip(ids, texts))
+        conn.executemany("INSERT INTO temp.batch_tokens(rowid, content) VALUES (?, ?)", zip(ids, texts, strict=False))
         last = conn.execute("SELECT max(id) FROM terms").fetchone()[0] or 0
         conn.execute("INSERT OR IGNORE INTO terms(term) SELECT term FROM temp.batch_terms")
         conn.execute("INSERT INTO term_grams(rowid, term) SELECT id, term FROM terms WHERE id > ?", (last,))
@@ -364,10 +379,7 @@ def _new_file_ids(conn: sqlite3.Connection, count: int) -> list[int]:
     to the tables; any file after that is taken as newer than all before it and counts down.
     """
     row = conn.execute("SELECT v FROM meta WHERE k = 'lowest'").fetchone()
-    if row is None:
-        ids = [FIRST_FILE_ID + n for n in range(count)]
-    else:
-        ids = [row[0] - count + n for n in range(count)]
+    ids = [FIRST_FILE_ID + n for n in range(count)] if row is None else [row[0] - count + n for n in range(count)]
     if ids:
         conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('lowest', ?)", (min(ids),))
     return ids
@@ -379,6 +391,8 @@ def _forget(conn: sqlite3.Connection, file_id: int, *, drop: bool) -> None:
     conn.execute("INSERT OR IGNORE INTO dead(id) SELECT id FROM lines WHERE id BETWEEN ? AND ?", (low, high))
     conn.execute("DELETE FROM lines WHERE id BETWEEN ? AND ?", (low, high))
     conn.execute("DELETE FROM turns WHERE file_id = ?", (file_id,))
-    conn.execute("DELETE FROM spill WHERE key BETWEEN ? AND ?", (file_id << TURN_BITS, ((file_id + 1) << TURN_BITS) - 1))
+    conn.execute(
+        "DELETE FROM spill WHERE key BETWEEN ? AND ?", (file_id << TURN_BITS, ((file_id + 1) << TURN_BITS) - 1)
+    )
     if drop:
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))

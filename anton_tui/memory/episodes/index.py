@@ -36,8 +36,6 @@ from typing import TypeVar
 
 from anton_tui.memory.episodes.build import IndexBuilder, RefreshStats
 from anton_tui.memory.episodes.files import FolderView
-from anton_tui.memory.episodes.record import SUFFIX, Episode
-from anton_tui.memory.episodes.scan import scan_turns
 from anton_tui.memory.episodes.index_store import (
     SCHEMA_VERSION,
     Database,
@@ -48,7 +46,16 @@ from anton_tui.memory.episodes.index_store import (
     pending_bytes,
 )
 from anton_tui.memory.episodes.recall_bm25 import Bm25
-from anton_tui.memory.episodes.recall_query import LineReader, TextCheck, line_scores, load_turns, rank_turns, window_for
+from anton_tui.memory.episodes.recall_query import (
+    LineReader,
+    TextCheck,
+    line_scores,
+    load_turns,
+    rank_turns,
+    window_for,
+)
+from anton_tui.memory.episodes.record import SUFFIX, Episode
+from anton_tui.memory.episodes.scan import scan_turns
 
 __all__ = ["INDEX_NAME", "LOCK_NAME", "SCHEMA_VERSION", "IndexUnavailable", "RecallIndex", "RefreshStats"]
 
@@ -293,7 +300,13 @@ class RecallIndex:
             dead, bulk, spill = (flag == 1 for flag in conn.execute(_FLAGS).fetchone())
             check = TextCheck(query, reader)
             scores = line_scores(
-                conn, query, check, dead=dead, word_list=not bulk, any_word=any_word, bm25=self._bm25,
+                conn,
+                query,
+                check,
+                dead=dead,
+                word_list=not bulk,
+                any_word=any_word,
+                bm25=self._bm25,
                 window=window_for(max_results),
             )
             keys = rank_turns(conn, scores, check, max_results, since, view.skip, spill)
@@ -331,7 +344,9 @@ class RecallIndex:
                 except sqlite3.DatabaseError as exc:
                     if repaired or not is_corruption(exc):
                         raise IndexUnavailable(f"{self.path}: {exc}") from exc
-                    logger.warning("Recall index %s is damaged (%s); rebuilding it from the episode files", self.path, exc)
+                    logger.warning(
+                        "Recall index %s is damaged (%s); rebuilding it from the episode files", self.path, exc
+                    )
                     self._remove_database()
                     repaired, done = True, False
             stats.steps += 1
@@ -340,4 +355,3 @@ class RecallIndex:
             time.sleep(0.01)  # let readers in
         self.last_refresh = stats
         return stats
-

@@ -42,6 +42,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.batch_tokens USING fts5(
     content, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.batch_terms USING fts5vocab(temp, batch_tokens, row);
 """
+
+
 class IndexUnavailable(Exception):
     """The index cannot answer right now (busy, unwritable or unreadable); scan the files instead."""
 
@@ -163,9 +165,12 @@ class Database:
         """
         conn = self.connect()
         version = conn.execute("PRAGMA data_version").fetchone()[0]
-        if self._known is not None and self._known[0] == version:
-            if not self.writer or conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
-                return self._known[1]  # (a writer's step left half done is read afresh: as None)
+        if (
+            self._known is not None
+            and self._known[0] == version
+            and (not self.writer or conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION)
+        ):
+            return self._known[1]  # (a writer's step left half done is read afresh: as None)
         known = None
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             rows = conn.execute(

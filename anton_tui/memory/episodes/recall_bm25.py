@@ -56,7 +56,9 @@ class Bm25:
         self.hits: dict[str, int] = {}
         self.stems: dict[str, str | None] = {}
 
-    def window(self, conn: sqlite3.Connection, words: list[str], limit: int, *, dead: bool = False) -> list[tuple[int, float]]:
+    def window(
+        self, conn: sqlite3.Connection, words: list[str], limit: int, *, dead: bool = False
+    ) -> list[tuple[int, float]]:
         """``(rowid, score)`` of the first `limit` lines (by rowid) matching every one of `words` (leaving out the
         dead ones when `dead`), as ``SELECT rowid, bm25(words) FROM words WHERE words MATCH <the words as phrases>
         ORDER BY rowid`` would give them."""
@@ -101,7 +103,7 @@ class Bm25:
         out = []
         for rowid, length in found:
             score = 0.0
-            for idf, counts in zip(idfs, columns):
+            for idf, counts in zip(idfs, columns, strict=False):
                 count = counts[rowid]
                 share = parts.get((count, length))
                 score += idf * (part(count, length) if share is None else share)

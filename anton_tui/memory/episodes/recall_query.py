@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from anton_tui.memory.episodes.recall_bm25 import Bm25, not_dead
 from anton_tui.memory.episodes.record import (
     MEMORY_ROLES,
     SESSION_FORMAT,
@@ -33,7 +34,6 @@ from anton_tui.memory.episodes.record import (
     quick_parse_many,
 )
 from anton_tui.memory.episodes.scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
-from anton_tui.memory.episodes.recall_bm25 import Bm25, not_dead
 
 WINDOW = 2000  # each match list is ranked over at most this many of its newest lines,
 WINDOW_MIN = 200  # at least this many,
@@ -311,7 +311,7 @@ def best_turns(
             for key, total in totals.items()
             if key >> TURN_BITS not in skip_files and (allowed is None or key >> TURN_BITS in allowed)
         }
-    best = heapq.nsmallest(limit, zip(totals.values(), totals))
+    best = heapq.nsmallest(limit, zip(totals.values(), totals, strict=False))
     if not best:
         return []
     # Totals are compared rounded (so sums in another order tie); the rounding can only let in near-ties.
@@ -428,7 +428,9 @@ def exact_lines(
     if proven:
         sql = f"SELECT rowid FROM tokens WHERE tokens MATCH ?{skip_dead} ORDER BY rowid LIMIT ?"
         return [rowid for (rowid,) in conn.execute(sql, (match, window))], {}
-    candidates = "SELECT l.id, l.offset FROM tokens t JOIN lines l ON l.id = t.rowid WHERE tokens MATCH ? ORDER BY t.rowid"
+    candidates = (
+        "SELECT l.id, l.offset FROM tokens t JOIN lines l ON l.id = t.rowid WHERE tokens MATCH ? ORDER BY t.rowid"
+    )
     rows = conn.execute(candidates + " LIMIT ?", (match, window + 1)).fetchall()
     if len(rows) <= window:  # all of them are in the window if they hold the text: confirm only those that matter
         return [line_id for line_id, _offset in rows], dict(rows)

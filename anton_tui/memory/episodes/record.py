@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +218,7 @@ def read_episodes(path: Path) -> list[Episode]:
 def session_start(session_id: str) -> datetime | None:
     """When a session began (UTC), read from its id; None for names that are not ``YYYYMMDD_HHMMSS``."""
     try:
-        return datetime.strptime(session_id, SESSION_FORMAT).replace(tzinfo=timezone.utc)
+        return datetime.strptime(session_id, SESSION_FORMAT).replace(tzinfo=UTC)
     except ValueError:
         return None
 

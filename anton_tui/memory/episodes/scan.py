@@ -164,4 +164,3 @@ def _line_starts(data: bytes, prefilter: re.Pattern[bytes]) -> list[int]:
         if end < 0:
             return starts
         position = end + 1
-

@@ -17,7 +17,7 @@ import os
 import re
 import threading
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,7 @@ class EpisodicMemory:
         """Begin a session and make the episodes folder (when enabled); the default id is the current UTC time,
         moved on a second while that id is taken."""
         if session_id is None:
-            moment = datetime.now(timezone.utc).replace(microsecond=0)
+            moment = datetime.now(UTC).replace(microsecond=0)
             while self._taken(moment.strftime(SESSION_FORMAT)):
                 moment += timedelta(seconds=1)
             session_id = moment.strftime(SESSION_FORMAT)
@@ -115,7 +115,7 @@ class EpisodicMemory:
         if not self.enabled:
             return
         session = self.session_id or self.start_session()
-        now = datetime.now(timezone.utc).isoformat()
+        now = datetime.now(UTC).isoformat()
         self.log(Episode(ts=now, session=session, turn=turn, role=role, content=content, meta=meta))
 
     def delete_turn(self, session_id: str, turn: int) -> int:
@@ -176,7 +176,7 @@ class EpisodicMemory:
         """
         if not self.enabled or max_results <= 0 or not self.episodes_dir.is_dir():
             return []
-        since = None if days_back is None else datetime.now(timezone.utc) - timedelta(days=days_back)
+        since = None if days_back is None else datetime.now(UTC) - timedelta(days=days_back)
         index = self.index
         with index.searching():
             try:
@@ -233,4 +233,3 @@ def _append_line(path: Path, line: bytes) -> None:
             return
         finally:
             os.close(fd)
-

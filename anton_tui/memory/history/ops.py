@@ -12,9 +12,9 @@ import shutil
 import time
 from pathlib import Path
 
+from anton_tui.memory.history.origin import Origin, producing
 from anton_tui.memory.history.repo import Change, HistoryError, format_time  # noqa: F401 - format_time is used by callers
 from anton_tui.memory.history.undo import Conflict, revert
-from anton_tui.memory.history.origin import Origin, producing
 from anton_tui.memory.stores import MemoryStores
 
 SCOPES = ("global", "project")
@@ -34,7 +34,7 @@ class Undone:
         return not self.conflicts
 
 
-def _recorder(stores: MemoryStores):  # noqa: ANN202
+def _recorder(stores: MemoryStores):
     if stores.recorder is None:
         raise HistoryError("this project keeps no memory history")
     return stores.recorder
@@ -79,7 +79,7 @@ def undo(stores: MemoryStores, prefix: str) -> Undone:
         return Undone(target, None, tuple(conflicts))
     late: list[Conflict] = []
 
-    def compute(name: str):  # noqa: ANN202
+    def compute(name: str):
         def run(data: bytes | None) -> bytes | None:
             merged, found = revert(name, before.get(name), after.get(name), data)
             late.extend(found)
@@ -151,4 +151,3 @@ def _restore_episodes(stores: MemoryStores, target: Change) -> Undone:
         raise HistoryError(f"the archived episode logs of change {target.short} are no longer in {archive}")
     why = f"undo of {target.short}: {moved} episode logs brought back"
     return Undone(target, history.commit({}, Origin("undo", why=why), allow_empty=True))
-

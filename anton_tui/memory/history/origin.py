@@ -31,7 +31,10 @@ class Origin:
     archive: str = ""  # a folder the change moved files to (an episodic reset), for undo to bring them back
 
 
-_current: contextvars.ContextVar[Origin] = contextvars.ContextVar("memory_origin", default=Origin())
+_current: contextvars.ContextVar[Origin] = contextvars.ContextVar(
+    "memory_origin",
+    default=Origin(),  # noqa: B039 (Origin is a frozen dataclass: the default is never changed in place)
+)
 
 
 def current() -> Origin:

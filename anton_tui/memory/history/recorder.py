@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from anton_tui.memory.history.repo import Change, ScopeHistory, history_dir
 from anton_tui.memory.history.origin import Origin
+from anton_tui.memory.history.repo import Change, ScopeHistory, history_dir
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class MemoryRecorder:
         def run() -> None:
             try:
                 job()
-            except Exception as exc:  # noqa: BLE001 - a broken history must never break memory
+            except Exception as exc:
                 self._problem(scope, exc)
             else:
                 self.problems.pop(scope, None)
@@ -146,7 +146,7 @@ class MemoryRecorder:
         if self.on_problem is not None:
             try:
                 self.on_problem(scope, message)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("reporting a memory history problem")
 
     def _ensure_thread(self) -> None:

@@ -235,7 +235,12 @@ class ScopeHistory:
     # ---- recording ---------------------------------------------------------------------------------------------
 
     def commit(
-        self, updates: dict[str, bytes | None], origin: Origin, when: float | None = None, *, allow_empty: bool = False,
+        self,
+        updates: dict[str, bytes | None],
+        origin: Origin,
+        when: float | None = None,
+        *,
+        allow_empty: bool = False,
         merge: bytes | None = None,
     ) -> Change | None:
         """Record `updates` (file name → bytes, None for a deleted file) over the head; None when nothing changed.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import itertools
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -31,7 +32,9 @@ def _lines(data: bytes | None) -> list[bytes]:
     return data.splitlines(keepends=True) if data else []
 
 
-def revert(name: str, before: bytes | None, after: bytes | None, current: bytes | None) -> tuple[bytes | None, list[Conflict]]:
+def revert(
+    name: str, before: bytes | None, after: bytes | None, current: bytes | None
+) -> tuple[bytes | None, list[Conflict]]:
     """The new content of `name` that undoes `before → after` in `current`, or the conflicts."""
     if current == after:
         return before, []
@@ -48,7 +51,8 @@ def revert(name: str, before: bytes | None, after: bytes | None, current: bytes 
         span = range(max(j1 - 1, 0), min(j2 + 1, len(b)))
         places = [mapping.get(j) for j in span]
         whole = all(p is not None for p in places) and all(
-            q == p + 1 for p, q in zip(places, places[1:])  # type: ignore[operator]
+            q == p + 1
+            for p, q in itertools.pairwise(places)  # type: ignore[operator]
         )
         if not b and c:
             whole = False

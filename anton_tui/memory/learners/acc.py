@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from anton_tui.memory.learners.acc_detectors import (
@@ -110,8 +110,10 @@ class AnteriorCingulate:
                 continue
             rules.add(lesson.rule)
             kept.append(lesson)
-        return [replace(lesson, also=(*lesson.also, *covered[lesson.detector])) if lesson.detector in covered
-                else lesson for lesson in kept]
+        return [
+            replace(lesson, also=(*lesson.also, *covered[lesson.detector])) if lesson.detector in covered else lesson
+            for lesson in kept
+        ]
 
     def at_end_of_turn(self, has_similar_lesson: SimilarityPredicate | None = None) -> list[Lesson]:
         """Every lesson this turn supports that memory does not already hold. Events are kept until `clear()`."""

@@ -83,7 +83,7 @@ class CellRecord:
     error: str | None
 
     @classmethod
-    def of(cls, cell: "Cell") -> "CellRecord":
+    def of(cls, cell: Cell) -> CellRecord:
         return cls(cell.description, cell.code, cell.stdout, cell.stderr, cell.error)
 
 
@@ -125,9 +125,7 @@ class Cerebellum:
     Without one, lessons are encoded directly when the gate lets them through and the held ones are dropped.
     """
 
-    def __init__(
-        self, cortex: "Cortex", llm: Any, max_lessons_per_flush: int = 3, sink: Sink | None = None
-    ) -> None:
+    def __init__(self, cortex: Cortex, llm: Any, max_lessons_per_flush: int = 3, sink: Sink | None = None) -> None:
         self.cortex = cortex
         self.llm = llm
         self.max_lessons_per_flush = max_lessons_per_flush
@@ -137,10 +135,10 @@ class Cerebellum:
 
     # ---- observer hooks (called by the scratchpad tool) --------------------------------------------------------
 
-    def on_pre_execute(self, cell: "Cell") -> None:
+    def on_pre_execute(self, cell: Cell) -> None:
         self.cells_seen += 1
 
-    def on_post_execute(self, cell: "Cell") -> None:
+    def on_post_execute(self, cell: Cell) -> None:
         if cell.error is None and not cell.stderr.strip():
             return
         self._buffer.append(CellRecord.of(cell))

@@ -95,7 +95,7 @@ def _listed(numbers: tuple[int, ...]) -> str:
     return ", ".join(str(number) for number in numbers)
 
 
-def file_sizes(hc: "Hippocampus") -> dict[str, int]:
+def file_sizes(hc: Hippocampus) -> dict[str, int]:
     """How many entries compaction would offer the model in each file of one scope (what `MIN_FILE_ENTRIES` counts)."""
     return {file: len(candidates(hc.read_file(file), file)) for file in FILES}
 
@@ -105,7 +105,7 @@ def candidates(parsed: ParsedFile, file: str) -> list[tuple[Engram, int]]:
     sections, and (rules) readable rules above the first heading, offered as Always rules."""
     troubled = {problem.line - 1 for problem in parsed.problems if problem.line is not None}
     found = _above_first_heading(parsed) if file == "rules" else []
-    for engram, index in zip(parsed.entries, parsed.entry_lines):
+    for engram, index in zip(parsed.entries, parsed.entry_lines, strict=False):
         if index in troubled or (file == "rules" and engram.kind not in RULE_KINDS):
             continue
         found.append((engram, index))
@@ -124,8 +124,20 @@ def _above_first_heading(parsed: ParsedFile) -> list[tuple[Engram, int]]:
             continue
         text, confidence, topic, source, day, issue = split_entry(stripped[2:])
         if text and not issue:
-            found.append((Engram(text, "always", parsed.entries[0].scope if parsed.entries else "project",
-                                 confidence, topic, source, day), index))
+            found.append(
+                (
+                    Engram(
+                        text,
+                        "always",
+                        parsed.entries[0].scope if parsed.entries else "project",
+                        confidence,
+                        topic,
+                        source,
+                        day,
+                    ),
+                    index,
+                )
+            )
     return found
 
 
@@ -147,7 +159,7 @@ def _rebuilt(parsed: ParsedFile, doomed: set[int], moving: set[int]) -> list[str
     first = _first_heading(parsed)
     head = kept(0, first)
     if first < len(lines):
-        return head + ["## Always\n", *moved, "\n"] + kept(first, len(lines))
+        return [*head, "## Always\n", *moved, "\n", *kept(first, len(lines))]
     if head:
         head[-1] = _terminated(head[-1])
     return head + (["\n"] if head and head[-1].strip() else []) + ["## Always\n", *moved]
@@ -169,11 +181,11 @@ def _line_key(parsed: ParsedFile, engram: Engram, index: int) -> tuple[str, str]
     return engram.kind, parsed.lines[index].rstrip("\r\n")
 
 
-def _backup(hc: "Hippocampus", file: str, data: bytes) -> str:
+def _backup(hc: Hippocampus, file: str, data: bytes) -> str:
     return str(keep_backup(hc.base_dir / "backups", f"{file}.md", data))
 
 
-async def compact_file(hc: "Hippocampus", file: str, llm: Any, scope: str) -> CompactionOutcome | None:
+async def compact_file(hc: Hippocampus, file: str, llm: Any, scope: str) -> CompactionOutcome | None:
     """Compact one file of one scope; None when it is too small to bother."""
     parsed = hc.read_file(file)
     offered = candidates(parsed, file)
@@ -196,8 +208,11 @@ async def compact_file(hc: "Hippocampus", file: str, llm: Any, scope: str) -> Co
     ignored = tuple(sorted(number for number in named if not 0 <= number < len(offered)))
     keep = named.difference(ignored)
     if ignored:
-        log.warning("compaction of %s: ignored entry numbers that do not exist: %s", hc.base_dir / f"{file}.md",
-                    _listed(ignored))
+        log.warning(
+            "compaction of %s: ignored entry numbers that do not exist: %s",
+            hc.base_dir / f"{file}.md",
+            _listed(ignored),
+        )
     outcome = replace(outcome, ignored=ignored)
     if not keep:
         why = "the model kept nothing" if not ignored else "the model named no entry that exists"

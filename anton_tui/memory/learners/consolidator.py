@@ -91,7 +91,7 @@ def _headline(error: str) -> str:
     return _first_line(error) if error.lstrip().startswith(KILL_PREFIXES) else _last_line(error)
 
 
-def summarize_cells(cells: list["Cell"]) -> str:
+def summarize_cells(cells: list[Cell]) -> str:
     lines = []
     for number, cell in enumerate(cells, start=1):
         intent = cell.description or "(no description)"
@@ -114,7 +114,7 @@ class Consolidator:
         self._replayed: dict[str, tuple[int, int]] = {}  # pad name -> (id of the pad object, last cell index replayed)
 
     @staticmethod
-    def should_replay(cells: list["Cell"]) -> bool:
+    def should_replay(cells: list[Cell]) -> bool:
         """Worth a model call? Not under two cells; yes for five or more, any error, or a cancelled/killed cell."""
         if len(cells) < MIN_CELLS:
             return False
@@ -124,7 +124,7 @@ class Consolidator:
             return True
         return any(word in cell.stderr.lower() for cell in cells for word in KILL_WORDS)
 
-    async def replay_and_extract(self, cells: list["Cell"], llm: Any) -> list[Engram]:
+    async def replay_and_extract(self, cells: list[Cell], llm: Any) -> list[Engram]:
         """One coding-model call over the cells' summary; at most `max_engrams` engrams, source consolidation."""
         if not cells:
             return []
@@ -144,18 +144,18 @@ class Consolidator:
 
     # ---- which cells are new -----------------------------------------------------------------------------------
 
-    def unreplayed(self, pad: "Scratchpad") -> list["Cell"]:
+    def unreplayed(self, pad: Scratchpad) -> list[Cell]:
         """The pad's finished cells added since its last replay (a pad removed and created again starts over)."""
         pad_id, last = self._replayed.get(pad.name, (id(pad), 0))
         if pad_id != id(pad):
             last = 0
         return [cell for cell in pad.cells if cell.index > last and cell.status not in ("pending", "running")]
 
-    def mark_replayed(self, pad: "Scratchpad", cells: list["Cell"]) -> None:
+    def mark_replayed(self, pad: Scratchpad, cells: list[Cell]) -> None:
         if cells:
             self._replayed[pad.name] = (id(pad), max(cell.index for cell in cells))
 
-    def due(self, pads: Iterable["Scratchpad"], *, errors_reviewed: bool = False) -> list[tuple[str, list["Cell"]]]:
+    def due(self, pads: Iterable[Scratchpad], *, errors_reviewed: bool = False) -> list[tuple[str, list[Cell]]]:
         """Copies of the new cells of every pad worth replaying now; those cells count as replayed from here on.
 
         With `errors_reviewed` (the cerebellum already studies every failed or warning cell), failures alone do

@@ -57,7 +57,7 @@ def convert_legacy(store: SkillStore, label: str) -> Converted:
     Raises SkillNotFoundError when there is no such skill, ValueError when it is already SKILL.md, and
     BrokenSkillError (nothing changed) when its files cannot be read.
     """
-    folder = store._resolve(label)  # noqa: SLF001 - the store's own lookup rules
+    folder = store._resolve(label)
     if folder is None:
         raise SkillNotFoundError(f"no skill labelled {label!r}")
     if folder_kind(folder) != "anton":

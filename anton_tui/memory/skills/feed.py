@@ -25,6 +25,7 @@ made on another machine raise no event. It is not thread-safe on its own: `skill
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from collections.abc import Iterable
@@ -85,7 +86,7 @@ def raises_events_for_every_change(path: str) -> bool:
     kind = file_system_type(path)
     if kind is None:
         return False
-    return not (kind in REMOTE_FILE_SYSTEMS or kind.startswith("fuse") or kind.startswith("nfs"))
+    return not (kind in REMOTE_FILE_SYSTEMS or kind.startswith(("fuse", "nfs")))
 
 
 class SkillChangeFeed:
@@ -274,10 +275,8 @@ class SkillChangeFeed:
         wd = self._wd_of.pop(root, None)
         if wd is not None and self._path_of.get(wd) == root:
             del self._path_of[wd]
-            try:
+            with contextlib.suppress(OSError):
                 self._inotify.rm_watch(wd)
-            except OSError:
-                pass
         if root in self._roots:
             self._roots[root] = None
 

@@ -18,7 +18,6 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks
@@ -288,6 +287,7 @@ def _front_matter_loader() -> type:
     }
     return FrontMatterLoader
 
+
 _DELIMITER = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 
 
@@ -334,7 +334,7 @@ def parse_front_matter(yaml_text: str) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.load(yaml_text, Loader=_front_matter_loader())  # noqa: S506 - a safe loader subclass
+        data = yaml.load(yaml_text, Loader=_front_matter_loader())
     except yaml.YAMLError as exc:
         where = ""
         mark = getattr(exc, "problem_mark", None)
@@ -348,7 +348,7 @@ def parse_front_matter(yaml_text: str) -> dict[str, Any]:
         raise SkillFormatError(f"SKILL.md: front matter must be a mapping, found {type(data).__name__}")
     for key in ("name", "description"):
         value = data.get(key)
-        if value is not None and not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        if (value is not None and not isinstance(value, (str, int, float))) or isinstance(value, bool):
             raise SkillFormatError(f"SKILL.md: {key!r} must be text, found {value!r}")
     metadata = data.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
@@ -416,7 +416,13 @@ def build_front_matter(
 
 
 def new_front_matter(
-    *, label: str, display_name: str, description: str, when_to_use: str, provenance: str, created_at: str,
+    *,
+    label: str,
+    display_name: str,
+    description: str,
+    when_to_use: str,
+    provenance: str,
+    created_at: str,
     allowed_tools: str | None = None,
 ) -> dict[str, Any]:
     """Front matter of a newly saved skill, field for field what anton-agent's `SkillStore.save` writes."""

@@ -14,10 +14,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from anton_tui.memory.skills.format import (
@@ -66,7 +66,7 @@ def fetched(source: str) -> Iterator[Path]:
         try:
             done = subprocess.run(
                 ["git", "clone", "--depth", "1", "--quiet", source, str(target)],
-                capture_output=True, text=True, timeout=CLONE_TIMEOUT,
+                check=False, capture_output=True, text=True, timeout=CLONE_TIMEOUT,
                 env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
             )  # fmt: skip
         except FileNotFoundError:
@@ -194,7 +194,7 @@ def install(store: SkillStore, candidate: Candidate, *, replace: bool = False) -
         if existing:
             from anton_tui.memory.skills.convert import backups_folder
 
-            stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
             for path in existing:
                 backup = backups_folder(store) / f"{path.name}.{stamp}"
                 backup.parent.mkdir(parents=True, exist_ok=True)

@@ -103,10 +103,7 @@ _folder_cache: dict[str, tuple[Signature, list[tuple[str, str]]]] = {}
 
 
 def _still_valid(cached: _CachedSummary) -> bool:
-    for path, sig in cached.watched:
-        if _signature(path) != sig:
-            return False
-    return True
+    return all(_signature(path) == sig for path, sig in cached.watched)
 
 
 def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
@@ -353,7 +350,7 @@ SourceEntry = tuple[str, str, SummaryFields | None, str | None]
 
 def _source_entries(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> list[SourceEntry]:
     out: list[SourceEntry] = []
-    for (name, path), entry in zip(entries, found):
+    for (name, path), entry in zip(entries, found, strict=False):
         if not _is_valid_label(name):
             continue
         if entry.fields is not None and entry.fields.format == "skill_md":
@@ -374,14 +371,20 @@ def _summaries(entries: list[tuple[str, str]], found: list[_CachedSummary], sour
             source=source,
             model_invocable=entry.fields.model_invocable,
         )
-        for (name, _), entry in zip(entries, found)
-        if entry.fields is not None and _is_valid_label(name) and (source == "user" or entry.fields.format == "skill_md")
+        for (name, _), entry in zip(entries, found, strict=False)
+        if entry.fields is not None
+        and _is_valid_label(name)
+        and (source == "user" or entry.fields.format == "skill_md")
     ]
 
 
 def _marked(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> set[str]:
     """The folders (paths) of the skills marked `user-invocable: true`."""
-    return {path for (_, path), entry in zip(entries, found) if entry.fields is not None and entry.fields.user_invocable}
+    return {
+        path
+        for (_, path), entry in zip(entries, found, strict=False)
+        if entry.fields is not None and entry.fields.user_invocable
+    }
 
 
 class SkillListingMixin:
@@ -450,7 +453,11 @@ class SkillListingMixin:
         parts = [self._user_summaries() if source is None else self._source_summaries(source)
                  for source in self._ordered()]  # type: ignore[attr-defined]  # fmt: skip
         merged = self._merged
-        if merged is not None and len(merged[0]) == len(parts) and all(a is b for a, b in zip(merged[0], parts)):
+        if (
+            merged is not None
+            and len(merged[0]) == len(parts)
+            and all(a is b for a, b in zip(merged[0], parts, strict=False))
+        ):
             return [dict(summary) for summary in merged[1]]  # type: ignore[misc]
         seen: set[str] = set()
         out: list[SkillSummary] = []
@@ -543,7 +550,7 @@ class SkillListingMixin:
             if source is None:
                 found += user
                 continue
-            for name, path, fields, _ in self._source_entries(source):
+            for _name, path, fields, _ in self._source_entries(source):
                 if fields is None:
                     continue
                 try:

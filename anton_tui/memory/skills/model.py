@@ -16,6 +16,7 @@ from typing import Any, TypedDict
 
 from anton_tui.memory.skills.format import SkillFormat, SkillStats, validate_label
 
+
 @dataclass
 class Skill:
     """One saved procedure. `label` is its folder name; `declarative_md` is the stage-1 procedure text."""

@@ -18,10 +18,39 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from anton_tui.memory.skills.format import (
+    STAGES,
+    SkillFormatError,
+    SkillStats,
+    StageStats,
+    build_front_matter,
+    bump_recommended,
+    describe_error,
+    folder_kind,
+    folder_lock,
+    front_matter_fields,
+    link_out,
+    new_front_matter,
+    normalize_name,
+    parse_front_matter,
+    parse_meta,
+    parse_stats,
+    read_text,
+    read_text_files,
+    render_json,
+    render_skill_md,
+    split_skill_md,
+    stages_on_disk,
+    stats_from_json,
+    validate_label,
+    validate_name,
+    validate_relative_file,
+    write_text,
+)
 from anton_tui.memory.skills.listing import SkillListingMixin
 from anton_tui.memory.skills.model import (
     OTHER_TOOL_SOURCES,
@@ -38,45 +67,14 @@ from anton_tui.memory.skills.model import (
     slugify,
 )
 from anton_tui.memory.skills.sources import SOURCE_TITLES, SkillSource
-from anton_tui.memory.skills.format import (
-    STAGES,
-    SkillFormat,
-    SkillFormatError,
-    SkillStats,
-    StageStats,
-    build_front_matter,
-    bump_recommended,
-    describe_error,
-    folder_kind,
-    folder_lock,
-    link_out,
-    front_matter_fields,
-    new_front_matter,
-    normalize_name,
-    parse_front_matter,
-    parse_meta,
-    parse_stats,
-    read_text,
-    read_text_files,
-    render_json,
-    render_meta,
-    render_skill_md,
-    split_skill_md,
-    stages_on_disk,
-    stats_from_json,
-    validate_label,
-    validate_name,
-    validate_relative_file,
-    write_text,
-)
 
 __all__ = [
     "BrokenSkill",
     "BrokenSkillError",
     "LegacyLayoutError",
     "ReadOnlySkillError",
-    "SkillClash",
     "Skill",
+    "SkillClash",
     "SkillNotFoundError",
     "SkillStats",
     "SkillStore",
@@ -92,7 +90,6 @@ __all__ = [
 ]
 
 
-
 def make_unique_label(base: str, store: SkillStore) -> str:
     """`normalize_name(slugify(base))`, or `base-2`, `base-3`… when that label (in either spelling) is taken."""
     slug = normalize_name(slugify(base)) or "skill"
@@ -100,8 +97,6 @@ def make_unique_label(base: str, store: SkillStore) -> str:
     while store.exists(candidate) or store.read_only_folder(candidate) is not None:
         candidate, number = f"{slug}-{number}", number + 1
     return candidate
-
-
 
 
 def _now_iso(clock: Callable[[], datetime]) -> str:
@@ -122,7 +117,7 @@ class SkillStore(SkillListingMixin):
         sources: Iterable[SkillSource] = (),
     ) -> None:
         self.root = Path(root)
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._clock = clock or (lambda: datetime.now(UTC))
         self.sources = tuple(sources)
         self.listing_warning: str | None = None
         """Set when the skills folder could not be listed the last time it was read (e.g. no permission)."""
@@ -162,7 +157,6 @@ class SkillStore(SkillListingMixin):
                         skill.provenance = "builtin"
                     return skill
         return None
-
 
     def _resolve(self, label: str) -> Path | None:
         """The skill folder for `label`, trying both the `csv_summary` and the `csv-summary` spelling."""
@@ -246,7 +240,6 @@ class SkillStore(SkillListingMixin):
             return self._read(folder), None
         except (SkillFormatError, ValueError, OSError) as exc:
             return None, BrokenSkill(folder.name, folder, describe_error(exc))
-
 
     def problem(self, label: str) -> BrokenSkill | None:
         """Why `label` does not load, or None when it loads or does not exist."""

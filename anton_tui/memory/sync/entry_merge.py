@@ -146,7 +146,7 @@ def _what(line: str, kind: str) -> tuple[int, str]:
             return (_OTHER, "")
         found = _text(stripped[2:])
     elif kind == "l":
-        if not (line.startswith("- ") or line.startswith("  ")):
+        if not (line.startswith(("- ", "  "))):
             return (_OTHER, "")
         found = _text(stripped).removeprefix("- ")
         found = "" if found == "-" else found
@@ -310,7 +310,7 @@ def merge_file(
 ) -> MergeResult:
     """Merge `theirs` into `ours` (both grown from `base`); see the module docstring. `prefer` ("ours" or "theirs")
     decides what otherwise would be a conflict."""
-    if ours == theirs or base == theirs:
+    if theirs in (ours, base):
         return MergeResult(ours)
     if base == ours:
         return MergeResult(theirs)
@@ -318,7 +318,7 @@ def merge_file(
     b, o, t = split_file(name, base, cache), split_file(name, ours, cache), split_file(name, theirs, cache)
     if not (b.readable and o.readable and t.readable):
         return _whole(name, ours, theirs, prefer, "the file is not valid UTF-8 on one side and changed on both")
-    if t.skeleton == b.skeleton or o.skeleton == t.skeleton:
+    if t.skeleton in (b.skeleton, o.skeleton):
         flipped = False
     elif o.skeleton == b.skeleton:
         flipped = True  # only the other side changed the text around the entries: its lines are the frame

@@ -113,7 +113,7 @@ def _client(repo: Any, url: str) -> tuple[Any, str]:
         extra["ssh_command"] = ssh  # as git does; otherwise core.sshCommand, else the system ssh
     try:
         return get_transport_and_path(url, config=config, quiet=True, **extra)
-    except Exception as exc:  # noqa: BLE001 - dulwich raises many kinds for an address it cannot use
+    except Exception as exc:
         raise RemoteError(f"{url} is not an address git can reach: {exc}") from exc
 
 
@@ -136,7 +136,7 @@ def fetch(repo: Any, url: str, name: str = "origin") -> bytes | None:
 
     try:
         result = client.fetch(path, repo, determine_wants=wants)
-    except Exception as exc:  # noqa: BLE001 - network, protocol and permission errors alike
+    except Exception as exc:
         raise RemoteError(f"fetching {url} failed: {exc}") from exc
     sha = result.refs.get(BRANCH)
     if sha is not None:
@@ -171,7 +171,7 @@ def push(repo: Any, url: str, expected: bytes | None, new: bytes, name: str = "o
         result = client.send_pack(path.encode() if isinstance(path, str) else path, update_refs, pack_data)
     except FileLocked:
         raise Moved() from None  # another push is updating the branch this instant
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise RemoteError(f"pushing to {url} failed: {exc}") from exc
     if moved:
         raise Moved()
@@ -205,7 +205,7 @@ def pull_clone(folder: Path) -> str:
 
         try:
             porcelain.pull(repo, outstream=io.BytesIO(), errstream=io.BytesIO(), ff_only=True)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise RemoteError(f"updating the managed memory in {folder} failed: {exc}") from exc
         after = repo.head()
     return "up to date" if before == after else "updated"

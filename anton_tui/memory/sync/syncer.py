@@ -21,6 +21,7 @@ The outcome of the last sync of each scope is kept in ``anton-sync.json`` beside
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import random
@@ -30,9 +31,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from anton_tui.memory.sync.entry_merge import MergeConflict, merge_file
-from anton_tui.memory.history.repo import FILES, HistoryError, ScopeHistory, summarise
 from anton_tui.memory.history.origin import Origin
+from anton_tui.memory.history.repo import FILES, HistoryError, ScopeHistory, summarise
+from anton_tui.memory.sync.entry_merge import MergeConflict, merge_file
 from anton_tui.memory.sync.remote import Moved, RemoteError, fetch, normalise, push, remotes, set_remote
 
 REMOTE = "origin"
@@ -154,10 +155,8 @@ def sync(
 def _done(history: ScopeHistory, outcome: SyncOutcome) -> SyncOutcome:
     outcome = dataclasses.replace(outcome, time=time.time())
     if (history.git_dir / "HEAD").exists():
-        try:
+        with contextlib.suppress(OSError):
             (history.git_dir / LAST).write_text(json.dumps(outcome.to_json()), encoding="utf-8")
-        except OSError:
-            pass
     return outcome
 
 
@@ -317,7 +316,7 @@ def _shared_files(history: ScopeHistory, files: dict[str, bytes]) -> dict[str, b
     for name, data in files.items():
         doc = split_file(name, data)
         drop = {entry.index for entry in doc.entries if _id(entry.text) in ids}
-        out[name] = data if not drop else "".join(l for i, l in enumerate(doc.lines) if i not in drop).encode()
+        out[name] = data if not drop else "".join(line for i, line in enumerate(doc.lines) if i not in drop).encode()
     return out
 
 
@@ -398,10 +397,8 @@ def _write_pending(history: ScopeHistory, data: dict[str, Any]) -> None:
 
 
 def _clear_pending(history: ScopeHistory) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         (history.git_dir / PENDING).unlink()
-    except FileNotFoundError:
-        pass
 
 
 def pending(stores: Any, scope: str) -> list[MergeConflict]:

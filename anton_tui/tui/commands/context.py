@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-
 if TYPE_CHECKING:
     from anton_tui.memory.stores import MemoryStores
     from anton_tui.runtime import Runtime

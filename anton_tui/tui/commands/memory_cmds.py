@@ -19,8 +19,8 @@ from rich.text import Text
 
 from anton_tui.memory.engrams.cortex import COMPACTION_THRESHOLD
 from anton_tui.memory.engrams.engram import Engram
-from anton_tui.memory.episodes.store import Episode
 from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
+from anton_tui.memory.episodes.store import Episode
 from anton_tui.runtime import off_loop
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, as_output, error, info, success, warning
 from anton_tui.tui.commands.parse import ParsedCommand
@@ -347,7 +347,7 @@ async def reset(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
         return info("Canceled.")
     try:
         change = await ctx.runtime.memory_reset(scope)
-    except Exception as exc:  # noqa: BLE001 - a history that cannot be written is said, memory is untouched
+    except Exception as exc:
         return error(f"Not reset: {exc}")
     if change is None:
         return info(f"Nothing to clear in {scope}.")

@@ -24,7 +24,7 @@ async def remote(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
             return error("Use /memory remote add global|project <url> (a bare folder, ssh:// or https:// address).")
         try:
             url = await ctx.runtime.memory_remote_add(words[1], args.after(2))
-        except Exception as exc:  # noqa: BLE001 - said to the user, nothing changed
+        except Exception as exc:
             return error(f"Not added: {exc}")
         return success(f"The {words[1]} memory is shared through {url}. /memory sync syncs it now.")
     if action in ("remove", "delete"):

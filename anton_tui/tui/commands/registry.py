@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text

@@ -48,7 +48,9 @@ def skill_table(store: SkillStore) -> CommandOutput:
         parts.append(table)
     for problem in broken:
         where = "" if problem.source == "user" else f" in {SOURCE_TITLES.get(problem.source, problem.source)}"
-        parts.append(Text(f"Broken: {problem.label}{where} — {problem.reason} (files left as they are)", style="yellow"))
+        parts.append(
+            Text(f"Broken: {problem.label}{where} — {problem.reason} (files left as they are)", style="yellow")
+        )
     return CommandOutput(Group(*parts), "warning" if broken and not skills else "info")
 
 
@@ -145,7 +147,7 @@ def skill_prompt(label: str, arguments: str) -> str:
     return f"{text}\n\nArguments: {arguments}" if arguments else text
 
 
-async def invoke_skill(ctx: CommandContext, parsed) -> CommandOutput | None | bool:
+async def invoke_skill(ctx: CommandContext, parsed) -> CommandOutput | bool | None:
     """`/label [args]` for a skill marked `user-invocable: true`: starts a turn that recalls it with the arguments.
     False when no such skill exists (the command is then unknown)."""
     store = ctx.stores.skills

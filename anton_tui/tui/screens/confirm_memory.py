@@ -75,7 +75,8 @@ discards all of them.
         self.engrams: tuple[Engram, ...] = tuple(engrams)
         # why each was held for review (the trust gate); empty for those the memory mode asks about
         self.reasons: tuple[tuple[str, ...], ...] = tuple(tuple(r) for r in reasons) + ((),) * (
-            len(self.engrams) - len(reasons))
+            len(self.engrams) - len(reasons)
+        )
 
     def _line(self, index: int) -> Content:
         line = engram_prompt(self.engrams[index])
@@ -99,8 +100,9 @@ discards all of them.
                 markup=False,
             )
             yield SelectionList[int](
-                *(Selection(self._line(index), index, not self.reasons[index])
-                  for index in range(len(self.engrams))),  # held ones start unchecked
+                *(
+                    Selection(self._line(index), index, not self.reasons[index]) for index in range(len(self.engrams))
+                ),  # held ones start unchecked
                 id="confirm-memory-list",
             )
             yield Static(self._detail(0) if self.engrams else "", id="confirm-memory-detail")

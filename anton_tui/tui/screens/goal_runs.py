@@ -10,6 +10,7 @@ when it was cancelled before the run could say so.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -107,7 +108,5 @@ class GoalRuns:
     async def _remove_goal_bar(self: MainScreen) -> None:
         bar, self._goal_bar = self._goal_bar, None
         if bar is not None:
-            try:
+            with contextlib.suppress(NoMatches):
                 await bar.remove()
-            except NoMatches:
-                pass

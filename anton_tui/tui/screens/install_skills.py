@@ -32,7 +32,10 @@ def offer_prompt(offer: Offer) -> Content:
     if offer.problem:
         parts += ["  ", (f"· cannot be installed: {offer.problem}", "red")]
     elif offer.clash:
-        parts += ["  ", (f"· clash: {offer.clash}" + (" (choose it to replace yours)" if offer.replaces else ""), "yellow")]
+        parts += [
+            "  ",
+            (f"· clash: {offer.clash}" + (" (choose it to replace yours)" if offer.replaces else ""), "yellow"),
+        ]
     return Content.assemble(*parts)
 
 
@@ -125,7 +128,9 @@ your own is replaced (it is moved to a backup first).
             question = f"Replace your skill{'s' if len(clashes) > 1 else ''} {names}?"
             detail = ("Yes: your current one is moved into the backups folder beside your skills, then the new one is "
                       "installed. No: it is left out and the other chosen skills are installed.")  # fmt: skip
-            replace = await self.app.push_screen_wait(ConfirmScreen(question, detail, confirm="Replace", cancel="Leave out"))
+            replace = await self.app.push_screen_wait(
+                ConfirmScreen(question, detail, confirm="Replace", cancel="Leave out")
+            )
             if not replace:
                 chosen = [label for label in chosen if label not in clashes]
                 if not chosen:

@@ -14,14 +14,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.css.query import NoMatches
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import reactive
 from textual.types import NoActiveAppError
 from textual.widget import Widget
-from textual.worker import Worker, WorkerState
 from textual.widgets import Footer, TextArea
+from textual.worker import Worker, WorkerState
 
 from anton_tui.agent.events import (
     AccNudge,
@@ -32,9 +32,9 @@ from anton_tui.agent.events import (
     HistoryRepaired,
     HistorySummarised,
     HistoryTrimmed,
+    MemoryConfirmationNeeded,
     MemoryHistoryBroken,
     MemorySynced,
-    MemoryConfirmationNeeded,
     MemoryWritten,
     ScratchpadActivity,
     SecretsRemoved,
@@ -48,13 +48,13 @@ from anton_tui.runtime import Runtime
 from anton_tui.settings_sources import FirstFrame
 from anton_tui.tui.command_registry import SlashCommand, parse_command_line
 from anton_tui.tui.css import stylesheet
-from anton_tui.tui.screens.goal_runs import GoalRuns
 from anton_tui.tui.messages import (
     ChatCleared,
     CommandReplied,
     MemoryConfirmationAnswered,
     SessionEventMessage,
 )
+from anton_tui.tui.screens.goal_runs import GoalRuns
 from anton_tui.tui.screens.main_panes import NARROW_BELOW, PaneLayout
 from anton_tui.tui.screens.main_workspace import WorkspaceInput
 from anton_tui.tui.textual_internals import PaintFirstScreen
@@ -89,7 +89,9 @@ class Conversation(Vertical):
     ALLOW_MAXIMIZE = True
 
 
-class MainScreen(WorkspaceInput, GoalRuns, PaneLayout, PaintFirstScreen):  # `@`/`!`: main_workspace.py; /goal: goal_runs.py
+class MainScreen(
+    WorkspaceInput, GoalRuns, PaneLayout, PaintFirstScreen
+):  # `@`/`!`: main_workspace.py; /goal: goal_runs.py
     """Where the conversation happens."""
 
     DEFAULT_CSS = stylesheet(__file__, "main.tcss")
@@ -162,13 +164,13 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         if runtime is not None:
             self._runtime_attached.set()
         self.commands = commands
-        self._header_args = dict(
-            version=version,
-            workspace=Path(frame.project_dir),
-            provider=frame.planning_provider,
-            model=frame.planning_model,
-            memory_mode=frame.effective_memory_mode,
-        )
+        self._header_args = {
+            "version": version,
+            "workspace": Path(frame.project_dir),
+            "provider": frame.planning_provider,
+            "model": frame.planning_model,
+            "memory_mode": frame.effective_memory_mode,
+        }
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
         self._show_inspector = inspector

@@ -7,6 +7,7 @@ watch, and the bindings that call the actions.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from textual import events, work
@@ -75,10 +76,8 @@ class PaneLayout:
             return False
 
     def on_resize(self: MainScreen, event: events.Resize) -> None:
-        try:
+        with contextlib.suppress(NoMatches):
             self.query_one(Footer).compact = self._compact_footer()
-        except NoMatches:
-            pass
         self._apply_side_width(event.size.width)
 
     def action_toggle_scratchpad(self: MainScreen) -> None:

@@ -41,8 +41,8 @@ class ShellEventMessage(Message, bubble=False):
 class WorkspaceInput:
     """`@` file picking and `!` commands for `MainScreen`."""
 
-    runtime: "Runtime | None"
-    chat: "ChatView"
+    runtime: Runtime | None
+    chat: ChatView
     _shell_worker: Worker | None = None
 
     # ----------------------------------------------------------------- `@` mentions

@@ -167,7 +167,7 @@ again. What those turns wrote to memory stays. **Escape** changes nothing.
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("#", "Message")
-        for number, turn in zip(range(len(self.turns), 0, -1), self.turns):
+        for number, turn in zip(range(len(self.turns), 0, -1), self.turns, strict=False):
             table.add_row(str(number), _one_line(turn.text, 90), key=str(turn.index))
         table.focus()
 

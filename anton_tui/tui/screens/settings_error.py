@@ -45,7 +45,9 @@ unset it in your shell.
         where = "your shell's environment" if error.source == ENVIRONMENT else error.source
         with Vertical(id="settings-error-dialog"):
             yield Label(Content("A setting is not valid"), id="settings-error-title")
-            yield Static(Content.assemble(("Variable  ", "dim"), (error.variable, "bold")), id="settings-error-variable")
+            yield Static(
+                Content.assemble(("Variable  ", "dim"), (error.variable, "bold")), id="settings-error-variable"
+            )
             yield Static(Content.assemble(("Value     ", "dim"), error.value), id="settings-error-value")
             yield Static(Content.assemble(("From      ", "dim"), where), id="settings-error-source")
             yield Static(Content.assemble(("Expected  ", "dim"), error.allowed), id="settings-error-allowed")

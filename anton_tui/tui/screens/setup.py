@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.css.query import NoMatches
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
@@ -45,7 +45,7 @@ KEY_VARIABLE = {
 }
 DEFAULT_MODELS = {"anthropic": ("claude-sonnet-4-6", "claude-haiku-4-5-20251001")}
 SaveSettings = Callable[[dict[str, "str | None"]], Awaitable[Any]]
-PROVIDER_NAMES = dict((value, label) for label, value in PROVIDERS)
+PROVIDER_NAMES = {value: label for label, value in PROVIDERS}
 
 
 class SetupOutcome(enum.Enum):
@@ -146,9 +146,9 @@ def env_updates(values: SetupValues, settings: Any) -> dict[str, str | None]:
         updates["ANTON_OPENAI_BASE_URL"] = base_url
     elif values.provider == "openai":
         updates["ANTON_OPENAI_BASE_URL"] = None  # the official API: drop a compatible server's URL from this project
-    if values.memory_mode not in dict((v, v) for _, v in MEMORY_MODES):
+    if values.memory_mode not in {v: v for _, v in MEMORY_MODES}:
         raise SetupError("Choose a memory mode.", "memory-mode")
-    if values.acc_mode not in dict((v, v) for _, v in ACC_MODES):
+    if values.acc_mode not in {v: v for _, v in ACC_MODES}:
         raise SetupError("Choose a self-check (ACC) mode.", "acc-mode")
     updates["ANTON_MEMORY_MODE"] = values.memory_mode
     updates["ANTON_EPISODIC_MEMORY"] = "true" if values.episodic_memory else "false"
@@ -256,7 +256,9 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
                 yield self._row("Base URL", base_url, "row-base-url", "openai_base_url")
                 planning = _input(s.planning_model, "planning-model")
                 yield self._row("Planning model", planning, "row-planning-model", "planning_model")
-                yield self._row("Coding model", _input(s.coding_model, "coding-model"), "row-coding-model", "coding_model")
+                yield self._row(
+                    "Coding model", _input(s.coding_model, "coding-model"), "row-coding-model", "coding_model"
+                )
                 memory = _select(MEMORY_MODES, s.memory_mode, "memory-mode")
                 yield self._row("Memory mode", memory, "row-memory-mode", "memory_mode")
                 episodic = Horizontal(

@@ -177,7 +177,10 @@ editor, and again closes this screen.
         select = message.select
         tree = self.tree
         keep = select or (tree.cursor_node.data if tree.cursor_node is not None else None)
-        nodes = [*tree.root.children, *(child for node in tree.root.children if node.data is None for child in node.children)]
+        nodes = [
+            *tree.root.children,
+            *(child for node in tree.root.children if node.data is None for child in node.children),
+        ]
         expanded = {node.data.label for node in nodes if node.is_expanded and node.data is not None}
         if select is not None:
             expanded.add(select.label)
@@ -278,7 +281,9 @@ editor, and again closes this screen.
             text = await runtime.read_skill_file(ref.label, ref.file or "", source=ref.source)
             return OpenedFile(ref, text, True, f"read-only · {reason}")
         if ref.part == "stats":
-            return OpenedFile(ref, await runtime.read_skill_file(ref.label, "stats.json"), True, "read-only · usage counters")
+            return OpenedFile(
+                ref, await runtime.read_skill_file(ref.label, "stats.json"), True, "read-only · usage counters"
+            )
         skill = await runtime.load_skill(ref.label)
         if skill is None:
             problem = await runtime.skill_problem(ref.label)
@@ -450,8 +455,10 @@ editor, and again closes this screen.
             return
         self._unsaved.pop((ref.label, ref.file), None)
         self.open_ref = None
-        new_ref = NodeRef(saved.skill.label, "SKILL.md", "procedure") if ref.part == "procedure" else NodeRef(
-            saved.skill.label
+        new_ref = (
+            NodeRef(saved.skill.label, "SKILL.md", "procedure")
+            if ref.part == "procedure"
+            else NodeRef(saved.skill.label)
         )
         self.post_message(self.Done(saved.warning or f"Saved {saved.skill.label}", select=new_ref, open_after=True))
 
@@ -561,7 +568,9 @@ editor, and again closes this screen.
             self._show_info(self._note)
         if message.renamed is not None:
             old, new = message.renamed
-            self._unsaved = {(new if label == old else label, file): text for (label, file), text in self._unsaved.items()}
+            self._unsaved = {
+                (new if label == old else label, file): text for (label, file), text in self._unsaved.items()
+            }
             if self.open_ref is not None and self.open_ref.label == old:
                 self.open_ref = replace(self.open_ref, label=new)
             cursor = self.tree.cursor_node

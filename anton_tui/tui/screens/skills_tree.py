@@ -30,7 +30,6 @@ class NodeRef:
     source: str = "user"  # set on the nodes of a broken skill found in a read-only source
 
 
-
 class SkillTreeNodes:
     """Builds the tree's branches for `SkillsScreen`."""
 

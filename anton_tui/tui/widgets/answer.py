@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 def _scrolls_sideways(widget: Widget) -> bool:
     """A code block wider than the chat scrolls sideways; kept lines could not, so such a part stays Markdown."""
     return any(
-        child.styles.overflow_x in ("auto", "scroll") and child.max_scroll_x > 0 for child in widget.walk_children(Widget)
+        child.styles.overflow_x in ("auto", "scroll") and child.max_scroll_x > 0
+        for child in widget.walk_children(Widget)
     )
 
 
@@ -223,7 +224,9 @@ class AssistantMessage(Widget):
             end = length if end == -1 else min(end, length)
             start = min(start, end)
             style = self.screen.get_component_rich_style("screen--selection")
-            strip = Strip.join([strip.crop(0, start), strip.crop(start, end).apply_style(style), strip.crop(end, length)])
+            strip = Strip.join(
+                [strip.crop(0, start), strip.crop(start, end).apply_style(style), strip.crop(end, length)]
+            )
         return strip if strip.cell_length == width else strip.crop_extend(0, width, self._line_style)
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
@@ -237,4 +240,3 @@ class AssistantMessage(Widget):
     async def action_link(self, href: str) -> None:
         """A link in the kept lines was clicked (the Markdown that drew it is gone)."""
         self.app.open_url(href)
-

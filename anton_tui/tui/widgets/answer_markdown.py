@@ -12,7 +12,9 @@ class AnswerMarkdown(Markdown):
     """The live Markdown of a part. Its first block has the class `-first`, which chat.tcss uses to start an answer
     right under the message before it, whatever block it opens with."""
 
-    def mount(self, *widgets: Widget, before: int | str | Widget | None = None, after: int | str | Widget | None = None):
+    def mount(
+        self, *widgets: Widget, before: int | str | Widget | None = None, after: int | str | Widget | None = None
+    ):
         if widgets and before is None and after is None and not self.children:
             widgets[0].add_class("-first")
         return super().mount(*widgets, before=before, after=after)

@@ -86,7 +86,7 @@ def repair_notice(event: HistoryRepaired) -> Content:
     )
 
 
-def history_notice(event: "HistorySummarised | HistoryTrimmed | HistoryNotSaved") -> Content:
+def history_notice(event: HistorySummarised | HistoryTrimmed | HistoryNotSaved) -> Content:
     """One line for a change to the conversation's history (the full summary is in `event.summary`)."""
     from anton_tui.agent.events import HistorySummarised, HistoryTrimmed
 
@@ -106,7 +106,7 @@ def history_notice(event: "HistorySummarised | HistoryTrimmed | HistoryNotSaved"
 class CommandReply(Vertical):
     """A slash command and its reply; the reply is a Rich renderable (a table, Markdown or plain text)."""
 
-    def __init__(self, line: str, output: "CommandOutput") -> None:
+    def __init__(self, line: str, output: CommandOutput) -> None:
         super().__init__(classes=f"chat-block -{output.level}")
         self.line = line
         self.output = output
@@ -307,7 +307,7 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
         await self.end_answer()
         await self.add_block(ErrorBlock(message, retryable))
 
-    async def add_command_output(self, line: str, output: "CommandOutput") -> None:
+    async def add_command_output(self, line: str, output: CommandOutput) -> None:
         """The reply to a slash command, under the command line the user typed."""
         await self.end_answer()
         await self.add_block(CommandReply(line, output))

@@ -33,9 +33,7 @@ class GoalBar(Static):
 
     def show_turn(self, turn: int) -> None:
         self.turn = turn
-        self.update(
-            Content.assemble((self.counter, "bold"), " · Esc stops · ", (self.objective, "italic"))
-        )
+        self.update(Content.assemble((self.counter, "bold"), " · Esc stops · ", (self.objective, "italic")))
 
     def on_mount(self) -> None:
         self.show_turn(self.turn)

@@ -49,4 +49,3 @@ def context_texts(used: int, window: int) -> tuple[str, str]:
     share = used * 100 / window if window else 0
     percent = "<1" if 0 < share < 1 else str(round(share))
     return f"ctx {compact_count(used)}/{compact_count(window)}", f"ctx {percent}%"
-

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
@@ -114,8 +113,10 @@ class ToolCallBlock(Collapsible):
         self.set_class(not success, "-failed")
         mark, style = ("✓", "$text-success") if success else ("✗ failed", "$text-error")
         self.title = self._title_content(mark, style, f"{duration:.1f}s")
-        shown = result if len(result) <= RESULT_PREVIEW_CHARS else (
-            result[:RESULT_PREVIEW_CHARS] + f"\n… ({len(result):,} characters in all)"
+        shown = (
+            result
+            if len(result) <= RESULT_PREVIEW_CHARS
+            else (result[:RESULT_PREVIEW_CHARS] + f"\n… ({len(result):,} characters in all)")
         )
         self._result.update(Content(shown or "(no result)"))
         self._result.remove_class("-running")

@@ -75,11 +75,15 @@ def feed_item(entry: AccEventObserved | AccNudge | OutsideAccess | Event | Lesso
     if isinstance(entry, Lesson):
         label = "nudge" if nudged else "lesson"
         detectors = entry.detectors
-        who = f"{' and '.join(detectors)} fired on the same failure, one lesson for both" if entry.also else (
-            f"{entry.detector} fired")
+        who = (
+            f"{' and '.join(detectors)} fired on the same failure, one lesson for both"
+            if entry.also
+            else (f"{entry.detector} fired")
+        )
         header = f"{who} ({'shown to the model now' if nudged else 'saved to rules at turn end'})"
-        return FeedItem(at, label, " + ".join(detectors), entry.kind, entry.severity, entry.rule,
-                        f"{header}\n{entry.rule}")
+        return FeedItem(
+            at, label, " + ".join(detectors), entry.kind, entry.severity, entry.rule, f"{header}\n{entry.rule}"
+        )
     if isinstance(entry, Event):
         summary = _event_summary(entry.detail, entry.round_idx)
         details = "\n".join(f"{key}: {value}" for key, value in entry.detail.items())

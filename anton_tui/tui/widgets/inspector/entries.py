@@ -54,7 +54,7 @@ class EntryRows(Sequence[EntryRow]):
     a list of 50,000 lessons costs the list, not a row object and a key string per lesson.
     """
 
-    __slots__ = ("engrams", "_tiers")
+    __slots__ = ("_tiers", "engrams")
 
     def __init__(self, tiers: Iterable[tuple[str, Sequence[Engram]]] = ()) -> None:
         self.engrams: list[Engram] = []
@@ -220,7 +220,7 @@ class EntryTab(FileTab):
             return None
         return self._visible[table.cursor_row]
 
-    def fill_table(self, kept: tuple[str, str, int] | None | bool = False) -> None:
+    def fill_table(self, kept: tuple[str, str, int] | bool | None = False) -> None:
         """Show the loaded rows that pass `matches`, keeping the cursor on the same entry where it still exists.
 
         `kept` names the entry to keep the cursor on when the rows were just replaced (False: the one under it)."""

@@ -112,7 +112,7 @@ When shared memory was synced and part of the merge could not be decided, those 
             await self.runtime.record_external()  # what an editor or Anton changed since
             changes = await self.runtime.memory_log(limit=LIMIT)
             waiting = await self.runtime.memory_waiting() if hasattr(self.runtime, "memory_waiting") else {}
-        except Exception as exc:  # noqa: BLE001 - a broken history is shown, never fatal
+        except Exception as exc:
             self.post_message(self.Listed([], f"The history cannot be read: {exc}"))
         else:
             flat = [(scope, conflict) for scope, found in waiting.items() for conflict in found]
@@ -170,7 +170,7 @@ When shared memory was synced and part of the merge could not be decided, those 
     async def _show(self, change_id: str) -> None:
         try:
             _change, diff = await self.runtime.memory_show(change_id)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             diff = f"(cannot be shown: {exc})"
         self.post_message(self.Shown(change_id, diff))
 
@@ -235,7 +235,7 @@ When shared memory was synced and part of the merge could not be decided, those 
     async def _undo(self, change_id: str) -> None:
         try:
             outcome = await self.runtime.memory_undo(change_id)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self.notify(str(exc), title="Not undone", severity="error", timeout=10)
             return
         if not outcome.done:

@@ -19,15 +19,20 @@ from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from anton_tui.agent.events import (
-    AccEventObserved, AccNudge, MemorySynced, MemoryWritten, OutsideAccess, TurnFinished,
+    AccEventObserved,
+    AccNudge,
+    MemorySynced,
+    MemoryWritten,
+    OutsideAccess,
+    TurnFinished,
 )  # fmt: skip
 from anton_tui.runtime import Runtime
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
 from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
 from anton_tui.tui.widgets.inspector.base import FileTab, InspectorTab
-from anton_tui.tui.widgets.inspector.episodes import EpisodesTab
 from anton_tui.tui.widgets.inspector.context_tab import ContextTab
+from anton_tui.tui.widgets.inspector.episodes import EpisodesTab
 from anton_tui.tui.widgets.inspector.history_tab import HistoryTab
 from anton_tui.tui.widgets.inspector.lessons import LessonsTab
 from anton_tui.tui.widgets.inspector.profile import ProfileTab

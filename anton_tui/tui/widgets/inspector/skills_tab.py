@@ -217,6 +217,6 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
             return
         stages = ", ".join(
             f"stage {number}: {recommended} recommended / {used} used"
-            for number, (recommended, used) in zip(STAGES, row.stages)
+            for number, (recommended, used) in zip(STAGES, row.stages, strict=False)
         )
         detail.update(Content.assemble((f"{row.label} · {stages}", "dim"), "\n", row.cue or row.name))
