@@ -58,18 +58,20 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def write_temp(path: Path, data: bytes) -> Path:
+def write_temp(path: Path, data: bytes, *, mode: int | None = None) -> Path:
     """Write `data` to a new temporary file next to `path` (named ``.<name>.<pid>.<random>.tmp``) and fsync it.
 
-    It gets the permission bits `path` has now (the usual ones for the user's umask when `path` is missing).
+    It gets `mode` when given, else the permission bits `path` has now (the usual ones for the user's umask when
+    `path` is missing).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = None
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is not None else 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -83,14 +85,45 @@ def write_temp(path: Path, data: bytes) -> Path:
     return tmp
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` in one step (temporary file in the same folder, fsync, `os.replace`)."""
-    tmp = write_temp(path, data)
+def fsync_folder(folder: Path) -> None:
+    """Make a rename or a new file in `folder` durable (where the system allows opening a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a folder; the rename itself is still atomic
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace `path` with `data` in one step: a temporary file in the same folder (fsync), `os.replace`, then an
+    fsync of the folder, so after a crash the file is the old one or the new one, whole. `mode` as in `write_temp`."""
+    tmp = write_temp(path, data, mode=mode)
     try:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    fsync_folder(path.parent)
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the folder itself, so writers of files in it take turns and no lock file is left
+    in the folder (a lock on the folder survives its files being replaced). A no-op without `fcntl`."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def remove_stale_temps(path: Path) -> int:
