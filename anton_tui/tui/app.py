@@ -22,6 +22,7 @@ from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
 from anton_tui.tui.app_ui import AppActions
 from anton_tui.tui.command_registry import SlashCommand, default_menu
 from anton_tui.tui.screens.main import MainScreen
+from anton_tui.tui.textual_internals import write_to_terminal
 from anton_tui.tui.themes import DEFAULT_THEME, AppThemes
 
 _HERE = Path(__file__).parent
@@ -268,9 +269,7 @@ class AntonApp(AppActions, App[int]):
         return self._attention
 
     def _write_to_terminal(self, text: str) -> None:
-        if not self.is_headless and self._driver is not None:
-            self._driver.write(text)
-            self._driver.flush()
+        write_to_terminal(self, text)
 
     def on_app_focus(self) -> None:
         self.attention.focused = True

@@ -17,6 +17,7 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from anton_tui.agent.events import MemoryConfirmationNeeded, SessionEvent
+from anton_tui.tui.app import AntonApp
 
 from .screen_reader import screen_text
 
@@ -93,6 +94,24 @@ class ScriptedSession:
         self.pad_actions.append(("remove_pad", pad))
 
 
+class KeepsNotifications:
+    """Mixed into a test's app class (before its Textual `App`): the message of every notification the app shows is
+    kept in `notified`, in order, as it passes through the public `App.notify` (every toast does). Tests read them
+    with `notifications(app)`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notified: list[str] = []
+
+    def notify(self, message: str, **options: Any) -> None:
+        self.notified.append(str(message))
+        super().notify(message, **options)  # type: ignore[misc]
+
+
+class KeptNotificationsApp(KeepsNotifications, AntonApp):
+    """The app the tests run, keeping its notifications."""
+
+
 def scripted_app(
     settings: Any,
     session: Any,
@@ -107,11 +126,10 @@ def scripted_app(
 ) -> Any:
     """The app over a `Runtime` of `settings` and a (scripted) `session`; no inspector unless `inspector=True`."""
     from anton_tui.runtime import Runtime
-    from anton_tui.tui.app import AntonApp
 
     runtime = Runtime(settings, session, stores=stores, control=scratchpad_control, closing=closing, banner=banner,
                       suggest_prompt=suggest_prompt)  # fmt: skip
-    return (app_class or AntonApp)(runtime, **({"inspector": False} | options))
+    return (app_class or KeptNotificationsApp)(runtime, **({"inspector": False} | options))
 
 
 def make_settings(**overrides: Any) -> AppSettings:
@@ -132,8 +150,9 @@ async def wait_until(pilot: Pilot, condition: Callable[[], bool], timeout: float
 
 
 def notifications(app: App) -> list[str]:
-    """The messages of the toasts currently shown."""
-    return [notification.message for notification in app._notifications]
+    """The messages of every notification the app has shown, in order (`KeepsNotifications`)."""
+    assert isinstance(app, KeepsNotifications), f"{type(app).__name__} does not keep its notifications"
+    return list(app.notified)
 
 
 async def send(pilot: Pilot, text: str) -> None:
