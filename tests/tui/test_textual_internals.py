@@ -24,6 +24,7 @@ from anton_tui.tui.textual_internals import (
     batching,
     layout_settled,
     rendered_lines,
+    write_to_terminal,
 )
 
 from .screen_reader import screen_text
@@ -244,6 +245,19 @@ def test_the_app_internals_are_as_relied_on() -> None:
     assert not batching(app)
     relied_on(App, "_display", params=("self", "screen", "renderable"))
     relied_on(app, "_running")
+    relied_on(app, "_driver")
+    assert app._driver is None, "Textual changed: App._driver is not None before the app runs"
+
+
+async def test_the_driver_is_where_write_to_terminal_finds_it() -> None:
+    from textual.driver import Driver
+
+    relied_on(Driver, "write", params=("self", "data"))
+    relied_on(Driver, "flush", params=("self",))
+    app = App()
+    async with app.run_test():
+        assert isinstance(app._driver, Driver), "Textual changed: a running app has no App._driver"
+        write_to_terminal(app, "\x1b]9;test\x1b\\")  # headless: nothing is written, nothing fails
 
 
 def test_the_data_table_internals_are_as_the_bulk_insert_relies_on() -> None:
