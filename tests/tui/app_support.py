@@ -43,6 +43,9 @@ class AppSettings:
     planning_model: str = "claude-test"
     keymap: dict[str, str] = field(default_factory=dict)
     episodic_memory: bool = True
+    notify_bell: bool = True
+    notify_desktop: bool = True
+    env_warnings: list[str] = field(default_factory=list)
 
     @property
     def effective_memory_mode(self) -> str:
