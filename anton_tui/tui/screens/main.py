@@ -1,10 +1,11 @@
 """The main screen: chat and prompt on the left, scratchpad and inspector on the right, header and footer.
 
 It runs each turn in a worker that only forwards engine events as messages; the handlers here route each event to
-the pane that shows it. The screen composes the parts that keep their own state: `PaneLayout` (which panes show and
-how wide), the `ShellRunner` of `!` commands, and a `GoalRunner` while a `/goal` runs (its worker stands for the
-running turn). They report back in messages; a failed worker, the screen's own or theirs, is shown in one place
-(`show_failure`).
+the pane that shows it. The screen is composed of parts that keep their own state: `PaneLayout` (which panes show and
+how wide), the two columns (`Conversation`: chat and prompt; `SideColumn`: scratchpad and inspector), the
+`ShellRunner` of `!` commands, the `CommandRunner` of slash commands, and a `GoalRunner` while a `/goal` runs (its
+worker stands for the running turn). They report back in messages; a failed worker, the screen's own or theirs, is
+shown in one place (`show_failure`).
 """
 
 from __future__ import annotations
