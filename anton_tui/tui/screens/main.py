@@ -260,6 +260,9 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         if runtime.background_events is not None:
             self.follow_background_events(runtime.background_events)
 
+    def on_side_column_inspector_mounted(self) -> None:
+        self.call_after_refresh(self.panes.fit_side_to_tabs)
+
     def on_inspector_pane_loaded(self) -> None:
         self.panes.fit_side_to_tabs()
 

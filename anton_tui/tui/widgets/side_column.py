@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker
 
@@ -32,6 +33,9 @@ class InspectorView(Protocol):
 
 class SideColumn(Vertical):
     """The scratchpad and the inspector; `show_inspector=False` keeps the empty frame (tests, minimal setups)."""
+
+    class InspectorMounted(Message):
+        """The inspector over the runtime took the empty frame's place (its tabs are there, still empty)."""
 
     def __init__(self, runtime: Runtime | None, *, show_inspector: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -90,6 +94,7 @@ class SideColumn(Vertical):
         pane = InspectorPane(runtime, id="inspector")  # (hidden by the screen's class if F3 hid the frame)
         await self.mount(pane)
         self._inspector_view = pane
+        self.post_message(self.InspectorMounted())
 
     # --- the scratchpad pane's cancel, reset and remove ----------------------------------------------------------
 
