@@ -12,9 +12,7 @@ import io
 import json
 import os
 import re
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
@@ -22,6 +20,7 @@ from dotenv.parser import parse_stream
 from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from anton_tui.memory.files.locking import atomic_write, folder_lock
 from anton_tui.paths import ENV_FILE_HEADER
 from anton_tui.settings_sources import (
     COMMAND_LINE,
@@ -270,7 +269,7 @@ def write_project_env(project_dir: str | os.PathLike[str], updates: Mapping[str,
 
     path = Path(project_dir) / ".anton" / ".env"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _folder_lock(path.parent):
+    with folder_lock(path.parent):
         try:
             text = path.read_bytes().decode("utf-8")
         except FileNotFoundError:
@@ -281,7 +280,7 @@ def write_project_env(project_dir: str | os.PathLike[str], updates: Mapping[str,
                 f"{path} is not UTF-8 text (byte {exc.start}), so none of its settings can be read; nothing was "
                 f"written. Save the file as UTF-8 (or remove it) and try again."
             ) from None
-        _atomic_write(path, _apply_updates(text, updates).encode("utf-8"))
+        atomic_write(path, _apply_updates(text, updates).encode("utf-8"), mode=0o600)
     return path
 
 
@@ -313,33 +312,3 @@ def _quoted(value: str) -> str:
     if _BARE_VALUE.match(value):
         return value
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # created with mode 0600
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-@contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """Serialise writers of files in ``folder`` (a lock on the folder itself survives the file being replaced)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no advisory locks
-        yield
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from anton_tui.memory.files.locking import folder_lock
 from anton_tui.memory.skills.format import (
     STAGES,
     SkillFormatError,
@@ -31,7 +32,6 @@ from anton_tui.memory.skills.format import (
     bump_recommended,
     describe_error,
     folder_kind,
-    folder_lock,
     front_matter_fields,
     link_out,
     new_front_matter,
