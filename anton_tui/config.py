@@ -102,7 +102,7 @@ class Settings(BaseSettings):
     cell_keep_recent: int = Field(5, gt=0)
     scratchpad_pass_api_keys: bool = False
 
-    # read-only skill sources besides ~/.anton/skills (see memory/skills.sources.py); each can be switched off
+    # read-only skill sources besides ~/.anton/skills (see memory/skills/sources.py); each can be switched off
     skills_project_agents: bool = True  # <project>/.agents/skills
     skills_user_agents: bool = True  # ~/.agents/skills
     skills_claude: bool = True  # ~/.claude/skills
