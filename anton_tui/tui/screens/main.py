@@ -292,13 +292,12 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
 
     def show_model(self, runtime: Runtime) -> None:
         """The header follows the runtime's provider, model and memory mode."""
-        settings = runtime.settings
-        mode = getattr(settings, "effective_memory_mode", getattr(settings, "memory_mode", ""))
+        shown = runtime.first_frame  # the settings as the header shows them
         try:
             header = self.query_one(AntonHeader)
         except NoMatches:
             return  # the app is closing: the screen's widgets are already gone
-        header.set_model(runtime.provider_label, str(settings.planning_model), str(mode))
+        header.set_model(runtime.provider_label, shown.planning_model, shown.effective_memory_mode)
 
     async def show_conversation(self, entries: list, heading: str) -> None:
         """Show a resumed or rewound conversation: `heading` on top, then its last `SHOWN_ENTRIES` entries (typed
