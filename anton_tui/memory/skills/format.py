@@ -99,7 +99,7 @@ def _checked_name(value: Any, filename: str, key: str) -> None:
         raise SkillFormatError(f"{filename}: {key!r} contains {_CONTROL}")
 
 
-def validate_relative_file(rel: str) -> PurePosixPath:
+def validate_relative_file(rel: object) -> PurePosixPath:
     """Check a file name inside a skill's code/, scripts/ or references/ folder; it may not leave that folder."""
     if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
         raise ValueError(f"invalid skill file name {rel!r}")
