@@ -84,6 +84,7 @@ class SettingKind:
     allowed: str
     parse: Callable[[str], object]
     secret: bool = False  # a bad value is shown masked
+    choices: tuple[str, ...] = ()  # every value, for a setting chosen from a fixed set
 
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
@@ -140,7 +141,7 @@ def _one_of(choices: object) -> SettingKind:
             raise ValueError(text)
         return text
 
-    return SettingKind("one of " + ", ".join(values), parse)
+    return SettingKind("one of " + ", ".join(values), parse, choices=values)
 
 
 _TEXT = SettingKind("text", str)
@@ -208,10 +209,10 @@ def setting_value(field_name: str, raw: str) -> object:
 
 def setting_choices(field_name: str) -> tuple[str, ...]:
     """The values of a setting that has a fixed set of them (the memory mode, a provider...), in order."""
-    allowed = SETTING_KINDS[field_name].allowed
-    if not allowed.startswith("one of "):
+    choices = SETTING_KINDS[field_name].choices
+    if not choices:
         raise ValueError(f"{field_name} is not chosen from a fixed set of values")
-    return tuple(allowed.removeprefix("one of ").split(", "))
+    return choices
 
 
 ModeT = TypeVar("ModeT", bound=str)
