@@ -398,10 +398,8 @@ class SkillCatalog:
         """Set when the skills folder could not be listed the last time it was read (e.g. no permission)."""
         self._merged: tuple[list[list[SkillSummary]], list[SkillSummary]] | None = None
         """The last merged listing and the per-source lists it was made from (reused while they are the same)."""
-
-    def _ordered(self) -> list[SkillSource | None]:
-        """Sources in precedence order; None stands for the user's own folder."""
-        return in_precedence_order(self.sources)
+        self._ordered = in_precedence_order(sources)
+        """The sources in precedence order; None stands for the user's own folder."""
 
     def follow_changes(self, *, max_watches: int | None = None) -> bool:
         """Let listings learn what changed from the change feed instead of checking every skill by `stat` (see the
@@ -447,7 +445,7 @@ class SkillCatalog:
     def _all_summaries(self) -> list[SkillSummary]:
         """Every healthy skill of every source, in precedence order (shadowed ones included)."""
         out: list[SkillSummary] = []
-        for source in self._ordered():
+        for source in self._ordered:
             out += self._user_summaries() if source is None else self._source_summaries(source)
         return out
 
@@ -457,7 +455,7 @@ class SkillCatalog:
         if not self.sources:  # the user's own folder alone: both spellings of a label are listed, as they are
             return [summary.copy() for summary in self._user_summaries()]
         parts = [self._user_summaries() if source is None else self._source_summaries(source)
-                 for source in self._ordered()]  # fmt: skip
+                 for source in self._ordered]  # fmt: skip
         merged = self._merged
         if (
             merged is not None
@@ -482,7 +480,7 @@ class SkillCatalog:
         sorted by label; a shadowed skill's mark does not count."""
         listed = {summary["label"]: summary for summary in self.list_summaries()}
         marked: set[str] = set()
-        roots = [str(self.root) if source is None else str(source.path) for source in self._ordered()]
+        roots = [str(self.root) if source is None else str(source.path) for source in self._ordered]
         for root in roots:
             try:
                 marked |= _root_view(root, "slash", _marked)
@@ -552,7 +550,7 @@ class SkillCatalog:
         if not self.sources:
             return [value for _, _, value in user], problems
         found: list[tuple[str, str, T]] = []
-        for source in self._ordered():
+        for source in self._ordered:
             if source is None:
                 found += user
                 continue
