@@ -13,8 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent.events import HistoryNotSaved
-from anton_tui.agent.history_store import HistoryBroken, count_user_turns, is_user_turn, message_text, user_text
-from anton_tui.agent.summarise import current_summary, is_summary_message, summary_prefix, summary_text, typed_turns
+from anton_tui.agent.history_store import HistoryBroken
+from anton_tui.agent.messages import (
+    count_user_turns,
+    is_summary_message,
+    is_user_turn,
+    message_text,
+    typed_turns,
+    user_text,
+)
+from anton_tui.agent.summarise import current_summary, summary_prefix, summary_text
 
 if TYPE_CHECKING:
     from anton_tui.agent.session import ChatSession

@@ -205,6 +205,13 @@ class TurnFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class GoalMarkedComplete:
+    """During a `/goal` run the model called `mark_goal_complete`; `summary` is what it says it achieved."""
+
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
 class ErrorOccurred:
     message: str
     retryable: bool = True
@@ -232,6 +239,7 @@ SessionEvent = (
     | OutsideAccess
     | UsageUpdated
     | TurnFinished
+    | GoalMarkedComplete
     | ErrorOccurred
 )
 
