@@ -242,15 +242,3 @@ SessionEvent = (
     | GoalMarkedComplete
     | ErrorOccurred
 )
-
-
-def merge_text_deltas(events: list[SessionEvent]) -> list[SessionEvent]:
-    """Join text pieces that are waiting side by side into one: a fast stream then costs the viewer one update per
-    batch instead of one per token, and never falls behind."""
-    merged: list[SessionEvent] = []
-    for event in events:
-        if isinstance(event, AssistantTextDelta) and merged and isinstance(merged[-1], AssistantTextDelta):
-            merged[-1] = AssistantTextDelta(merged[-1].text + event.text)
-        else:
-            merged.append(event)
-    return merged

@@ -32,7 +32,6 @@ from anton_tui.agent.events import (
     TurnFinished,
     TurnStarted,
     UsageUpdated,
-    merge_text_deltas,
 )
 from anton_tui.agent.history import close_interrupted_round, seal_dangling_tool_uses
 from anton_tui.agent.memory_writes import MemoryWrites
@@ -140,21 +139,15 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
                 getter = asyncio.ensure_future(queue.get())
                 done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
                 if getter in done:
-                    ready = [getter.result()]
-                    while not queue.empty():
-                        ready.append(queue.get_nowait())
-                    for event in merge_text_deltas(ready):
-                        yield event
-                    continue
-                getter.cancel()
-                ready = []
+                    yield getter.result()
+                else:
+                    getter.cancel()
                 while not queue.empty():
-                    ready.append(queue.get_nowait())
-                for event in merge_text_deltas(ready):
-                    yield event
-                break
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()
+                    yield queue.get_nowait()
+                if getter not in done:  # the turn has ended, and every event it sent is out
+                    break
+            if not task.cancelled() and (error := task.exception()) is not None:
+                raise error
         finally:
             if not task.done():
                 task.cancel()
