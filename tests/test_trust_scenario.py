@@ -140,3 +140,28 @@ async def test_memorize_after_a_fetch_waits_for_review(fake_llm, web_page):  # n
     assert [e.text for e in question.engrams] == [BENIGN] and "outside content" in question.reasons[0][0]
     assert not session.cortex.project_hc.lessons_path.exists()
     await session.close()
+
+
+async def test_held_memories_brought_back_are_asked_about_and_kept_when_approved(fake_llm, tmp_path):  # noqa: F811
+    held = HeldMemories(tmp_path / "held.json")
+    first = make_session(fake_llm, memory_mode="autopilot")
+    first.trust.store = held
+    from anton_tui.memory.engrams.engram import Engram
+
+    first.memory_writes.trust_filter([Engram(INJECTED, "always", "global")], "memorize")
+    await first.close()
+
+    second = make_session(fake_llm, memory_mode="autopilot")
+    assert second.restore_held(held) == 1
+    assert second.held_why and not second.cortex.global_hc.rules_path.exists()
+    second.ask_between_turns()
+    question = await next_background(second, MemoryConfirmationNeeded)
+    assert [e.text for e in question.engrams] == [INJECTED]
+    assert "instruction" in question.reasons[0][0]
+    question.future.set_result(list(question.engrams))
+    written = await next_background(second, MemoryWritten)
+    assert written.producer == "confirmation"
+    assert INJECTED in second.cortex.global_hc.rules_path.read_text()
+    assert second.pending_confirmations == [] and not second.held_why
+    assert INJECTED not in held.path.read_text()  # nothing waits any more, after a restart either
+    await second.close()
