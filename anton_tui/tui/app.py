@@ -211,7 +211,7 @@ class AntonApp(AppActions, App[int]):
             targets: list[Any] = [self]
             if self._main_screen is not None:
                 targets.append(self._main_screen.inspector)
-            watcher = MemoryWatcher.for_paths(self.runtime.stores.paths, targets)  # type: ignore[union-attr]
+            watcher = MemoryWatcher.for_paths(self.runtime.paths, targets)  # type: ignore[union-attr]
             watcher.start()
             self._watcher = watcher
         finally:

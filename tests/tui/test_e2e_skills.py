@@ -45,7 +45,7 @@ def seed_skill() -> SkillStore:
 
 
 def tree_labels(screen: SkillsScreen) -> list[str]:
-    return [node.data.label for node in screen.tree.root.children if node.data is not None]
+    return [node.data.label for node in screen.skill_tree.root.children if node.data is not None]
 
 
 async def test_skill_edit_opens_the_editor_and_ctrl_s_writes_the_procedure(fake_llm) -> None:
