@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from anton_tui.runtime.protocols import BackgroundWork, ContextReporting, HeldMemoryReview
+from anton_tui.runtime.protocols import HistorySession
 
 if TYPE_CHECKING:
     from anton_tui.agent.context_report import ContextReport
@@ -20,11 +20,6 @@ if TYPE_CHECKING:
     from anton_tui.memory.history.ops import Undone
     from anton_tui.memory.history.repo import Change
     from anton_tui.memory.stores import MemoryStores
-
-
-class HistorySession(HeldMemoryReview, ContextReporting, BackgroundWork, Protocol):
-    """What the history needs of the session: its held memories and context reports, and where to report a broken
-    history."""
 
 
 class MemoryHistory:

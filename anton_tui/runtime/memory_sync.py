@@ -12,9 +12,9 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from anton_tui.runtime.protocols import BackgroundWork, Redacting, SyncSettings
+from anton_tui.runtime.protocols import SyncSession, SyncSettings
 
 if TYPE_CHECKING:
     from anton_tui.memory.stores import MemoryStores
@@ -31,10 +31,6 @@ def sync_line(outcomes: list[SyncOutcome], when: float | None = None) -> tuple[s
     worst = bad[0].status
     word = {"conflicts": "to resolve", "secret": "secret held back", "failed": "failed"}.get(worst, worst)
     return f"⇅ sync {word} {stamp}", False
-
-
-class SyncSession(Redacting, BackgroundWork, Protocol):
-    """What a sync needs of the session: the redactor that keeps secrets from being pushed, and where to report."""
 
 
 class MemorySync:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from anton_tui.runtime.protocols import ModelAccess
+from anton_tui.runtime.protocols import ModelWarmingUp
 
 logger = logging.getLogger(__name__)
 
@@ -20,7 +20,7 @@ MODEL_WARM_UP_AFTER_S = 10.0
 class ModelWarmUp:
     """Imports the session's model SDK once, when it is first likely to be needed."""
 
-    def __init__(self, session: ModelAccess) -> None:
+    def __init__(self, session: ModelWarmingUp) -> None:
         self._session = session
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None

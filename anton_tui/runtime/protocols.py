@@ -1,8 +1,10 @@
 """What the `Runtime` and its services need from a conversation, from the scratchpads and from the settings.
 
-Each service is written against the small protocol of what it uses, and `ChatSessionLike` is all of them together:
-what a session must offer to run in the app. The real `ChatSession` offers it, and so must a scripted session in a
-test (with no model, no saved conversations and no held memories, it says so with `None`, empty lists and no-ops).
+Each service is written against the small protocol of what it uses (the goals need `TurnTaking`, the usage figures
+`ModelAccess`, the model warm-up `ModelWarmingUp`, the workspace `WorkspaceSession`, the history `HistorySession`,
+shared memory `SyncSession`), and `ChatSessionLike` is all of them together: what a session must offer to run in the
+app. The real `ChatSession` offers it, and so must a scripted session in a test (with no model, no saved
+conversations and no held memories, it says so with `None`, empty lists and no-ops).
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ class ModelAccess(Protocol):
     @property
     def context(self) -> ContextKeeper: ...
 
+
+class ModelWarmingUp(Protocol):
     async def warm_up_model(self) -> None:
         """Import the model SDK in the background, so the first turn does not wait for it."""
         ...
@@ -132,6 +136,20 @@ class SavedConversations(Protocol):
     def delete_saved(self, session_id: str) -> list[Path]: ...
 
 
+class WorkspaceSession(TurnTaking, Redacting, Protocol):
+    """What the workspace needs (`workspace.py`): the session's turns, and the redactor for the commands' output."""
+
+
+class HistorySession(HeldMemoryReview, ContextReporting, BackgroundWork, Protocol):
+    """What the memory history needs (`memory_history.py`): the held memories, the context reports, and where to
+    report a history that cannot be written."""
+
+
+class SyncSession(Redacting, BackgroundWork, Protocol):
+    """What shared memory needs (`memory_sync.py`): the redactor that keeps secrets from being pushed, and where to
+    report a sync."""
+
+
 class ChatSessionLike(
     TurnTaking,
     BackgroundWork,
@@ -139,6 +157,7 @@ class ChatSessionLike(
     HeldMemoryReview,
     ContextReporting,
     ModelAccess,
+    ModelWarmingUp,
     LearningLoops,
     SavedConversations,
     Protocol,

@@ -11,19 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from anton_tui.agent.events import SessionEvent
-from anton_tui.runtime.protocols import Redacting, TurnTaking, WorkspaceSettings
+from anton_tui.runtime.protocols import WorkspaceSession, WorkspaceSettings
 
 if TYPE_CHECKING:
     from anton_tui.agent.mentions import MentionCheck, MentionRefused
     from anton_tui.agent.shell import ShellEvent, ShellRecord
     from anton_tui.agent.workspace_files import FileListing, WorkspaceFiles
-
-
-class WorkspaceSession(TurnTaking, Redacting, Protocol):
-    """What the workspace needs of the session: its turns, and the redactor for the commands' output."""
 
 
 class Workspace:
