@@ -46,6 +46,7 @@ class AppSettings:
     context_window: int | None = None
     memory_sync_minutes: int = 0
     compaction_every_turns: int = 10
+    managed_memory: str | None = None
 
     @property
     def effective_memory_mode(self) -> str:
