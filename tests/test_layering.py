@@ -194,11 +194,13 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     # constants
     "anton_tui.memory.skills.sources": frozenset({"SOURCE_ORDER", "SOURCE_TITLES"}),
     "anton_tui.memory.skills.format": frozenset({"STAGES"}),
-    # the settings as the first frame and the setup screen read them
+    # the settings as the first frame and the setup screen read them, and the setup form's rules (its checks, the
+    # variable names it writes, where each value in use comes from), made for the setup screen
     "anton_tui.settings_sources": frozenset(
-        {"FirstFrame", "EnvLayers", "SettingsError", "SETTINGS_ERROR_EXIT", "ENVIRONMENT"}
+        {"FirstFrame", "EnvLayers", "SettingsError", "SETTINGS_ERROR_EXIT", "ENVIRONMENT", "setting_choices"}
     ),
-    "anton_tui.config": frozenset({"Settings", "SettingsError", "COMMAND_LINE", "DEFAULT", "ENVIRONMENT"}),
+    "anton_tui.config": frozenset({"Settings", "SettingsError"}),
+    "anton_tui.settings_form": None,
 }
 """Engine module -> the names `anton_tui/tui/` may import from it."""
 
