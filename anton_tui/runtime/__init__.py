@@ -14,7 +14,7 @@ from anton_tui.runtime.memory_reads import (
     SessionTurns,
 )
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl, SettingsLike
-from anton_tui.runtime.runtime import Runtime, off_loop
+from anton_tui.runtime.runtime import Runtime
 from anton_tui.runtime.skill_edits import SkillRenameError, SkillSaved
 from anton_tui.runtime.skill_install import SkillInstallReport
 from anton_tui.runtime.skill_reads import SkillListing, SkillLookup, SkillPart, SkillUsage, SkillUsageListing
@@ -45,5 +45,4 @@ __all__ = [
     "SkillUsage",
     "SkillUsageListing",
     "UsageFigures",
-    "off_loop",
 ]
