@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     from anton_tui import gc_policy
 
     arguments = sys.argv[1:] if argv is None else list(argv)
-    if arguments[:1] == ["serve"]:  # the app in browser tabs (anton_tui/serve/); a long-lived server keeps Python's gc
+    if arguments[:1] == ["serve"]:  # the app in browser tabs (anton_tui/serve/): a server, so no gc_policy.hold()
         from anton_tui.serve.command import run as serve
 
         return serve(arguments[1:])

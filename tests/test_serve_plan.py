@@ -40,6 +40,9 @@ def test_no_token_only_on_a_loopback_host() -> None:
     for host in ("0.0.0.0", "192.0.2.7", "::", "myhost.example"):
         with pytest.raises(ServeUsageError, match="--no-token is only for a loopback host"):
             plan(host=host, no_token=True, environ={}, find_address=no_address)
+    with pytest.raises(ServeUsageError, match="--no-token with --public-url"):
+        plan(no_token=True, public_url="https://tunnel.example.org", environ={})
+    assert plan(no_token=True, public_url="http://localhost:9000", environ={}).token is None, "an SSH tunnel's end"
 
 
 def test_a_wildcard_bind_prints_an_address_of_this_machine_and_the_page_has_no_clipboard() -> None:

@@ -112,6 +112,6 @@ class AccessGuard:
         netloc = urlsplit(origin).netloc.lower()
         return netloc == request.host.lower() or (self.public_netloc is not None and netloc == self.public_netloc)
 
-    def _loopback_host(self, request: web.Request) -> bool:
-        host = request.host.lower()
-        return is_loopback(_host_name(host)) or (self.public_netloc is not None and host == self.public_netloc)
+    @staticmethod
+    def _loopback_host(request: web.Request) -> bool:
+        return is_loopback(_host_name(request.host.lower()))

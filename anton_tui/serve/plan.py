@@ -140,6 +140,10 @@ def plan(
             "could drive the agent, which runs code on this machine"
         )
     public = _public_url(public_url) if public_url is not None else None
+    if no_token and public is not None and not is_loopback(urlsplit(public).hostname or ""):
+        raise ServeUsageError(
+            f"--no-token with --public-url {public}: whoever reaches that address could drive the agent; keep the token"
+        )
     if public is not None:
         base = public
     elif is_wildcard(host):
