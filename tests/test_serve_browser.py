@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from anton_tui.serve.plan import machine_address
+from tests.fakellm import Reply
+from tests.fakellm.server import FakeLLMServer
 from tests.serve_support import Served, free_port, start_serve
 
 CHROMIUM = shutil.which("chromium")
@@ -42,6 +44,7 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1400, "height": 900}
+pytestmark = pytest.mark.timeout(300)  # a browser, a server and the demo's turn, on a machine that may be busy
 # Also save the screenshot there (how screenshots/serve-chromium.png is made); read before the fixtures clear ANTON_*.
 SCREENSHOT_COPY = os.environ.get("ANTON_SERVE_SCREENSHOT")
 
@@ -85,9 +88,13 @@ async def browser(tmp_path: Path) -> AsyncIterator[object]:
 
 
 async def wait_for_text(page: object, text: str, timeout_s: float = 60) -> None:
-    await page.wait_for_function(  # type: ignore[attr-defined]
-        "text => window.antonScreen().includes(text)", arg=text, timeout=timeout_s * 1000
-    )
+    try:
+        await page.wait_for_function(  # type: ignore[attr-defined]
+            "text => window.antonScreen().includes(text)", arg=text, timeout=timeout_s * 1000
+        )
+    except playwright_api.TimeoutError:
+        screen = await page.evaluate("() => window.antonScreen()")  # type: ignore[attr-defined]
+        raise AssertionError(f"{text!r} is not in the page after {timeout_s} s; the page shows:\n{screen}") from None
 
 
 async def open_tab(context: object, url: str) -> tuple[object, list[str]]:
@@ -153,8 +160,11 @@ async def test_the_demo_answers_in_chromium_and_copies_to_the_browser_clipboard(
         second, _ = await open_tab(browser, served.url.split("?")[0])  # the cookie carries the token now
         await wait_for_text(second, FIRST_TEXT)
         assert len(served.tab_apps) == 2 and first_app in served.tab_apps, "each tab runs its own app"
-        await second.close()  # type: ignore[attr-defined]
-        assert wait_until(lambda: served.tab_apps == {first_app}), "closing a tab quits its app"
+        await second.focus(".xterm-helper-textarea")  # type: ignore[attr-defined]
+        await second.keyboard.press("Control+q")  # type: ignore[attr-defined]  # the app's own quit
+        await second.wait_for_selector("body.-closed .ended", state="visible")  # type: ignore[attr-defined]
+        assert "has ended" in await second.inner_text("body")  # type: ignore[attr-defined]
+        assert wait_until(lambda: served.tab_apps == {first_app}), "the second tab's app is gone, the first runs on"
         assert not [error for error in errors if "Content Security Policy" in error], errors
         print(f"\nfirst text in the browser {first_text_s:.1f} s after `anton-tui serve` started")
     finally:
@@ -184,5 +194,42 @@ async def test_without_the_browser_clipboard_copying_shows_the_text_and_opens_it
         assert urlsplit(text_page.url).path.startswith("/download/"), "a download through textual-serve"
         body = await text_page.evaluate("() => document.body.innerText")
         assert ANSWER in body and ANSWER_FIGURE in body, "the copied answer, as plain text to select"
+    finally:
+        assert served.stop() == 0
+
+
+async def test_two_tabs_on_one_home_are_two_apps_that_see_each_others_memory(
+    browser: object, fake_llm: FakeLLMServer, project_dir: Path
+) -> None:
+    """As two terminals: tab A's model saves a rule (under the memory files' locks), tab B's inspector shows it."""
+    rule = "Dates in UTC"
+    fake_llm.queue(
+        Reply.tool_call("memorize", {"entries": [{"text": rule, "kind": "always", "scope": "global"}]},
+                        text_before="Noting that."),
+        Reply.text("Saved as a rule."),
+        model="planner",
+    )  # fmt: skip
+    env = {
+        **os.environ,
+        **fake_llm.env(planning_model="planner", coding_model="coder"),
+        "ANTON_MEMORY_MODE": "autopilot",
+    }
+    served = start_serve("--port", str(free_port()), cwd=project_dir, env=env)
+    try:
+        first, _ = await open_tab(browser, served.url)
+        second, _ = await open_tab(browser, served.url.split("?")[0])
+        for page in (first, second):
+            await wait_for_text(page, "No rules yet")
+        assert len(served.tab_apps) == 2
+
+        await first.focus(".xterm-helper-textarea")  # type: ignore[attr-defined]
+        await first.keyboard.type("Always give dates in UTC.")  # type: ignore[attr-defined]
+        await wait_for_text(first, "Always give dates in UTC.")  # in the prompt
+        await first.keyboard.press("Enter")  # type: ignore[attr-defined]
+        await wait_for_text(first, "Saved as a rule.")
+        await wait_for_text(second, rule, timeout_s=20)  # the other app's write, seen by this app's watcher
+        rules = (Path(os.environ["ANTON_HOME"]) / "memory" / "rules.md").read_text()
+        assert rules.count(rule) == 1
+        assert "Saved as a rule." not in await second.evaluate("() => window.antonScreen()"), "its own conversation"  # type: ignore[attr-defined]
     finally:
         assert served.stop() == 0

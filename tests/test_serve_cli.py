@@ -90,6 +90,17 @@ def test_a_port_in_use_is_said_in_one_line(project_dir: Path) -> None:
     assert second.stderr.strip() == f"anton-tui serve: cannot listen on 127.0.0.1 port {port}: address already in use"
 
 
+def test_the_server_loads_no_textual() -> None:
+    """The serving process is engine-side: the tabs' apps run Textual, the server only relays them."""
+    script = "import sys, anton_tui.serve.server; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout
+    assert "'aiohttp'" in loaded and "'textual_serve'" in loaded
+    assert "'textual'" not in loaded
+
+
+@pytest.mark.timeout(240)
 async def test_on_a_non_loopback_bind_every_route_needs_the_token_and_stopping_quits_the_tabs(
     project_dir: Path,
 ) -> None:
