@@ -108,10 +108,11 @@ async def open_tab(context: object, url: str) -> tuple[object, list[str]]:
 
 
 async def send_first_demo_message(page: object) -> None:
-    """Enter in the prompt, where the demo offers its first recorded message."""
+    """Enter in the prompt, where the demo offers its first recorded message; returns once the answer is whole."""
     await page.focus(".xterm-helper-textarea")  # type: ignore[attr-defined]  # the terminal's keyboard input
     await page.keyboard.press("Enter")  # type: ignore[attr-defined]
     await wait_for_text(page, ANSWER)
+    await wait_for_text(page, NEXT_MESSAGE)  # the turn has ended: the demo offers its next message
 
 
 async def copy_the_answer(page: object) -> None:
@@ -141,7 +142,6 @@ async def test_the_demo_answers_in_chromium_and_copies_to_the_browser_clipboard(
         await wait_for_text(page, FIRST_TEXT)
         first_text_s = time.monotonic() - served.started
         await send_first_demo_message(page)
-        await wait_for_text(page, NEXT_MESSAGE)  # the turn has ended: the demo offers its next message
         assert ANSWER_FIGURE in await page.evaluate("() => window.antonScreen()")  # type: ignore[attr-defined]
 
         shot = tmp_path / "serve-chromium.png"
