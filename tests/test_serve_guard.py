@@ -32,8 +32,26 @@ def anton_server(**options: object) -> AntonServer:
     return AntonServer(served, TINY_APP)
 
 
-async def client_for(server: AntonServer) -> TestClient:
-    client = TestClient(TestServer(server.web_app(), host="127.0.0.1"))
+class ServerClient(TestClient):
+    """aiohttp's test client for one server, which knows the processes this test process had before it started."""
+
+    def __init__(self, server: AntonServer) -> None:
+        super().__init__(TestServer(server.web_app(), host="127.0.0.1"))
+        self.processes_before = child_processes()
+
+    async def close(self) -> None:
+        """Stop the server, then wait for the tabs' apps to be gone, so that asyncio learns of their ends in time."""
+        await super().close()
+        for _ in range(200):
+            if not child_processes() - self.processes_before:
+                break
+            await asyncio.sleep(0.05)
+        assert not child_processes() - self.processes_before, "every tab's app has quit"
+        await asyncio.sleep(0.1)
+
+
+async def client_for(server: AntonServer) -> ServerClient:
+    client = ServerClient(server)
     await client.start_server()
     return client
 
@@ -42,22 +60,11 @@ def child_processes() -> set[int]:
     return {int(pid) for task in Path("/proc/self/task").iterdir() for pid in (task / "children").read_text().split()}
 
 
-async def close(client: TestClient) -> None:
-    """Stop the server, then wait for the tabs' apps to be gone, so that asyncio learns of their ends in time."""
-    await client.close()
-    for _ in range(200):
-        if not child_processes():
-            break
-        await asyncio.sleep(0.05)
-    assert not child_processes(), "every tab's app has quit"
-    await asyncio.sleep(0.1)
-
-
 @pytest.fixture
-async def client() -> AsyncIterator[TestClient]:
+async def client() -> AsyncIterator[ServerClient]:
     test_client = await client_for(anton_server())
     yield test_client
-    await close(test_client)
+    await test_client.close()
 
 
 def websocket_url(page: str) -> str:
@@ -165,7 +172,7 @@ async def test_programs_may_give_the_token_in_the_query() -> None:
         await socket.close()
         assert (await test_client.get(f"/static/js/textual.js?token={TOKEN}")).status == 200
     finally:
-        await close(test_client)
+        await test_client.close()
 
 
 async def test_without_a_token_only_loopback_names_and_same_site_websockets_get_in() -> None:
@@ -178,7 +185,7 @@ async def test_without_a_token_only_loopback_names_and_same_site_websockets_get_
             await test_client.ws_connect("/ws", headers={"Origin": "http://evil.example"})
         assert refused.value.status == 403
     finally:
-        await close(test_client)
+        await test_client.close()
 
 
 async def test_the_page_connects_back_to_the_address_the_browser_used() -> None:
@@ -189,13 +196,13 @@ async def test_the_page_connects_back_to_the_address_the_browser_used() -> None:
             page = await (await test_client.get("/", headers={"Host": host}, cookies=cookies)).text()
             assert websocket_url(page) == f"ws://{host}/ws", "never ws://0.0.0.0, which no browser opens"
     finally:
-        await close(test_client)
+        await test_client.close()
     test_client = await client_for(anton_server(public_url="https://anton.example.org"))
     try:
         page = await (await test_client.get("/", cookies={COOKIE: TOKEN})).text()
         assert websocket_url(page) == "wss://anton.example.org/ws"
     finally:
-        await close(test_client)
+        await test_client.close()
 
 
 def test_textual_serve_still_offers_what_anton_tui_serve_relies_on() -> None:
