@@ -45,17 +45,11 @@ from anton_tui.memory.episodes.index_store import (
     is_corruption,
     pending_bytes,
 )
-from anton_tui.memory.episodes.recall_bm25 import Bm25
-from anton_tui.memory.episodes.recall_query import (
-    LineReader,
-    TextCheck,
-    line_scores,
-    load_turns,
-    rank_turns,
-    window_for,
-)
+from anton_tui.memory.episodes.recall_query import LineReader, TextCheck, load_turns
+from anton_tui.memory.episodes.recall_rank import rank_turns
 from anton_tui.memory.episodes.record import SUFFIX, Episode
 from anton_tui.memory.episodes.scan import scan_turns
+from anton_tui.memory.episodes.turn_index import TURNS_NAME, TurnIndexDamaged, TurnSearcher, remove
 
 __all__ = ["INDEX_NAME", "LOCK_NAME", "SCHEMA_VERSION", "IndexUnavailable", "RecallIndex", "RefreshStats"]
 
@@ -113,7 +107,7 @@ class RecallIndex:
         self._folder = FolderView(self.episodes_dir)
         self._view: _View | None = None
         self._lines = LineReader(self.episodes_dir)
-        self._bm25 = Bm25()
+        self._turns = TurnSearcher(self.episodes_dir / TURNS_NAME)
         self._searchers: dict[int, int] = {}  # threads answering a recall now, and how deep
         self._searches_changed = threading.Condition()
         self._builder_steps = IndexBuilder(
@@ -214,6 +208,7 @@ class RecallIndex:
         with self._read_guard:
             self._reader.close()
             self._lines.close()
+            self._turns.close()
         if self._write_guard.acquire(timeout=5):
             try:
                 self._writer.close()
@@ -221,9 +216,11 @@ class RecallIndex:
                 self._write_guard.release()
 
     def _retrying(self, action: Callable[[], T]) -> T:
-        """Run `action`; a damaged database is deleted and rebuilt once, any other database error is reported."""
+        """Run `action`; a damaged index is deleted and rebuilt once, any other database error is reported."""
         try:
             return action()
+        except TurnIndexDamaged as exc:
+            logger.warning("Recall index %s is damaged (%s); rebuilding it from the episode files", self.path, exc)
         except sqlite3.DatabaseError as exc:
             if not is_corruption(exc):
                 raise IndexUnavailable(f"{self.path}: {exc}") from exc
@@ -237,7 +234,7 @@ class RecallIndex:
             self._write_guard.release()
         try:
             return action()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, TurnIndexDamaged) as exc:
             raise IndexUnavailable(f"{self.path}: {exc}") from exc
 
     def _locked(self, mode: int, wait: float) -> UpdateLock:
@@ -250,13 +247,16 @@ class RecallIndex:
         return lock
 
     def _remove_database(self) -> None:
-        """Delete the database and its journal (only ever under the exclusive lock, so no reader is inside)."""
+        """Delete the database, its journal and the turn index (only ever under the exclusive lock, so no reader is
+        inside)."""
         with self._read_guard:
             self._reader.close()
             self._lines.close()
+            self._turns.close()
         self._writer.close()
         for suffix in ("", "-journal", "-wal", "-shm"):
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        remove(self.episodes_dir / TURNS_NAME)
 
     # ---- searching -----------------------------------------------------------------------------------------
 
@@ -282,34 +282,32 @@ class RecallIndex:
                 scanned = scan_turns(paths, query, max_results=max_results, since=since)
             turns: list[list[Episode]] = []
             if known:
-                turns = self._indexed_turns(query, max_results, since, view, any_word=not scanned)
+                turns = self._indexed_turns(query, max_results, since, view)
         if stale and (view.pending > SMALL_WORK or self.building):
             self.build_in_background()
         return (turns + scanned)[:max_results]
 
-    def _indexed_turns(
-        self, query: str, max_results: int, since: datetime | None, view: _View, *, any_word: bool
-    ) -> list[list[Episode]]:
-        """The best turns of the indexed files; `any_word` allows ranking by any of the query's words when no
-        line has them all (not when the files not indexed yet already hold the exact text)."""
+    def _indexed_turns(self, query: str, max_results: int, since: datetime | None, view: _View) -> list[list[Episode]]:
+        """The best turns of the indexed files."""
         conn = self._reader.connect()
         reader = self._lines
         reader.use(view.names)
         conn.execute("BEGIN")
         try:
             dead, bulk, spill = (flag == 1 for flag in conn.execute(_FLAGS).fetchone())
-            check = TextCheck(query, reader)
-            scores = line_scores(
+            keys = rank_turns(
                 conn,
+                self._turns,
+                (self._reader.inode, conn.execute("PRAGMA data_version").fetchone()[0]),
                 query,
-                check,
+                max_results,
+                since=since,
+                skip_files=view.skip,
+                check=TextCheck(query, reader),
                 dead=dead,
                 word_list=not bulk,
-                any_word=any_word,
-                bm25=self._bm25,
-                window=window_for(max_results),
+                spill=spill,
             )
-            keys = rank_turns(conn, scores, check, max_results, since, view.skip, spill)
             return load_turns(conn, reader, keys, spill)
         finally:
             if conn.in_transaction:
@@ -327,8 +325,16 @@ class RecallIndex:
 
     def _steps(self, wait: float, *, patient: bool, max_steps: int | None) -> RefreshStats:
         stats = RefreshStats()
-        repaired = False
         self._builder_steps.begin()
+        try:
+            self._run_steps(stats, wait, patient=patient, max_steps=max_steps)
+        finally:
+            self._builder_steps.finish()
+        self.last_refresh = stats
+        return stats
+
+    def _run_steps(self, stats: RefreshStats, wait: float, *, patient: bool, max_steps: int | None) -> None:
+        repaired = False
         while not self._stop.is_set():
             try:
                 lock = self._locked(fcntl.LOCK_EX, wait)
@@ -347,11 +353,10 @@ class RecallIndex:
                     logger.warning(
                         "Recall index %s is damaged (%s); rebuilding it from the episode files", self.path, exc
                     )
+                    self._builder_steps.finish()
                     self._remove_database()
                     repaired, done = True, False
             stats.steps += 1
             if done or (max_steps is not None and stats.steps >= max_steps):
                 break
             time.sleep(0.01)  # let readers in
-        self.last_refresh = stats
-        return stats

@@ -13,11 +13,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TAIL_BYTES = 64
-WORDS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # the ranked index's words: stemmed, accents folded
 
-SCHEMA = f"""
+SCHEMA = """
 CREATE TABLE files(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, started TEXT,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
@@ -31,7 +30,6 @@ CREATE INDEX spill_base ON spill(base);
 CREATE TABLE dead(id INTEGER PRIMARY KEY);
 CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE terms(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
-CREATE VIRTUAL TABLE words USING fts5(content, content='', tokenize='{WORDS_TOKENIZE}');
 CREATE VIRTUAL TABLE tokens USING fts5(
     content, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE term_grams USING fts5(term, content='terms', content_rowid='id', tokenize='trigram');
@@ -189,6 +187,8 @@ def pending_bytes(disk: dict[str, os.stat_result], known: dict[str, Known] | Non
         if unchanged(st, old):
             continue
         stale.append(name)
-        appended = old is not None and old.size >= 0 and st.st_ino == old.inode and st.st_size > old.size
-        pending += st.st_size - old.indexed_bytes if appended else st.st_size
+        if old is not None and old.size >= 0 and st.st_ino == old.inode and st.st_size > old.size:
+            pending += st.st_size - old.indexed_bytes  # appended to
+        else:
+            pending += st.st_size
     return stale, pending
