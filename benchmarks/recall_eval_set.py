@@ -149,6 +149,7 @@ class Question:
     text: str
     evidence: tuple[tuple[str, int], ...]  # (session, turn) of each turn that answers it
     kind: str  # "direct" (subject and fact in one turn) or "spread" (the subject in the turn before the fact)
+    subject: str
 
 
 def _fact_sentences(template: str, subject: str, kind: str, value: str) -> tuple[str, str]:
@@ -163,6 +164,36 @@ def _line(session: str, turn: int, role: str, content: str, moment: datetime, me
         {"ts": moment.isoformat(), "session": session, "turn": turn, "role": role, "content": content, "meta": meta},
         ensure_ascii=False,
     )
+
+
+class _SessionWriter:
+    """The lines of one session, turn by turn."""
+
+    def __init__(self, session: str, began: datetime, rng: random.Random) -> None:
+        self.session, self.moment, self.rng = session, began, rng
+        self.turn = 0
+        self.lines: list[str] = []
+
+    def say(self, user: str, answer: str, *, code: bool = False) -> int:
+        """One turn: the user's line, a scratchpad call and its output when `code`, the answer; returns its number."""
+        rng = self.rng
+        self.turn += 1
+        self.moment += timedelta(seconds=rng.randrange(20, 400))
+        self.add("user", user, {})
+        if code:
+            dataset = rng.choice(SUBJECTS["dataset"])
+            self.add("tool_call", str({"code": rng.choice(CODE).format(d=dataset)}), {"tool": "scratchpad"})
+            self.add("tool_result", f"{rng.randrange(100, 99999)} rows, ok", {"tool": "scratchpad"})
+        self.add("assistant", answer, {})
+        return self.turn
+
+    def add(self, role: str, content: str, meta: dict[str, str]) -> None:
+        self.lines.append(_line(self.session, self.turn, role, content, self.moment, meta))
+
+    def filler(self) -> None:
+        rng = self.rng
+        user = rng.choice(FILLER_USER).format(d=rng.choice(SUBJECTS["dataset"]))
+        self.say(user, rng.choice(FILLER_ANSWER), code=rng.random() < 0.5)
 
 
 def write_part(folder: Path, part: str, *, sessions: int = 40, turns_per_session: int = 36) -> list[Question]:
@@ -184,52 +215,30 @@ def write_part(folder: Path, part: str, *, sessions: int = 40, turns_per_session
         began = start + timedelta(days=number * 3, hours=rng.randrange(8))
         session = began.strftime("%Y%m%d_%H%M%S")
         todo = facts[number * per_session : (number + 1) * per_session]
-        lines: list[str] = []
-        turn = 0
-        moment = began
-
-        def say(user: str, answer: str, *, code: bool = False) -> int:
-            nonlocal turn, moment
-            turn += 1
-            moment += timedelta(seconds=rng.randrange(20, 400))
-            lines.append(_line(session, turn, "user", user, moment, {}))
-            if code:
-                dataset = rng.choice(SUBJECTS["dataset"])
-                lines.append(_line(session, turn, "tool_call", str({"code": rng.choice(CODE).format(d=dataset)}),
-                                   moment, {"tool": "scratchpad"}))  # fmt: skip
-                lines.append(_line(session, turn, "tool_result", f"{rng.randrange(100, 99999)} rows, ok", moment,
-                                   {"tool": "scratchpad"}))  # fmt: skip
-            lines.append(_line(session, turn, "assistant", answer, moment, {}))
-            return turn
-
-        def filler() -> None:
-            user = rng.choice(FILLER_USER).format(d=rng.choice(SUBJECTS["dataset"]))
-            say(user, rng.choice(FILLER_ANSWER), code=rng.random() < 0.5)
-
+        out = _SessionWriter(session, began, rng)
         slots = sorted(rng.sample(range(turns_per_session - 2), min(len(todo), turns_per_session - 2)))
         pending = dict(zip(slots, todo, strict=False))
-        while turn < turns_per_session:
-            at = turn
-            if at in pending:
-                kind, subject, (name, said, asked) = pending.pop(at)
+        while out.turn < turns_per_session:
+            if out.turn in pending:
+                kind, subject, (name, said, asked) = pending.pop(out.turn)
                 value = VALUES[name](rng)
                 named, alone = _fact_sentences(said, subject, kind, value)
                 if rng.random() < 0.4:  # the subject in one turn, the fact in the next
-                    say(rng.choice(SPREAD_OPENERS).format(s=subject),
-                        f"Loaded what we have on {subject}. The data looks complete; the chart is in the report.",
-                        code=True)  # fmt: skip
-                    evidence = say(rng.choice(SPREAD_LEADS) + alone, "Noted, I will keep that in mind.")
+                    out.say(rng.choice(SPREAD_OPENERS).format(s=subject),
+                            f"Loaded what we have on {subject}. The data looks complete; the chart is in the report.",
+                            code=True)  # fmt: skip
+                    evidence = out.say(rng.choice(SPREAD_LEADS) + alone, "Noted, I will keep that in mind.")
                     shape = "spread"
                 else:
-                    evidence = say(named, "Noted. I added it to the report.")
+                    evidence = out.say(named, "Noted. I added it to the report.")
                     shape = "direct"
                 phrasing = rng.choice(ASKING_WHEN if name in ("migrate", "launch") and rng.random() < 0.5 else ASKING)
                 asking = asked.replace("the {s}", "{s}").format(s=subject)
-                questions.append(Question(phrasing.format(q=asking), ((session, evidence),), shape))
+                questions.append(Question(phrasing.format(q=asking), ((session, evidence),), shape, subject))
             elif rng.random() < 0.25:
-                kind, subject = rng.choice(subjects)
-                say(rng.choice(SUBJECT_CHATTER).format(s=subject), "Sure, done. The data for it is in the report.")
+                _kind, subject = rng.choice(subjects)
+                out.say(rng.choice(SUBJECT_CHATTER).format(s=subject), "Sure, done. The data for it is in the report.")
             else:
-                filler()
-        (folder / f"{session}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+                out.filler()
+        (folder / f"{session}.jsonl").write_text("\n".join(out.lines) + "\n", encoding="utf-8")
     return questions
