@@ -153,7 +153,7 @@ class IndexBuilder:
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('crisismerge', {BULK_SEGMENTS})")
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('bulk', 1)")
         try:
-            turn_writer = self._turns(create=created)
+            turn_writer = self._turns(create=created or not known)
         except TurnIndexBusy as exc:
             raise IndexUnavailable(str(exc)) from exc
         except TurnIndexDamaged as exc:  # (an index whose turn part is gone is built afresh)

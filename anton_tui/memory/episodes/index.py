@@ -45,13 +45,15 @@ from anton_tui.memory.episodes.index_store import (
     is_corruption,
     pending_bytes,
 )
-from anton_tui.memory.episodes.recall_query import LineReader, TextCheck, load_turns
-from anton_tui.memory.episodes.recall_rank import rank_turns
-from anton_tui.memory.episodes.record import SUFFIX, Episode
+from anton_tui.memory.episodes.recall_query import LineReader, load_turns
+from anton_tui.memory.episodes.recall_rank import query_words, rank_turns
+from anton_tui.memory.episodes.record import SUFFIX, Episode, many_line_fields
 from anton_tui.memory.episodes.scan import scan_turns
-from anton_tui.memory.episodes.turn_index import TURNS_NAME, TurnIndexDamaged, TurnSearcher, remove
+from anton_tui.memory.episodes.turn_index import TURNS_NAME, TurnIndexDamaged, TurnSearcher, analyzer, remove
 
-__all__ = ["INDEX_NAME", "LOCK_NAME", "SCHEMA_VERSION", "IndexUnavailable", "RecallIndex", "RefreshStats"]
+__all__ = [
+    "INDEX_NAME", "LOCK_NAME", "SCHEMA_VERSION", "IndexUnavailable", "RecallIndex", "RefreshStats", "preload",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +89,14 @@ class _View:
         gone = {entry.id for name, entry in held.items() if name not in disk}
         names = {entry.id: name for name, entry in held.items()}
         return cls(known, version, stale, bool(gone), pending, skip | gone, names)
+
+
+def preload() -> None:
+    """Import and set up what a search needs (the JSON decoder, tantivy and its word analysers), so that the first
+    recall does not pay for it; a refresh does it first, as the app's warm-up runs one right after start."""
+    many_line_fields()
+    query_words("")
+    analyzer()
 
 
 class RecallIndex:
@@ -143,6 +153,7 @@ class RecallIndex:
 
         `IndexUnavailable` if another process holds the lock for longer than `wait` seconds.
         """
+        preload()
         with self._write_guard:
             self._stop.clear()
             return self._refresh(self.lock_wait if wait is None else wait, max_steps=max_steps)
@@ -298,12 +309,12 @@ class RecallIndex:
             keys = rank_turns(
                 conn,
                 self._turns,
-                (self._reader.inode, conn.execute("PRAGMA data_version").fetchone()[0]),
+                (self._reader.inode, self._reader.data_version),
                 query,
                 max_results,
                 since=since,
                 skip_files=view.skip,
-                check=TextCheck(query, reader),
+                reader=reader,
                 dead=dead,
                 word_list=not bulk,
                 spill=spill,

@@ -122,6 +122,7 @@ class Database:
         self.writer = writer
         self.conn: sqlite3.Connection | None = None
         self.inode: int | None = None
+        self.data_version = 0  # as `known` last read it: moves when another connection commits
         self._known: tuple[int, dict[str, Known] | None] | None = None
 
     def connect(self) -> sqlite3.Connection:
@@ -162,7 +163,7 @@ class Database:
         as it changes the files' rows, so that it stays true.
         """
         conn = self.connect()
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = self.data_version = conn.execute("PRAGMA data_version").fetchone()[0]
         if (
             self._known is not None
             and self._known[0] == version

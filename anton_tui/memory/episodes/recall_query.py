@@ -21,6 +21,7 @@ from anton_tui.memory.episodes.record import (
     MEMORY_ROLES,
     SUFFIX,
     Episode,
+    many_line_fields,
     quick_parse,
     quick_parse_many,
 )
@@ -131,6 +132,11 @@ class LineReader:
             block = os.pread(fd, last - first + READ_AHEAD, first)
         except OSError:
             return [None] * len(rows)
+        whole = block.find(b"\n", last - first)
+        if whole > 0:  # the turn's lines one after the other, as they mostly are: decoded at once
+            together = _decode_together(block[:whole], len(rows))
+            if together is not None:
+                return together
         raws: list[bytes] = []
         for line_id, offset in rows:
             start = offset - first
@@ -194,6 +200,17 @@ def load_turns(
         if episodes:
             turns.append(episodes)
     return turns
+
+
+def _decode_together(block: bytes, count: int) -> list[Episode | None] | None:
+    """The `count` well-formed lines that make up `block`, or None when it holds other lines or a bad one."""
+    try:
+        lines = many_line_fields()(block)
+    except ValueError:
+        return None
+    if len(lines) != count:
+        return None
+    return [Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta) for line in lines]
 
 
 # ---- the exact text -----------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from datetime import datetime
 from anton_tui.memory.episodes.recall_query import (
     SLOT_BITS,
     TURN_BITS,
+    LineReader,
     TextCheck,
     exact_lines,
     not_dead,
@@ -44,16 +45,12 @@ ASKING_WORDS = frozenset(
     recalled know knew think thought look find found ask asked earlier before previously ago again last time
     please hey ok okay let lets""".split()  # noqa: SIM905 (a list of words reads better as text)
 )
-_plain = None
 
 
 def query_words(query: str) -> list[str]:
     """The words of `query` that say what is looked for: without stop words and the words of asking, unless
     nothing else is left (then all of them)."""
-    global _plain
-    if _plain is None:
-        _plain = analyzer(stem=False)
-    words = list(dict.fromkeys(_plain.analyze(query)))
+    words = list(dict.fromkeys(analyzer(stem=False).analyze(query)))
     kept = [word for word in words if word not in STOP_WORDS and word not in ASKING_WORDS]
     if kept:
         return kept
@@ -77,12 +74,13 @@ def rank_turns(
     *,
     since: datetime | None,
     skip_files: set[int],
-    check: TextCheck,
+    reader: LineReader,
     dead: bool,
     word_list: bool,
     spill: bool,
 ) -> list[int]:
-    """Keys of the best `limit` turns for `query`: by BM25 of its words, then by its exact text."""
+    """Keys of the best `limit` turns for `query`: by BM25 of its words, then by its exact text (read back through
+    `reader` where the index cannot prove it)."""
     allowed = allowed_files(conn, since)
     words = query_words(query)
     stems = searcher.stems(words)
@@ -95,7 +93,7 @@ def rank_turns(
         keys = [key for _bucket, key in sorted((_bucket(score), key) for key, score in hits)][:limit]
     if len(keys) < limit:
         seen = set(keys)
-        keys += [key for key in exact_turns(conn, query, check, allowed, skip_files, dead, word_list, spill)
+        keys += [key for key in exact_turns(conn, query, TextCheck(query, reader), allowed, skip_files, dead, word_list, spill)
                  if key not in seen][: limit - len(keys)]  # fmt: skip
     return keys
 

@@ -18,6 +18,7 @@ that best fits it, and on the moments around it.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ def _tantivy() -> Any:
     return tantivy
 
 
+@functools.cache
 def analyzer(*, stem: bool = True) -> tantivy.TextAnalyzer:
     """How text becomes words: split at anything not a letter or digit, lowercased, accents folded, and (`stem`)
     English word endings taken off, so "invoices" and "invoicing" are one word."""
@@ -159,7 +161,6 @@ class TurnSearcher:
         self._searcher: tantivy.Searcher | None = None
         self._version: tuple[object, int] | None = None
         self._stems: dict[str, str | None] = {}
-        self._stemmer: tantivy.TextAnalyzer | None = None
 
     def close(self) -> None:
         self._index = self._searcher = None
@@ -186,13 +187,12 @@ class TurnSearcher:
 
     def stems(self, words: list[str]) -> list[str]:
         """Each word as the index holds it (a word that is nothing once analysed is left out)."""
-        if self._stemmer is None:
-            self._stemmer = analyzer()
+        stemmer = analyzer()
         out = []
         for word in words:
             stem = self._stems.get(word, "")
             if stem == "":
-                found = self._stemmer.analyze(word)
+                found = stemmer.analyze(word)
                 stem = self._stems[word] = found[0] if len(found) == 1 else None
                 if len(self._stems) > 4096:
                     self._stems.clear()
