@@ -166,7 +166,7 @@ class TurnSearcher:
         self._index = self._searcher = None
         self._version = None
 
-    def _current(self, version: tuple[object, int]) -> tantivy.Searcher:
+    def _current(self, version: tuple[object, int]) -> tuple[tantivy.Searcher, tantivy.Schema]:
         """The searcher for the index as of `version` (the SQLite file's inode, and its data version): a new file
         means a new index, opened afresh; a new data version, new commits to reload."""
         if self._index is not None and (self._version is None or self._version[0] != version[0]):
@@ -183,7 +183,7 @@ class TurnSearcher:
                 raise TurnIndexDamaged(f"cannot read {self.path}: {exc}") from exc
             self._version = version
         assert self._searcher is not None
-        return self._searcher
+        return self._searcher, self._index.schema
 
     def stems(self, words: list[str]) -> list[str]:
         """Each word as the index holds it (a word that is nothing once analysed is left out)."""
@@ -203,7 +203,7 @@ class TurnSearcher:
     def held_by_most(self, version: tuple[object, int], stems: list[str]) -> set[str]:
         """The words held by more than half of the turns: under BM25's idf (Robertson and Spärck Jones) such a word
         weighs nothing, so it cannot tell turns apart."""
-        searcher = self._current(version)
+        searcher, _schema = self._current(version)
         half = searcher.num_docs / 2
         return {stem for stem in stems if searcher.doc_freq("own", stem) > half}
 
@@ -223,13 +223,14 @@ class TurnSearcher:
         if not stems or limit <= 0:
             return []
         tv = _tantivy()
-        searcher = self._current(version)
-        schema = self._index.schema if self._index is not None else None
+        searcher, schema = self._current(version)
         query_of, should = tv.Query.term_query, tv.Occur.Should
         words = list(dict.fromkeys(stems))
-        own = tv.Query.boolean_query([(should, query_of(schema, "own", stem, "freq")) for stem in words])
+        own = [(should, query_of(schema, "own", stem, "freq")) for stem in words]
         near = [(should, tv.Query.boost_query(query_of(schema, "near", stem, "freq"), NEAR_WEIGHT)) for stem in words]
-        query = tv.Query.boolean_query([(tv.Occur.Must, own), *near])
+        # One disjunction of every clause, so that block-max WAND can skip what cannot make the top; the turns that
+        # matched only through their neighbours are taken out after, with a second query over the few found.
+        query = tv.Query.boolean_query([*own, *near])
         skip = list(skip_files)
         if only_files is not None or skip:
             must = [(tv.Occur.Must, query)]
@@ -238,8 +239,31 @@ class TurnSearcher:
             if skip:
                 must.append((tv.Occur.MustNot, tv.Query.term_set_query(schema, "file", skip)))
             query = tv.Query.boolean_query(must)
-        hits = searcher.search(query, limit, count=False).hits
-        if not hits:
-            return []
-        keys = searcher.fast_field_values("key", [address for _score, address in hits])
-        return [(int(key), float(score)) for (score, _address), key in zip(hits, keys, strict=True) if key is not None]
+        found: list[tuple[int, float]] = []
+        depth = limit
+        while True:
+            hits = searcher.search(query, depth, count=False).hits
+            keys = searcher.fast_field_values("key", [address for _score, address in hits])
+            found = [
+                (int(key), float(score)) for (score, _address), key in zip(hits, keys, strict=True) if key is not None
+            ]
+            answers = self._holding(searcher, schema, own, [key for key, _score in found])
+            found = [(key, score) for key, score in found if key in answers]
+            if len(found) >= limit or len(hits) < depth:
+                return found[:limit]
+            depth *= 4
+
+    @staticmethod
+    def _holding(searcher: tantivy.Searcher, schema: tantivy.Schema, own: list[Any], keys: list[int]) -> set[int]:
+        """Those of `keys` whose turns hold one of the words in their own lines."""
+        if not keys:
+            return set()
+        tv = _tantivy()
+        query = tv.Query.boolean_query(
+            [
+                (tv.Occur.Must, tv.Query.term_set_query(schema, "key", keys)),
+                (tv.Occur.Must, tv.Query.boolean_query(own)),
+            ]
+        )
+        hits = searcher.search(query, len(keys), count=False).hits
+        return {int(key) for key in searcher.fast_field_values("key", [a for _s, a in hits]) if key is not None}
