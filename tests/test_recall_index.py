@@ -245,7 +245,9 @@ def test_a_background_build_waits_while_a_recall_runs_and_goes_on_after(
     files_read: list[str] = []
     index_file = episode_build.IndexBuilder._index_file
 
-    def spy(self: episode_build.IndexBuilder, conn: object, writer: object, turns: object, name: str, *rest: object) -> int:
+    def spy(
+        self: episode_build.IndexBuilder, conn: object, writer: object, turns: object, name: str, *rest: object
+    ) -> int:
         files_read.append(name)
         return index_file(self, conn, writer, turns, name, *rest)
 
@@ -290,3 +292,26 @@ def test_a_recall_never_waits_for_a_build_that_started_just_before_it_would_inde
     finally:
         index._write_guard.release()
     memory.close()
+
+
+def test_a_new_process_starts_from_the_index_list_of_files_and_still_sees_what_changed(corpus: Path) -> None:
+    """A new process takes the index's list of files for the folder while the folder's mtime is the one the index
+    noted (nothing added, removed or replaced since); appends to the newest sessions and new files are still seen."""
+    memory = EpisodicMemory(corpus)
+    memory.index.refresh()
+    memory.close()
+
+    fresh = EpisodicMemory(corpus)
+    assert ranking(fresh.recall("zebra")) == EXPECTED["zebra"]["20"]
+    assert fresh.index._folder.fresh is False  # seeded: no look at every file
+    fresh.close()
+
+    write_session(corpus, SESSIONS[-1], [[("user", "the quokka hops"), ("assistant", "ok")]], first_turn=500)
+    appended = EpisodicMemory(corpus)
+    assert ranking(appended.recall("quokka")) == [[SESSIONS[-1], 500]]
+    appended.close()
+
+    write_session(corpus, "20251231_000000", [[("user", "a wombat digs"), ("assistant", "ok")]])
+    added = EpisodicMemory(corpus)
+    assert ranking(added.recall("wombat")) == [["20251231_000000", 1]]
+    added.close()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
-from anton_tui.memory.episodes.files import FolderView
+from anton_tui.memory.episodes.files import FileStamp, FolderView
 from anton_tui.memory.episodes.index_store import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -144,6 +144,7 @@ class IndexBuilder:
         if not stale and not removed:
             if bulk:
                 self._finish_bulk(conn)
+            self._note_folder(conn)
             return True
         if pending > BULK_WORK and not bulk:
             # A big build: segments are merged once at the end, not all along, and the word list made then too.
@@ -204,6 +205,19 @@ class IndexBuilder:
             return False
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return False
+
+    def _note_folder(self, conn: sqlite3.Connection) -> None:
+        """Remember the folder's mtime as of the full look that found the index up to date: a new process whose
+        folder still has it starts from the index's list of files instead of looking at every file."""
+        mtime = self.folder.last_mtime
+        if mtime is None or self.folder_stamp(conn) == mtime:
+            return
+        conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('folder_mtime', ?)", (mtime,))
+
+    @staticmethod
+    def folder_stamp(conn: sqlite3.Connection) -> int | None:
+        row = conn.execute("SELECT v FROM meta WHERE k = 'folder_mtime'").fetchone()
+        return None if row is None else int(row[0])
 
     def _create_schema(self) -> dict[str, Known]:
         self._remove_all()  # (the turn index too: it is made afresh by the step's writer)
@@ -437,7 +451,7 @@ class _LineWriter:
         self.spills, self.turns, self.files = [], [], []
 
 
-def _cache_kib(disk: dict[str, os.stat_result]) -> int:
+def _cache_kib(disk: dict[str, FileStamp]) -> int:
     """The writer's page cache: a fortieth of the episode files, between 2 and 8 MB (a small history's build
     gains nothing from more, and the app's memory stays flat while it runs)."""
     return max(CACHE_MIN_KIB, min(CACHE_MAX_KIB, sum(st.st_size for st in disk.values()) // 40 // 1024))

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import fcntl
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from anton_tui.memory.episodes.build import IndexBuilder, RefreshStats
-from anton_tui.memory.episodes.files import FolderView
+from anton_tui.memory.episodes.files import FileStamp, FolderView, folder_mtime
 from anton_tui.memory.episodes.index_store import (
     SCHEMA_VERSION,
     Database,
@@ -82,7 +81,7 @@ class _View:
     names: dict[int, str]
 
     @classmethod
-    def of(cls, known: dict[str, Known] | None, disk: dict[str, os.stat_result], version: int) -> _View:
+    def of(cls, known: dict[str, Known] | None, disk: dict[str, FileStamp], version: int) -> _View:
         stale, pending = pending_bytes(disk, known)
         held = known or {}
         skip = {held[name].id for name in stale if name in held}
@@ -279,6 +278,8 @@ class RecallIndex:
         wait = BUSY_WAIT if self.building else self.lock_wait
         with self._read_guard, self._locked(fcntl.LOCK_SH, wait):
             known = self._reader.known() if self.path.exists() else None
+            if known is not None and not self._folder.seen:
+                self._seed_folder(known)
             disk = self._folder.files()
             view = self._view
             if view is None or view.known is not known or view.version != self._folder.version:
@@ -297,6 +298,13 @@ class RecallIndex:
         if stale and (view.pending > SMALL_WORK or self.building):
             self.build_in_background()
         return (turns + scanned)[:max_results]
+
+    def _seed_folder(self, known: dict[str, Known]) -> None:
+        """A first search: when the folder's mtime is the one the index noted when it was last up to date, no file
+        was added, removed or replaced since, so the index's own list of files stands for a look at each file."""
+        noted = IndexBuilder.folder_stamp(self._reader.connect())
+        if noted is not None and noted == folder_mtime(self.episodes_dir):
+            self._folder.seed({name: FileStamp(k.size, k.mtime_ns, k.inode) for name, k in known.items()}, noted)
 
     def _indexed_turns(self, query: str, max_results: int, since: datetime | None, view: _View) -> list[list[Episode]]:
         """The best turns of the indexed files."""

@@ -10,8 +10,10 @@ import hashlib
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
+
+from anton_tui.memory.episodes.files import FileStamp
 
 SCHEMA_VERSION = 3
 TAIL_BYTES = 64
@@ -46,8 +48,9 @@ class IndexUnavailable(Exception):
     """The index cannot answer right now (busy, unwritable or unreadable); scan the files instead."""
 
 
-@dataclass
-class Known:
+class Known(NamedTuple):
+    """What the index holds of one file: its id, its size, mtime and inode when read, how far it was indexed."""
+
     id: int
     size: int
     mtime_ns: int
@@ -71,7 +74,7 @@ def tail_hash(fd: int, end: int) -> bytes:
     return hashlib.sha1(os.pread(fd, end - start, start)).digest()
 
 
-def unchanged(st: os.stat_result, known: Known | None) -> bool:
+def unchanged(st: FileStamp | os.stat_result, known: Known | None) -> bool:
     return known is not None and (st.st_size, st.st_mtime_ns, st.st_ino) == (known.size, known.mtime_ns, known.inode)
 
 
@@ -175,12 +178,13 @@ class Database:
             rows = conn.execute(
                 "SELECT name, id, size, mtime_ns, inode, indexed_bytes, line_count, tail_hash, turns FROM files"
             )
-            known = {row[0]: Known(*row[1:]) for row in rows}
+            make = Known._make
+            known = {row[0]: make(row[1:]) for row in rows}
         self._known = (version, known)
         return known
 
 
-def pending_bytes(disk: dict[str, os.stat_result], known: dict[str, Known] | None) -> tuple[list[str], int]:
+def pending_bytes(disk: dict[str, FileStamp], known: dict[str, Known] | None) -> tuple[list[str], int]:
     """Files the index is behind on, and about how many bytes it still has to read for them."""
     stale, pending = [], 0
     for name, st in disk.items():
