@@ -3,8 +3,9 @@
 A step indexes what it can in about `STEP_SECONDS`: lines appended to a file since it was indexed, a rewritten file
 again under a new id (its old rows are marked dead), files that are new; a removed file's rows are marked dead. It
 runs with no journal and no syncing, as suits a file that can always be rebuilt, and marks the database half
-written (`user_version=0`) until it is over, so a step cut short is noticed and the index built afresh. A build of
-more than `BULK_WORK` bytes defers FTS5's merging and the list of distinct words to its end.
+written (`user_version=0`) until it is over, so a step cut short is noticed and the index built afresh. Each file a
+step reads has its turn documents written again in the turn index (`turn_index`), committed just before the step's
+transaction. A build of more than `BULK_WORK` bytes defers FTS5's merging and the list of distinct words to its end.
 """
 
 from __future__ import annotations

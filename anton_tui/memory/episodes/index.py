@@ -1,17 +1,18 @@
 """A search index over the episode files, so recall is ranked and stays fast across years of sessions.
 
-The index is a SQLite database beside the JSONL files (``.recall-index.sqlite3``) and holds no copy of their text:
-for each recallable line only where it is (its file, byte offset and length), and two FTS5 indexes without content:
-one of stemmed words ranked with BM25 (so "prices" finds "price") and one of the plain words with row ids only,
-plus the distinct plain words with a trigram index of their own, which together find the exact text (so "gecko"
-finds "CoinGecko", as Anton's substring search does). Matching lines are read back from the JSONL files.
+The index holds no copy of the text. It is a SQLite database beside the JSONL files (``.recall-index.sqlite3``):
+for each recallable line only where it is (its file and byte offset), an FTS5 index without content of the plain
+words (row ids only), and the distinct plain words with a trigram index of their own, which together find the exact
+text (so "gecko" finds "CoinGecko", as Anton's substring search does); and beside it the turn index
+(`turn_index`, ``.recall-index.turns/``), one document of stemmed words per turn, which ranks the turns by BM25 (so
+"prices" finds "price"; `recall_rank` says how). Matching turns are read back from the JSONL files.
 
 It is derived data, built from the files and rebuilt whenever it is missing, outdated, damaged or was left half
 written. Each file's indexed byte offset, size, mtime and inode are remembered: new lines are added as they appear,
 a rewritten file is read again, and a removed one forgotten (its rows are marked dead, and once dead rows pile up
 the index is built afresh). Building goes newest session first, in steps of large transactions with the settings
 suited to a file that can always be rebuilt; between steps the lock is let go, and recall meanwhile answers from
-what is indexed plus a scan of the files not reached yet (see `episode_scan`). Readers hold a shared lock and the
+what is indexed plus a scan of the files not reached yet (see `scan`). Readers hold a shared lock and the
 one process updating the index an exclusive one; whoever cannot get the lock it needs in time raises
 `IndexUnavailable`, and the caller scans the files instead.
 

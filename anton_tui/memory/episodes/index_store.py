@@ -1,6 +1,6 @@
 """The recall index's database file: its schema, its lock, its connections, and what it knows of each file.
 
-Shared by the part that searches the index (`episode_index`) and the part that builds it (`episode_build`).
+Shared by the part that searches the index (`index`) and the part that builds it (`build`).
 """
 
 from __future__ import annotations
