@@ -305,7 +305,8 @@ class RecallIndex:
         was added, removed or replaced since, so the index's own list of files stands for a look at each file."""
         noted = IndexBuilder.folder_stamp(self._reader.connect())
         if noted is not None and noted == folder_mtime(self.episodes_dir):
-            self._folder.seed({name: FileStamp(k.size, k.mtime_ns, k.inode) for name, k in known.items()}, noted)
+            make = tuple.__new__
+            self._folder.seed({name: make(FileStamp, k[1:4]) for name, k in known.items()}, noted)
 
     def _indexed_turns(self, query: str, max_results: int, since: datetime | None, view: _View) -> list[list[Episode]]:
         """The best turns of the indexed files."""
