@@ -25,6 +25,7 @@ from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
 from anton_tui.tui.command_registry import SlashCommand, default_menu
 from anton_tui.tui.conversations import ConversationActions
 from anton_tui.tui.screens.main import MainScreen
+from anton_tui.tui.served import BrowserTab, link_opens
 from anton_tui.tui.textual_internals import write_to_terminal
 from anton_tui.tui.themes import DEFAULT_THEME, AppThemes
 
@@ -277,6 +278,23 @@ class AntonApp(App[int]):
             if self.runtime is not None:
                 self._attention.follow(self.runtime.settings)
         return self._attention
+
+    # --- in a browser tab (`anton-tui serve`): copying and links, see `tui/served.py` ------------------------------
+
+    def copy_to_clipboard(self, text: str) -> None:
+        super().copy_to_clipboard(text)
+        if (tab := BrowserTab.of(self)) is not None:
+            tab.copied(self, text)
+
+    def open_url(self, url: str, *, new_tab: bool = True) -> None:
+        if BrowserTab.of(self) is None:
+            super().open_url(url, new_tab=new_tab)
+        elif link_opens(url):
+            super().open_url(url, new_tab=True)
+        else:
+            self.notify(
+                f"Not opened: {url} (a browser tab opens only http, https and mailto links)", severity="warning"
+            )
 
     def on_app_focus(self) -> None:
         self.attention.focused = True

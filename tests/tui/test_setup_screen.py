@@ -305,18 +305,18 @@ async def test_tab_at_80x24_never_focuses_the_scrolling_form_and_keeps_the_focus
 def test_a_key_of_the_wrong_shape_is_refused_with_the_reason(
     project_dir: Path, provider: str, key: str, said: str
 ) -> None:
-    from anton_tui.tui.screens.setup import SetupError, SetupValues, env_updates
+    from anton_tui.settings_form import SetupError, SetupValues, setup_updates
 
     values = SetupValues(provider, key, "", "m1", "m2", "autopilot", True, "passive")
     with pytest.raises(SetupError) as caught:
-        env_updates(values, load_settings())
-    assert said in str(caught.value) and caught.value.field == "api-key"
+        setup_updates(values, load_settings())
+    assert said in str(caught.value) and caught.value.entry == "api_key"
 
 
 def test_keys_of_the_right_shape_and_any_key_of_a_compatible_server_pass(project_dir: Path) -> None:
-    from anton_tui.tui.screens.setup import SetupValues, env_updates
+    from anton_tui.settings_form import SetupValues, setup_updates
 
     for provider, key, url in [("anthropic", "sk-ant-api03-Ab_9-x", ""), ("openai", "sk-proj-Ab_9", ""),
                                ("openai-compatible", "anything-goes", "http://localhost:11434/v1")]:  # fmt: skip
         values = SetupValues(provider, key, url, "m1", "m2", "autopilot", True, "passive")
-        assert key in env_updates(values, load_settings()).values()
+        assert key in setup_updates(values, load_settings()).values()

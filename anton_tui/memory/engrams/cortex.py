@@ -14,11 +14,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from anton_tui.memory.engrams.engram import RULE_KINDS, Engram
 from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
 from anton_tui.memory.files.backups import keep_backup
+from anton_tui.settings_sources import InvalidSetting, MemoryMode, setting_value
 
 if TYPE_CHECKING:
     from anton_tui.memory.learners.compaction import CompactionOutcome
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MODES = ("autopilot", "copilot", "off")
 CHARS_PER_TOKEN = 4
 IDENTITY_TOKENS = 300
 RULES_TOKENS = 1500
@@ -74,14 +74,17 @@ class Cortex:
             self._merge_project_profile()
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> MemoryMode:
         return self._mode
 
     @mode.setter
     def mode(self, value: str) -> None:
-        if value not in MODES:
-            raise ValueError(f"memory mode must be one of {', '.join(MODES)}, not {value!r}")
-        self._mode = value
+        """Raises ValueError for a value that is not a memory mode (the setting's own rule, `setting_value`)."""
+        try:
+            setting_value("memory_mode", value)
+        except InvalidSetting as exc:
+            raise ValueError(f"memory mode must be {exc.allowed}, not {value!r}") from None
+        self._mode = cast("MemoryMode", value)
 
     @property
     def redactor(self) -> Redactor:

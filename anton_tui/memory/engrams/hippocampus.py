@@ -302,7 +302,7 @@ class Hippocampus:
 
     def rewrite_identity(self, facts: list[str]) -> bool:
         """Merge facts into profile.md: exact repeats are skipped, ``Key: value`` replaces facts with the same key."""
-        cleaned = [text for fact in facts if isinstance(fact, str) and (text := self.clean_text(fact))]
+        cleaned = [text for fact in facts if (text := self.clean_text(fact))]
 
         def change(parsed: ParsedFile) -> list[str] | None:
             rows: list[str | None] = list(parsed.lines)

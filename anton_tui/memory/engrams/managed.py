@@ -35,8 +35,8 @@ class ManagedHippocampus(Hippocampus):
     def _refuse(self, *_args: Any, **_kwargs: Any) -> bool:
         raise MemoryFileError(f"{self.base_dir} is managed memory, set by an administrator: it is read-only here")
 
-    _modify = replace_bytes = encode_rule = encode_lesson = rewrite_identity = _refuse  # type: ignore[assignment]
-    update_entry = delete_entry = rewrite_file = remove_profile_lines = _refuse  # type: ignore[assignment]
+    _modify = replace_bytes = encode_rule = encode_lesson = rewrite_identity = _refuse
+    update_entry = delete_entry = rewrite_file = remove_profile_lines = _refuse
 
 
 _PRECEDENCE = "The operator's rules and lessons apply to everyone and win over {name} when the two conflict."

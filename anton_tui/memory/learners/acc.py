@@ -102,9 +102,9 @@ class AnteriorCingulate:
         rules: set[str] = set()
         covered: dict[str, list[str]] = {}
         for lesson in fired:
-            specific, same_failure = _SUPERSEDED_BY.get(lesson.detector, (None, None))
-            if specific in names and same_failure(self._events):
-                covered.setdefault(specific, []).append(lesson.detector)  # reported, through the specific lesson
+            superseding = _SUPERSEDED_BY.get(lesson.detector)
+            if superseding is not None and superseding[0] in names and superseding[1](self._events):
+                covered.setdefault(superseding[0], []).append(lesson.detector)  # reported, through the specific lesson
                 continue
             if lesson.rule in rules:
                 continue
@@ -136,7 +136,7 @@ class AnteriorCingulate:
         self._nudged.clear()
 
 
-def events_from_records(records: Iterable[Mapping[str, Any]]) -> list[Event]:
+def events_from_records(records: Iterable[object]) -> list[Event]:
     """Build events from plain records `{kind, severity=1, detail={}, round_idx=0}`, e.g. a replayed JSON array."""
     events: list[Event] = []
     for position, record in enumerate(records):

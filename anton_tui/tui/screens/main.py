@@ -268,12 +268,12 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
 
     def show_model(self, runtime: Runtime) -> None:
         """The header follows the runtime's provider, model and memory mode."""
-        settings = runtime.settings
+        shown = runtime.first_frame  # the settings as the header shows them
         try:
             header = self.query_one(AntonHeader)
         except NoMatches:
             return  # the app is closing: the screen's widgets are already gone
-        header.set_model(runtime.provider_label, str(settings.planning_model), str(settings.effective_memory_mode))
+        header.set_model(runtime.provider_label, shown.planning_model, shown.effective_memory_mode)
 
     async def show_conversation(self, entries: list[Any], heading: str) -> None:
         """Show a resumed or rewound conversation under `heading` (see `Conversation.show_entries`)."""

@@ -10,7 +10,7 @@ The block may leave the chat while the command runs (`/clear`); the command goes
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from textual import work
 from textual.message import Message
@@ -20,14 +20,11 @@ from textual.worker import Worker
 from anton_tui.tui.messages import WorkerFailed
 from anton_tui.tui.widgets.shell_block import ShellBlock
 
-if TYPE_CHECKING:
-    from anton_tui.agent.shell import ShellEvent
-
 
 class ShellCommands(Protocol):
     """What runs the commands (the `Runtime`)."""
 
-    def run_shell(self, command: str) -> AsyncIterator[ShellEvent]: ...
+    def run_shell(self, command: str) -> AsyncIterator[object]: ...  # the events of `agent/shell.py`
 
 
 class ShellRunner(Widget):
@@ -38,7 +35,7 @@ class ShellRunner(Widget):
     class Output(Message, bubble=False):
         """One event of the running command, in order."""
 
-        def __init__(self, event: ShellEvent) -> None:
+        def __init__(self, event: object) -> None:
             super().__init__()
             self.event = event
 
