@@ -118,6 +118,7 @@ def test_a_commit_killed_at_random_moments_leaves_a_history_that_still_records(
         newest = history_ops.log(fresh, scope="global")[0]
         assert newest.summary.endswith(f"written after kill number {run}"), newest
         assert head_lessons(fresh) == fresh.global_hc.lessons_path.read_bytes()
+        assert not [p for p in git_dir.rglob("*.lock") if p.name != "anton-writer.lock"], "none left behind"
     print(f"kill -9 runs: 8, lock files left behind by the kill: {left_locks}, history recording after each: 8")
 
 

@@ -150,6 +150,7 @@ class ScopeHistory:
         self.order = WriteOrder(self.git_dir)
         self.clock = time.time  # when a change happened (tests and screenshots fix it)
         self._last: tuple[bytes, dict[str, bytes]] | None = None  # the head this process committed, and its files
+        self._swept = False  # the lock files a killed writer left were removed by this process's first commit
 
     # ---- the repository ----------------------------------------------------------------------------------------
 
@@ -305,6 +306,9 @@ class ScopeHistory:
                     kept = {name: data for name, data in updates.items() if name not in stale}
                     if updates and not kept and not allow_empty and merge is None:
                         return None  # newer versions of every file are recorded already
+                    if not self._swept:  # what a writer killed before this process started left behind
+                        self._remove_stale_locks()
+                        self._swept = True
                     try:
                         change = self._commit(kept, origin, when, allow_empty=allow_empty, merge=merge)
                     except BaseException:
@@ -369,6 +373,8 @@ class ScopeHistory:
 
     def _remove_stale_locks(self) -> None:
         """Remove the git lock files in the repository (hold `writing`: then every one of them is stale)."""
+        if not (self.git_dir / "HEAD").exists():
+            return
         for folder in ("objects", "refs"):
             for path in (self.git_dir / folder).rglob("*.lock"):
                 with contextlib.suppress(OSError):
