@@ -69,6 +69,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LLMBridge = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Stream = Literal["stdout", "stderr"]
 LATE_OUTPUT_MAX_CHARS = 64_000  # per cell
 LATE_HEADING = "\n[printed after the cell ended; not given to the model]\n"
 
@@ -145,16 +146,16 @@ class _CellRun:
         except Exception:
             log.exception("scratchpad event handler failed")
 
-    def output(self, stream: str, text: str) -> None:
+    def output(self, stream: Stream, text: str) -> None:
         self.last_activity = time.monotonic()
         buffer = self.stderr if stream == "stderr" else self.stdout
         kept = buffer.add(text)
         if kept:
-            self.emit(CellOutput(self.pad, self.cell.index, stream, kept))  # type: ignore[arg-type]
+            self.emit(CellOutput(self.pad, self.cell.index, stream, kept))
         if buffer.truncated and not buffer.announced:
             buffer.announced = True
             notice = f"\n... (more output follows; only the first {self.keep} characters are kept)\n"
-            self.emit(CellOutput(self.pad, self.cell.index, stream, notice))  # type: ignore[arg-type]
+            self.emit(CellOutput(self.pad, self.cell.index, stream, notice))
 
     def progress(self, message: str) -> None:
         self.last_activity = time.monotonic()
@@ -515,7 +516,7 @@ class Scratchpad:
             if process is not self._process:
                 return  # a process already given up on (its cell was cancelled)
         if op == protocol.OUT:
-            stream = "stderr" if message.get("stream") == "stderr" else "stdout"
+            stream: Stream = "stderr" if message.get("stream") == "stderr" else "stdout"
             text = str(message.get("text", ""))
             if run is not None and not message.get("late"):
                 run.output(stream, text)
@@ -541,7 +542,7 @@ class Scratchpad:
             run.result = message
             run.done.set()
 
-    def _late(self, index: Any, stream: str, text: str) -> None:
+    def _late(self, index: Any, stream: Stream, text: str) -> None:
         """Output written after cell `index` ended (the last cell when none is named): kept on that cell and shown
         under it, never given to the model."""
         cell = next((c for c in reversed(self.cells) if c.index == index), None) if isinstance(index, int) else None
@@ -557,7 +558,7 @@ class Scratchpad:
         sink = self._sink
         if sink is not None:
             try:
-                sink(CellOutput(self.name, cell.index, stream, shown))  # type: ignore[arg-type]
+                sink(CellOutput(self.name, cell.index, stream, shown))
             except Exception:
                 log.exception("scratchpad event handler failed")
 

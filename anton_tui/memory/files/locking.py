@@ -21,7 +21,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # a module or None: there is no fcntl on Windows
 
 
 def lock_path(path: Path) -> Path:

@@ -29,7 +29,7 @@ from anton_tui.memory.files.locking import pid_alive
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # a module or None: there is no fcntl on Windows
 
 NAME = "anton-order.json"
 WAIT_SECONDS = 5.0  # how long a commit waits for another process to record the write before it

@@ -19,11 +19,15 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from anton_tui.memory.history.order import Ticket
 from anton_tui.memory.history.origin import Origin
 from anton_tui.memory.history.repo import Change, ScopeHistory, history_dir
 from anton_tui.memory.history.writer import describe
+
+if TYPE_CHECKING:
+    from anton_tui.paths import AntonPaths
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +54,8 @@ class MemoryRecorder:
         self._noting = threading.Lock()  # a ticket and its place in the queue are taken together
 
     @classmethod
-    def from_paths(cls, paths: object) -> MemoryRecorder:
-        return cls(paths.home, paths.project_dir, paths.global_memory, paths.project_memory)  # type: ignore[attr-defined]
+    def from_paths(cls, paths: AntonPaths) -> MemoryRecorder:
+        return cls(paths.home, paths.project_dir, paths.global_memory, paths.project_memory)
 
     def history(self, scope: str) -> ScopeHistory:
         try:

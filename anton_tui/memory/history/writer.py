@@ -18,6 +18,7 @@ import contextlib
 import errno
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,7 +28,7 @@ from typing import TypeVar
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # a module or None: there is no fcntl on Windows
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +122,10 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         where = exc.filename if exc.filename is not None else ""
         return f"{exc.strerror} ({os.fsdecode(where)})" if where else exc.strerror
-    from_dulwich = type(exc).__name__ == "FileLocked"
-    if from_dulwich:
-        return f"{os.fsdecode(exc.lockfilename)} is held by another write"  # type: ignore[attr-defined]
+    if "dulwich.file" in sys.modules:  # only a write through dulwich can have raised its FileLocked
+        from dulwich.file import FileLocked
+
+        if isinstance(exc, FileLocked):
+            return f"{os.fsdecode(exc.lockfilename)} is held by another write"
     text = " ".join(str(exc).split())
     return text or type(exc).__name__

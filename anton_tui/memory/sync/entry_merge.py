@@ -486,8 +486,11 @@ def _merge(
         frame_changed = kept is None or kept.line != was.line or kept.section != was.section
         if not other_changed:
             continue
-        if not frame_changed:
-            put(now, kept, walk_back) if now is not None else plan.delete.add(kept.index)  # type: ignore[union-attr]
+        if not frame_changed and kept is not None:  # (unchanged here means it is still here)
+            if now is not None:
+                put(now, kept, walk_back)
+            else:
+                plan.delete.add(kept.index)
             continue
         if now is None or kept is None:
             if kept is None and now is not None:  # deleted here, changed there: the changed entry stays
