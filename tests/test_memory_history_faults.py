@@ -21,7 +21,7 @@ from anton_tui.memory.history.repo import BRANCH
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.memory.sync import syncer as sync
 from anton_tui.paths import AntonPaths
-from tests.fs_faults import fill, small_disk
+from tests.fs_faults import fill, read_only, small_disk
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,17 +83,28 @@ def test_git_lock_files_left_by_a_killed_commit_do_not_stop_the_history(stores: 
     assert not [p for p in git_dir.rglob("*.lock") if p.name != "anton-writer.lock"]
 
 
-def test_a_history_that_truly_cannot_be_written_says_why_in_one_line(stores: MemoryStores) -> None:
-    git_dir = stores.recorder.history("project").git_dir
-    git_dir.parent.mkdir(parents=True)
-    git_dir.mkdir()
-    (git_dir / "HEAD").mkdir()  # neither a repository nor anything that can become one
+def test_a_history_that_truly_cannot_be_written_says_why_in_one_line(stores: MemoryStores, anton_home: Path) -> None:
+    stores.project_hc.encode_lesson("a first lesson")
+    stores.recorder.flush()
     told: list[str] = []
     stores.recorder.on_problem = lambda scope, message: told.append(message)
-    stores.project_hc.encode_lesson("a lesson that is saved anyway")
-    stores.recorder.flush()
-    assert [e.text for e in stores.project_hc.get_lessons()] == ["a lesson that is saved anyway"]
+    with read_only(anton_home / "history"):
+        stores.project_hc.encode_lesson("a lesson that is saved anyway")
+        stores.recorder.flush()
+    assert [e.text for e in stores.project_hc.get_lessons()] == ["a first lesson", "a lesson that is saved anyway"]
     assert len(told) == 1 and "\n" not in told[0] and "(b'" not in told[0], told
+    assert "Read-only file system" in told[0] or "Permission denied" in told[0]
+
+
+def test_a_history_whose_creation_was_killed_midway_is_created_again(stores: MemoryStores) -> None:
+    git_dir = stores.recorder.history("global").git_dir
+    (git_dir / "branches").mkdir(parents=True)  # a creation killed after its first files
+    (git_dir / "HEAD").write_text("ref: refs/heads/master\n")
+    told: list[str] = []
+    stores.recorder.on_problem = lambda scope, message: told.append(message)
+    stores.global_hc.encode_lesson("recorded all the same")
+    stores.recorder.flush()
+    assert told == [] and history_ops.log(stores, scope="global")[0].summary.endswith("recorded all the same")
 
 
 def test_a_commit_killed_at_random_moments_leaves_a_history_that_still_records(

@@ -25,6 +25,7 @@ import functools
 import hashlib
 import logging
 import re
+import shutil
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -168,13 +169,14 @@ class ScopeHistory:
         from dulwich.repo import Repo
 
         try:
-            if (self.git_dir / "HEAD").exists() or not create:
+            if self._created() or not create:
                 self._repo = Repo(str(self.git_dir))
             else:
                 with self.writing():  # another process may be creating it this instant
-                    if (self.git_dir / "HEAD").exists():
+                    if self._created():
                         self._repo = Repo(str(self.git_dir))
                     else:
+                        self._clear_interrupted()
                         self._repo = self._create()
         except NotGitRepository as exc:
             if not create:
@@ -183,6 +185,28 @@ class ScopeHistory:
         except (OSError, ValueError, KeyError) as exc:
             raise HistoryError(f"{self.git_dir} cannot be opened: {exc}") from exc
         return self._repo
+
+    def _created(self) -> bool:
+        """Whether the repository was created whole: its config, written last, names the work tree."""
+        try:
+            return b"worktree" in (self.git_dir / "config").read_bytes()
+        except OSError:
+            return False
+
+    def _clear_interrupted(self) -> None:
+        """Remove what a creation stopped midway (a kill) left: git's first files, with no object and no ref in
+        them yet, so nothing recorded is lost. Anything else in their place is not ours to remove."""
+        if not self.git_dir.is_dir():
+            return
+        for folder in ("objects", "refs"):
+            if any(path.is_file() for path in (self.git_dir / folder).rglob("*")):
+                raise HistoryError(f"{self.git_dir} is not a memory history (its config names no work tree)")
+        for name in ("HEAD", "config", "description", "branches", "hooks", "info", "objects", "refs"):
+            path = self.git_dir / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.is_symlink() or path.exists():
+                path.unlink()
 
     def _create(self) -> Any:
         from dulwich.repo import Repo
@@ -358,7 +382,9 @@ class ScopeHistory:
             commit.message = _message(summary, self.scope, origin)
             objects.append(commit)
             self.add_objects(objects)
-            if clearing_stale_locks(functools.partial(repo.refs.set_if_equals, BRANCH, parent, commit.id)):
+            if clearing_stale_locks(
+                functools.partial(repo.refs.set_if_equals, BRANCH, parent, commit.id), self.git_dir
+            ):
                 self._last = (commit.id, after)  # the next commit starts from these files without reading them
                 change = dataclasses.replace(_parse(commit, tuple(sorted(changed)), self.scope), time=now)
                 try:
@@ -384,11 +410,11 @@ class ScopeHistory:
         """Store git objects (hold `writing`)."""
         store = self.repo().object_store
         for obj in objects:
-            clearing_stale_locks(functools.partial(store.add_object, obj))
+            clearing_stale_locks(functools.partial(store.add_object, obj), self.git_dir)
 
     def set_ref(self, name: bytes, value: bytes) -> None:
         """Point a ref of the repository at a commit (hold `writing`)."""
-        clearing_stale_locks(functools.partial(self.repo().refs.__setitem__, name, value))
+        clearing_stale_locks(functools.partial(self.repo().refs.__setitem__, name, value), self.git_dir)
 
     def record_disk(
         self, origin: Origin, current: dict[str, bytes] | None = None, tickets: dict[str, Ticket] | None = None

@@ -94,17 +94,21 @@ class WriterLock:
             time.sleep(_POLL)
 
 
-def clearing_stale_locks(action: Callable[[], T]) -> T:
-    """Run `action`, a dulwich write made while holding the scope's `WriterLock`; a git lock file in its way was
-    left by a writer that stopped mid-write, so it is removed and the write tried again (once per lock file)."""
+def clearing_stale_locks(action: Callable[[], T], git_dir: Path) -> T:
+    """Run `action`, a dulwich write to `git_dir` made while holding its `WriterLock`; a git lock file of `git_dir` in
+    its way was left by a writer that stopped mid-write, so it is removed and the write tried again (once per lock
+    file). A lock file anywhere else (a remote's) is not ours: its error is raised as it is."""
     from dulwich.file import FileLocked
 
     cleared: set[str] = set()
+    root = os.path.join(os.path.realpath(git_dir), "")
     while True:
         try:
             return action()
         except FileLocked as exc:
             lock = os.fsdecode(exc.lockfilename)
+            if not os.path.realpath(lock).startswith(root):
+                raise
             if lock in cleared:
                 raise HistoryError(f"{lock} keeps coming back while nothing else writes the history") from None
             try:

@@ -141,8 +141,11 @@ def fetch(repo: Any, url: str, name: str = "origin") -> bytes | None:
 
     try:
         result = client.fetch(path, repo, determine_wants=wants)
-    except FileLocked:
-        raise  # a lock file of this machine's history, left by a stopped write: the caller clears it
+    except FileLocked as exc:
+        own = os.path.join(os.path.realpath(repo.path), "")
+        if os.path.realpath(os.fsdecode(exc.lockfilename)).startswith(own):
+            raise  # a lock file of this machine's history, left by a stopped write: the caller clears it
+        raise RemoteError(f"fetching {url} failed: it is being written this instant") from None
     except Exception as exc:
         raise RemoteError(f"fetching {url} failed: {exc}") from exc
     return result.refs.get(BRANCH)

@@ -103,7 +103,7 @@ def add_remote(stores: Any, scope: str, url: str) -> str:
     try:
         with history.writing():
             repo = history.repo()
-            clearing_stale_locks(lambda: set_remote(repo, url, REMOTE))
+            clearing_stale_locks(lambda: set_remote(repo, url, REMOTE), history.git_dir)
     except HistoryError as exc:
         raise SyncError(str(exc)) from exc
     except OSError as exc:
@@ -120,7 +120,7 @@ def remove_remote(stores: Any, scope: str) -> bool:
     try:
         with history.writing():
             repo = history.repo()
-            return clearing_stale_locks(lambda: remove(repo, REMOTE))
+            return clearing_stale_locks(lambda: remove(repo, REMOTE), history.git_dir)
     except HistoryError as exc:
         raise SyncError(str(exc)) from exc
     except OSError as exc:
@@ -202,7 +202,7 @@ def _round(
     try:
         for _attempt in range(ATTEMPTS):
             with history.writing():
-                theirs = clearing_stale_locks(lambda: fetch(repo, url, REMOTE))
+                theirs = clearing_stale_locks(lambda: fetch(repo, url, REMOTE), history.git_dir)
                 if theirs is not None:
                     history.set_ref(TRACKING, theirs)
             base = _ref(repo, BASE_REF)
