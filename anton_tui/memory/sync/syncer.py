@@ -198,7 +198,8 @@ def _round(
     recorder.flush()
     repo = history.repo()
     told = Told(history.git_dir)
-    merged_any, notes = False, list[str]()
+    merged_any = False
+    notes: list[str] = []
     try:
         for _attempt in range(ATTEMPTS):
             with history.writing():
@@ -213,10 +214,9 @@ def _round(
                 merged_any, notes = merged_any or result[0], notes + result[1]
                 with history.writing():
                     history.set_ref(BASE_REF, theirs)
-            head = history.head()
+            local = history.files_at(history.head())
             remote = history.files_at(theirs) if theirs is not None else {}
-            files, unreadable = sharing.shared_files(history.git_dir, history.files_at(head), remote)
-            local = history.files_at(head)
+            files, unreadable = sharing.shared_files(history.git_dir, local, remote)
             notes += [_stays_local(name) for name in unreadable if told.first_time(unreadable_key(name, local[name]))]
             if theirs is not None and files == remote:
                 status = "synced" if merged_any else "up to date"
