@@ -163,7 +163,7 @@ class MemoryWrites:
         """End of turn: the ACC's lessons become global rules (passive and active modes), deduplicated."""
         if self.acc is None or self.acc_mode == "off" or self.cortex is None or self.cortex.mode == "off":
             return
-        from anton_tui.memory.engrams.engram import Engram
+        from anton_tui.memory.engrams.engram import Engram, entry_id
         from anton_tui.memory.learners.acc import rules_similarity_predicate
 
         managed = getattr(self.cortex, "managed_hc", None)  # an operator's rule counts as known too, as in Anton
@@ -173,8 +173,10 @@ class MemoryWrites:
             + "\n"
             + self.cortex.project_hc.recall_rules()
         )
+        patterns = self.acc.patterns_seen()
         lessons = self.acc.at_end_of_turn(has_similar_lesson=rules_similarity_predicate(rules_text))
         self.acc.clear()
+        self.turn_memory.note_patterns(self.cortex, patterns)  # outcome figures of the ACC's rules
         if not lessons:
             return
         engrams = [
@@ -183,4 +185,8 @@ class MemoryWrites:
         ]
         for lesson in lessons:
             self._emit(AccNudge(lesson=lesson, nudged=False))
-        self.encode_through_gate(engrams, "acc")
+        held = self.encode_through_gate(engrams, "acc")
+        for lesson, engram in zip(lessons, engrams, strict=True):
+            if engram not in held:  # the rule now remembers its pattern
+                self.cortex.global_hc.outcomes.rule_written(entry_id(self.cortex.global_hc.clean_text(lesson.rule)),
+                                                            lesson.detector)  # fmt: skip

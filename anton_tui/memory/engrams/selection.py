@@ -54,6 +54,11 @@ class MemoryItem:
     why: str = ""
     entry: Engram | None = field(default=None, compare=False)
 
+    @property
+    def line(self) -> str:
+        """The line as the prompt shows it (a lesson with its metadata comment)."""
+        return lesson_for_prompt(self.entry) if self.entry is not None and self.kind == "lesson" else f"- {self.text}"
+
     def as_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {"kind": self.kind, "scope": self.scope, "text": self.text, "tokens": self.tokens}
         if self.status in {"left_out", "pinned"}:
