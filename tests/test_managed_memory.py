@@ -199,8 +199,8 @@ async def test_the_acc_does_not_write_a_rule_the_operator_already_set(fake_llm, 
     if in_managed:
         (managed / "rules.md").write_text(f"# Rules\n\n## Always\n- {rule} <!-- ts:2026-11-01 -->\n")
     session = make_session(fake_llm, managed_memory=str(managed), acc_mode="passive")
-    session.acc.observe("cap_exhausted", {"cap": 25}, severity=9)
-    session._drain_acc()
+    session.acc_feedback.acc.observe("cap_exhausted", {"cap": 25}, severity=9)
+    session.acc_feedback.end_turn()
     written = [e.text for e in session.cortex.global_hc.get_rules()]
     assert (rule in written) is not in_managed
     await session.close()

@@ -107,7 +107,7 @@ def report_from_selection(
     items = [_item("memory file", level, f"{name}: {text}", ratio, "pinned", why="memory file") for level, name, text
              in files]  # fmt: skip
     items += [_item("skill", "", text, ratio, "pinned", why="preloaded") for text in preloaded]
-    left = []
+    left: list[ContextItem] = []
     for entry in selection.items:
         section = _SECTIONS.get(entry.kind, "rules")
         made = _item(section, entry.scope, entry.line, ratio, _STATUS[entry.status], entry.score, entry.why)

@@ -24,14 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from anton_tui.agent.history import seal_dangling_tool_uses
+from anton_tui.agent.messages import is_summary_message, is_user_turn, strip_stamp, typed_turns, user_text
 from anton_tui.memory.episodes.store import MEMORY_ROLES, Episode, read_episodes, session_start
 
 HISTORY_SUFFIX = "_history.json"
 EPISODES_SUFFIX = ".jsonl"
 NO_RESULT_NOTE = "[no result was recorded for this call]"
 PREVIEW_CHARS = 200
-_STAMP = re.compile(r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}\] ")
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+StatKey = tuple[int, int, int]  # inode, size, modification time: a file unchanged keeps its key
 
 
 class HistoryBroken(Exception):
@@ -58,49 +59,7 @@ class SavedSession:
     broken: str | None = None
 
 
-# --------------------------------------------------------------------------- message helpers
-
-
-def is_user_turn(message: dict[str, Any]) -> bool:
-    """A message the user typed, as opposed to the tool results sent back to the model (Anton's rule)."""
-    if message.get("role") != "user":
-        return False
-    content = message.get("content")
-    if not isinstance(content, list):
-        return True
-    return not any(isinstance(block, dict) and block.get("type") == "tool_result" for block in content)
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """The text of a message: a string content, or its text blocks joined by blank lines."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n\n".join(
-            str(block.get("text", "")) for block in content if isinstance(block, dict) and block.get("type") == "text"
-        )
-    return ""
-
-
-def strip_stamp(text: str) -> str:
-    """Anton stamps what the user typed with its send time, ``[YYYY-MM-DD HH:MM] ``; the text without it."""
-    match = _STAMP.match(text)
-    return text[match.end() :] if match else text
-
-
-def user_text(message: dict[str, Any]) -> str:
-    """What the user typed in this message, as they typed it: of a list, its first text block (the rest are
-    notes added to the turn, or what came with a picture)."""
-    content = message.get("content")
-    if isinstance(content, list):
-        first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
-        return strip_stamp(str(first.get("text", ""))) if first is not None else ""
-    return strip_stamp(message_text(message))
-
-
-def count_user_turns(history: list[dict[str, Any]]) -> int:
-    return sum(1 for message in history if isinstance(message, dict) and is_user_turn(message))
+# --------------------------------------------------------------------------- the file's bytes
 
 
 def format_history(history: list[dict[str, Any]]) -> bytes:
@@ -212,7 +171,7 @@ class HistoryStore:
     def __init__(self, episodes_dir: Path | str) -> None:
         self.episodes_dir = Path(episodes_dir)
         self._written: dict[str, tuple[int, int, int]] = {}  # what this process last wrote or read, per session
-        self._listed: dict[Path, tuple[tuple[int, int, int], SavedSession | None]] = {}
+        self._listed: dict[Path, tuple[tuple[StatKey | None, StatKey | None], SavedSession | None]] = {}
 
     def history_path(self, session_id: str) -> Path:
         if not _SAFE_ID.fullmatch(session_id or ""):
@@ -341,8 +300,6 @@ class HistoryStore:
             history = parse_history(raw, history_path)
         except HistoryBroken as exc:
             return SavedSession(session_id, started, date, 0, "", model, "broken", exc.reason)
-        from anton_tui.agent.summarise import is_summary_message, typed_turns
-
         turns = typed_turns(history)
         if turns == 0:
             return None
@@ -374,7 +331,7 @@ class HistoryStore:
         return removed
 
 
-def _stat_key(path: Path) -> tuple[int, int, int] | None:
+def _stat_key(path: Path) -> StatKey | None:
     try:
         st = path.stat()
     except (FileNotFoundError, NotADirectoryError):

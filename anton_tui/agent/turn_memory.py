@@ -18,7 +18,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from anton_tui.agent.history_store import is_user_turn, message_text
+from anton_tui.agent.messages import is_user_turn, message_text
 from anton_tui.agent.prompts import MemoryFile, memory_files
 from anton_tui.memory.engrams.ranking import TurnQuery
 from anton_tui.memory.engrams.selection import DEFAULT_BUDGET_TOKENS, MemorySelection
