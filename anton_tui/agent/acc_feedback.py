@@ -105,4 +105,6 @@ class AccFeedback:
         held = self._host.encode_through_gate(engrams, "acc")
         for lesson, engram in zip(lessons, engrams, strict=True):
             if engram not in held:  # the rule remembers the pattern it was written for (see `engrams.outcomes`)
-                cortex.global_hc.outcomes.rule_written(entry_id(cortex.global_hc.clean_text(lesson.rule)), lesson.detector)
+                cortex.global_hc.outcomes.rule_written(
+                    entry_id(cortex.global_hc.clean_text(lesson.rule)), lesson.detector
+                )

@@ -316,7 +316,6 @@ class ChatSession:
 
     async def resume(self, session_id: str) -> Resumed:
         """Continue a saved conversation (this program's or Anton's); see `SavedConversation.resume`."""
-        self.turn_memory.forget_conversation()
         return await self.conversation.resume(session_id)
 
     def user_turns(self) -> list[UserTurn]:

@@ -124,7 +124,7 @@ class TurnMemory:
         return name
 
     def forget_conversation(self) -> None:
-        """A new or resumed conversation: the preloaded skills and the last choice belong to the old one."""
+        """A new conversation: the preloaded skills and the last choice belong to the old one."""
         self.preloaded.clear()
         self.selection = None
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from anton_tui.agent.events import SessionEvent
+
+if TYPE_CHECKING:
+    from anton_tui.agent.turn_memory import TurnMemory
 
 
 @runtime_checkable
@@ -21,6 +24,13 @@ class ChatSessionLike(Protocol):
 
     def cancel(self) -> Any:
         """Stop the running turn; may return an awaitable, which the app awaits."""
+
+
+@runtime_checkable
+class HoldsTurnMemory(Protocol):
+    """A session that gives the model memory and skills besides its history (`agent.turn_memory`)."""
+
+    turn_memory: TurnMemory
 
 
 @runtime_checkable

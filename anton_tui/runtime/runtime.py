@@ -23,7 +23,7 @@ from anton_tui.runtime.goal_ops import GoalOps
 from anton_tui.runtime.memory_history import MemoryHistoryOps
 from anton_tui.runtime.memory_sync import MemorySyncOps
 from anton_tui.runtime.model_warm_up import ModelWarmUpOps
-from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl
+from anton_tui.runtime.protocols import ChatSessionLike, HoldsTurnMemory, ScratchpadControl
 from anton_tui.runtime.skill_install_ops import SkillInstallOps, SkillInstallReport  # noqa: F401 (re-exported)
 from anton_tui.runtime.usage import UsageOps
 from anton_tui.runtime.workspace_ops import WorkspaceOps
@@ -280,6 +280,13 @@ class Runtime(MemoryHistoryOps, MemorySyncOps, WorkspaceOps, GoalOps, UsageOps, 
 
     async def load_skill(self, label: str) -> Skill | None:
         return await off_loop(self.stores.skills.load, label)
+
+    async def preload_skill(self, label: str) -> str:
+        """Give a skill to every request of this conversation (``/skill load``); returns the label loaded. Raises
+        ValueError with the reason when it cannot be loaded."""
+        if not isinstance(self.session, HoldsTurnMemory):
+            raise ValueError("this session cannot preload skills")
+        return await off_loop(self.session.turn_memory.preload, self.stores.skills, label)
 
     async def skill_problem(self, label: str) -> BrokenSkill | None:
         return await off_loop(self.stores.skills.problem, label)
