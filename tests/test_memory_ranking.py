@@ -20,9 +20,15 @@ TOPICS = 200
 PER_TOPIC = 10
 BUDGET = 800
 ACTIONS = (
-    "restart the workers before a deploy", "read the logs under /var/log first", "pin the client library version",
-    "run the smoke tests after a change", "never edit the generated files by hand", "ask before dropping a table",
-    "keep the retry count at three", "use the staging credentials only", "write the migration as a new file",
+    "restart the workers before a deploy",
+    "read the logs under /var/log first",
+    "pin the client library version",
+    "run the smoke tests after a change",
+    "never edit the generated files by hand",
+    "ask before dropping a table",
+    "keep the retry count at three",
+    "use the staging credentials only",
+    "write the migration as a new file",
     "check the dashboard after a release",
 )
 

@@ -650,7 +650,7 @@ class ChatSession:
             acc_observe=self.acc_feedback.observe,
             turn=self.turn_count,
             scratchpad_observers=self.scratchpad_observers,
-            history=self.history,
+            history=[*self.turn_memory.front_messages, *self.history],  # what the model sees
             log_episode=self._log,
             redactor=self.redact,
             session_id=self.session_id or "",

@@ -124,9 +124,10 @@ class RetrievalCounters:
         self.stats = stats
         self._present_seen: dict[str, frozenset[str]] = {}
 
-    def record(self, prompt: PromptRecord) -> None:
-        """Count one prompt. Entries present for the first time start their idle stretch here."""
-        now = dt.datetime.now().isoformat(timespec="seconds")
+    def record(self, prompt: PromptRecord, at: dt.datetime | None = None) -> None:
+        """Count one prompt (sent `at`, default now). Entries present for the first time start their idle stretch
+        here."""
+        now = (at or dt.datetime.now()).isoformat(timespec="seconds")
         try:
             with self.stats.writing() as conn:
                 number = _count(conn) + 1
