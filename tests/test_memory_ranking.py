@@ -142,7 +142,7 @@ def test_memory_context_in_text_says_the_budget_and_what_was_left_out(anton_home
         [sys.executable, "-m", "anton_tui", "memory", "context", f"restart {topics[3]}"], capture_output=True,
         text=True, timeout=120, cwd=project_dir, check=True,
     )  # fmt: skip
-    assert done.stdout.startswith("Budget 3,000 tokens: ranked in ")
+    assert done.stdout.startswith("Budget 2,000 tokens: ranked in ")
     assert "Left out (" in done.stdout and "more (--json lists them all)" in done.stdout
     assert not (anton_home / "memory" / ".retrieval.sqlite3").exists(), "showing what would be sent counts nothing"
 
@@ -156,3 +156,10 @@ async def test_a_small_memory_is_loaded_whole_whatever_the_turn(fake_llm, anton_
     system = str(fake_llm.requests_for(PLANNER)[-1].body["system"])
     assert "Prefer httpx over requests" in system and "The sales export uses semicolons" in system
     await session.close()
+
+
+def test_the_budget_setting_defaults_to_the_measured_budget():
+    from anton_tui.config import Settings
+    from anton_tui.memory.engrams.selection import DEFAULT_BUDGET_TOKENS
+
+    assert Settings.model_fields["memory_budget_tokens"].default == DEFAULT_BUDGET_TOKENS == 2000

@@ -48,7 +48,7 @@ async def test_the_pattern_of_an_acc_rule_is_counted_before_it_and_since_while_i
     assert rule not in session.turn_memory.selection.loaded_ids("global")
     assert (outcomes.figures()[rule].since, outcomes.pattern_count(DETECTOR)) == (1, 3)
 
-    session.turn_memory.budget_tokens = 3000
+    session.turn_memory.budget_tokens = 2000
     await turn("once more", failing_round(), Reply.text("Still failing."))
     found = outcomes.figures()[rule]
     assert (found.detector, found.before, found.since) == (DETECTOR, 1, 2)

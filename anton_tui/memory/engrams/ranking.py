@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import tantivy
 
 TOKENIZER = "memory"
-RECENT_WEIGHT = 0.35  # a word of the recent turns against one of the user's message
+RECENT_WEIGHT = 0.5  # a word of the recent turns against one of the user's message
 SKILL_WEIGHT = 0.5  # a word of a skill in play (its label and description)
 MAX_QUERY_WORDS = 96  # distinct words asked per part of the turn (a pasted log should not make a huge query)
 MAX_WORD = 40  # longer "words" (hashes, base64) are left out

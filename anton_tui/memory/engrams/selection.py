@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from anton_tui.memory.engrams.hippocampus import Hippocampus
 
 CHARS_PER_TOKEN = 4
-DEFAULT_BUDGET_TOKENS = 3000
+DEFAULT_BUDGET_TOKENS = 2000  # measured: benchmarks/bench_memory_budget.py (README, "Memory given to a turn")
 RANK_DEPTH = 2000  # best matches asked of the index; past them an entry counts as not matching the turn
 PINNED_USER = "written or confirmed by the user (source:user)"
 PINNED_PROFILE = "the profile"
