@@ -96,7 +96,8 @@ class RuntimeStarter:
         them with its own, so the next start does not stop at the same value."""
         from anton_tui.config import settings_from_layers
 
-        layers, dropped = self.layers, []
+        layers = self.layers
+        dropped: list[SettingsError] = []
         project_env = str(self.layers.project_dir / ".anton" / ".env")
         for _ in range(SETUP_ATTEMPTS):
             try:
