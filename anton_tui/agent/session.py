@@ -188,11 +188,13 @@ class ChatSession:
         return True
 
     async def warm_up(self) -> None:
-        """Pay the slow first-time costs in the background: the secret patterns and the episode search index (the
-        LLM SDK is `warm_up_model`'s, called when the user starts typing)."""
+        """Pay the slow first-time costs in the background: the secret patterns, the memory's ranking index and the
+        episode search index (the LLM SDK is `warm_up_model`'s, called when the user starts typing)."""
         from anton_tui.redact import preload
 
         await asyncio.to_thread(preload)  # the secret patterns, read by the first tool result
+        if self.cortex is not None:  # the ranking index of the rules and lessons, for the first turn
+            await asyncio.to_thread(self.turn_memory.warm_up, self.cortex)
         if self.episodic is not None:
             from anton_tui.memory.episodes.index import IndexUnavailable
 

@@ -96,6 +96,10 @@ class TurnMemory:
         self.selection = cortex.select_memory(query, self.budget_tokens)
         return self.selection
 
+    def warm_up(self, cortex: Cortex) -> None:
+        """Read the memory and build its ranking index once, so the first turn does not wait for it."""
+        cortex.select_memory(TurnQuery(""), self.budget_tokens)
+
     def note_patterns(self, cortex: Cortex, patterns: Collection[str]) -> None:
         """One turn's ACC pass saw `patterns` (detector names): count them against the rules the turn carried."""
         loaded = self.selection.loaded_ids("global") if self.selection is not None else set()

@@ -171,12 +171,7 @@ class Cortex:
     def record_prompt(self, selection: MemorySelection) -> None:
         """Count what a prompt the agent sent did with each scope's entries (see `counters`)."""
         for label, hc in self._scopes():
-            scope = label.lower()
-            present = {
-                "rules": [e.id for e in hc.get_rules()],
-                "lessons": [e.id for e in hc.get_lessons()],
-            }
-            hc.counters.record(selection.prompt_record(scope, present))
+            hc.counters.record(selection.prompt_record(label.lower()))
 
     def is_shared(self) -> bool:
         """Memory read here is shared across people: a scope has a remote, or a managed tier is in use."""

@@ -101,6 +101,8 @@ class StatsFile:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")  # a counted prompt costs no wait for the disk (synchronous below)
+            conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
             self._conn = conn
         return self._conn
@@ -122,7 +124,9 @@ class RetrievalCounters:
 
     def __init__(self, stats: StatsFile) -> None:
         self.stats = stats
-        self._present_seen: dict[str, frozenset[str]] = {}
+        self._present_seen: dict[
+            str, Collection[str]
+        ] = {}  # the ids noted last, per file (the same list while unchanged)
 
     def record(self, prompt: PromptRecord, at: dt.datetime | None = None) -> None:
         """Count one prompt (sent `at`, default now). Entries present for the first time start their idle stretch
@@ -133,9 +137,9 @@ class RetrievalCounters:
                 number = _count(conn) + 1
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('prompts', ?)", (number,))
                 for file in FILES:
-                    present = frozenset(prompt.present.get(file, ()))
-                    if self._present_seen.get(file) != present:
-                        self._note_present(conn, file, present, number)
+                    present = prompt.present.get(file, ())
+                    if self._present_seen.get(file) is not present:
+                        self._note_present(conn, file, frozenset(present), number)
                         self._present_seen[file] = present
                     conn.executemany(
                         "UPDATE entries SET candidate = candidate + 1, loaded = loaded + 1, last_loaded = ?, "

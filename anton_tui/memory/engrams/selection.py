@@ -43,7 +43,8 @@ def tokens_of(line: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class MemoryItem:
-    """One line of memory and what became of it: ``pinned``, ``loaded`` (ranked in) or ``left_out``."""
+    """One line of memory and what became of it: ``pinned``, ``loaded`` (ranked in) or ``left_out``. `line` is the
+    line as the prompt shows it (a lesson with its metadata comment); `entry_id` names a rule or lesson."""
 
     kind: str  # always | never | when | lesson | profile
     scope: str  # global | project | operator
@@ -52,12 +53,8 @@ class MemoryItem:
     status: str
     score: float | None = None
     why: str = ""
-    entry: Engram | None = field(default=None, compare=False)
-
-    @property
-    def line(self) -> str:
-        """The line as the prompt shows it (a lesson with its metadata comment)."""
-        return lesson_for_prompt(self.entry) if self.entry is not None and self.kind == "lesson" else f"- {self.text}"
+    line: str = ""
+    entry_id: str = ""
 
     def as_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {"kind": self.kind, "scope": self.scope, "text": self.text, "tokens": self.tokens}
@@ -70,11 +67,13 @@ class MemoryItem:
 
 @dataclass(frozen=True, slots=True)
 class MemorySelection:
-    """The memory of one prompt (see the module docstring)."""
+    """The memory of one prompt (see the module docstring); `present`: per scope, the ids of its candidate rules
+    and lessons (pinned ones included), per file."""
 
     budget_tokens: int
     items: tuple[MemoryItem, ...]
     text: str  # the memory sections of the system prompt ("" or "\n\n" + sections)
+    present: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     def of(self, status: str) -> list[MemoryItem]:
         return [item for item in self.items if item.status == status]
@@ -98,24 +97,22 @@ class MemorySelection:
     def loaded_ids(self, scope: str) -> set[str]:
         """Ids of the rules and lessons of `scope` this prompt carried (pinned or ranked in)."""
         return {
-            item.entry.id
-            for item in self.items
-            if item.entry is not None and item.scope == scope and item.status != "left_out"
+            item.entry_id for item in self.items if item.entry_id and item.scope == scope and item.status != "left_out"
         }
 
-    def prompt_record(self, scope: str, present: dict[str, list[str]]) -> PromptRecord:
-        """What this prompt did with `scope`'s entries, for its counters; `present`: every entry id per file."""
+    def prompt_record(self, scope: str) -> PromptRecord:
+        """What this prompt did with `scope`'s entries, for its counters."""
         loaded: dict[str, list[str]] = {"rules": [], "lessons": []}
         left: dict[str, list[str]] = {"rules": [], "lessons": []}
         for item in self.items:
-            if item.entry is None or item.scope != scope or item.kind == "profile":
+            if not item.entry_id or item.scope != scope:
                 continue
             file = "lessons" if item.kind == "lesson" else "rules"
             if item.status != "left_out":
-                loaded[file].append(item.entry.id)
+                loaded[file].append(item.entry_id)
             elif item.score is not None:  # matched the turn, did not fit
-                left[file].append(item.entry.id)
-        return PromptRecord(loaded, left, present)
+                left[file].append(item.entry_id)
+        return PromptRecord(loaded, left, self.present.get(scope, {}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,41 +122,103 @@ class _Candidate:
     line: str
     tokens: int
     newer: float
+    entry_id: str
+    unmatched: MemoryItem  # this entry left out for sharing no word with the turn (the same every time)
 
     @property
     def scope(self) -> str:
         return self.key[0]
 
+    def item(self, status: str, *, score: float | None = None, why: str = "") -> MemoryItem:
+        entry = self.entry
+        return MemoryItem(entry.kind, self.scope, entry.text, self.tokens, status, score, why, self.line, self.entry_id)
 
-def _candidates(scopes: Sequence[tuple[str, Hippocampus]]) -> list[tuple[str, list[_Candidate]]]:
-    """Per scope (its label), its rules (Always, Never, When; file order) then its lessons (file order), each once,
-    those about the scratchpad left out (they go with the scratchpad tool)."""
-    found: list[tuple[str, list[_Candidate]]] = []
-    seen: set[tuple[str, str, str]] = set()
-    for label, hc in scopes:
-        scope = label.lower()
-        entries = [
-            e for e in hc.get_rules() if e.kind in RULE_KINDS and not (e.kind == "when" and is_scratchpad_related(e))
-        ]
-        entries += [e for e in hc.get_lessons() if not is_scratchpad_related(e)]
-        candidates = []
-        for entry in entries:
-            key = (scope, "lessons" if entry.kind == "lesson" else "rules", entry.text)
-            if key in seen:
-                continue
-            seen.add(key)
-            line = lesson_for_prompt(entry) if entry.kind == "lesson" else f"- {entry.text}"
-            newer = entry.updated_at.timestamp() if entry.updated_at is not None else 0.0
-            candidates.append(_Candidate(key, entry, line, tokens_of(line), newer))
-        found.append((label, candidates))
-    return found
+
+def _candidate(scope: str, entry: Engram) -> _Candidate:
+    key = (scope, "lessons" if entry.kind == "lesson" else "rules", entry.text)
+    line = lesson_for_prompt(entry) if entry.kind == "lesson" else f"- {entry.text}"
+    tokens, entry_id = tokens_of(line), entry.id
+    newer = entry.updated_at.timestamp() if entry.updated_at is not None else 0.0
+    unmatched = MemoryItem(entry.kind, scope, entry.text, tokens, "left_out", None, LEFT_NO_MATCH, line, entry_id)
+    return _Candidate(key, entry, line, tokens, newer, entry_id, unmatched)
+
+
+def _candidate_kind(entry: Engram) -> bool:
+    """A rule of a known kind or a lesson, not a When rule or lesson about the scratchpad (those go with the tool)."""
+    if entry.kind not in (*RULE_KINDS, "lesson"):
+        return False
+    return entry.kind in ("always", "never") or not is_scratchpad_related(entry)
+
+
+def _same(one: list[Engram], other: list[Engram]) -> bool:
+    """The same entries, object for object (a file's parse is kept while it is unchanged, so its entries are)."""
+    return len(one) == len(other) and all(a is b for a, b in zip(one, other, strict=True))
+
+
+@dataclass(slots=True)
+class _Pool:
+    """The candidates of every scope while no memory file changed, and what each prompt would otherwise work out
+    again from all of them."""
+
+    per_scope: list[tuple[str, list[_Candidate]]]
+    pinned: list[_Candidate] = field(default_factory=list)
+    ranked: list[_Candidate] = field(default_factory=list)
+    by_key: dict[Hashable, _Candidate] = field(default_factory=dict)
+    order: dict[Hashable, int] = field(default_factory=dict)  # place in the files, for the prompt's order
+    ranked_tokens: int = 0
+    present: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    synced: bool = False  # the ranking index holds these candidates
+
+    def __post_init__(self) -> None:
+        everything = [c for _label, candidates in self.per_scope for c in candidates]
+        self.pinned = [c for c in everything if c.entry.source == "user"]
+        self.ranked = [c for c in everything if c.entry.source != "user"]
+        self.by_key = {c.key: c for c in everything}
+        self.order = {c.key: place for place, c in enumerate(everything)}
+        self.ranked_tokens = sum(c.tokens for c in self.ranked)
+        self.present = {
+            label.lower(): {
+                "rules": [c.entry_id for c in candidates if c.entry.kind != "lesson"],
+                "lessons": [c.entry_id for c in candidates if c.entry.kind == "lesson"],
+            }
+            for label, candidates in self.per_scope
+        }
 
 
 class MemorySelector:
-    """Chooses each prompt's memory; keeps the ranking index of the candidates between prompts."""
+    """Chooses each prompt's memory; keeps the candidates (while the memory files are unchanged) and the ranking
+    index between prompts, so a prompt costs little more than its ranking with 50,000 lessons."""
 
     def __init__(self) -> None:
         self._ranker: RuleRanker | None = None
+        self._kept: dict[str, tuple[list[Engram], list[_Candidate]]] = {}
+        self._pool: _Pool | None = None
+
+    def _candidates(self, scopes: Sequence[tuple[str, Hippocampus]]) -> _Pool:
+        """Per scope (its label), its rules (Always, Never, When; file order) then its lessons (file order), each
+        once, those about the scratchpad left out (they go with the scratchpad tool)."""
+        found: list[tuple[str, list[_Candidate]]] = []
+        changed = self._pool is None or [label for label, _hc in scopes] != [
+            label for label, _c in self._pool.per_scope
+        ]
+        for label, hc in scopes:
+            entries = hc.get_rules() + hc.get_lessons()
+            kept = self._kept.get(label)
+            if kept is None or not _same(kept[0], entries):
+                changed = True
+                candidates, seen = [], set()
+                for entry in entries:
+                    if not _candidate_kind(entry):
+                        continue
+                    candidate = _candidate(label.lower(), entry)
+                    if candidate.key not in seen:
+                        seen.add(candidate.key)
+                        candidates.append(candidate)
+                kept = self._kept[label] = (entries, candidates)
+            found.append((label, kept[1]))
+        if changed or self._pool is None:
+            self._pool = _Pool(found)
+        return self._pool
 
     def select(
         self,
@@ -174,80 +233,71 @@ class MemorySelector:
     ) -> MemorySelection:
         """The memory for one prompt. `identity`: the profile as the prompt shows it; `operator`: the managed tier's
         (kind, text) lines (rendered in `head`, the sections that come first, as Anton orders them)."""
-        per_scope = _candidates(scopes)
-        everything = [c for _label, candidates in per_scope for c in candidates]
-        pinned = [c for c in everything if c.entry.source == "user"]
-        ranked = [c for c in everything if c.entry.source != "user"]
+        pool = self._candidates(scopes)
         facts = [line.strip() for line in identity.splitlines() if line.strip() and not line.strip().startswith("#")]
-        items = [MemoryItem("profile", "global", fact.removeprefix("- "), tokens_of(fact), "pinned", why=PINNED_PROFILE)
-                 for fact in facts]  # fmt: skip
-        items += [MemoryItem(kind, "operator", text, tokens_of(f"- {text}"), "pinned", why=PINNED_OPERATOR)
-                  for kind, text in operator]  # fmt: skip
-        items += [_item(c.entry, c.scope, "pinned", why=PINNED_USER) for c in pinned]
-        scores = self._scores(ranked, query)
-        chosen = _within(ranked, scores, budget_tokens)
-        for c in ranked:
-            score = scores.get(c.key)
-            if c.key in chosen:
-                items.append(_item(c.entry, c.scope, "loaded", score=score))
-            else:
-                items.append(_item(c.entry, c.scope, "left_out", score=score,
-                                   why=LEFT_BUDGET if score is not None else LEFT_NO_MATCH))  # fmt: skip
-        shown = {c.key for c in pinned} | chosen
-        text = _render(per_scope, shown, identity, head, name)
-        return MemorySelection(budget_tokens, tuple(items), text)
+        items = [MemoryItem("profile", "global", fact.removeprefix("- "), tokens_of(fact), "pinned", why=PINNED_PROFILE,
+                            line=fact) for fact in facts]  # fmt: skip
+        items += [MemoryItem(kind, "operator", text, tokens_of(f"- {text}"), "pinned", why=PINNED_OPERATOR,
+                             line=f"- {text}") for kind, text in operator]  # fmt: skip
+        items += [c.item("pinned", why=PINNED_USER) for c in pool.pinned]
+        scores = self._scores(pool, query)
+        chosen = _within(pool, scores, budget_tokens)
+        if len(chosen) == len(pool.ranked):
+            items += [c.item("loaded", score=scores.get(c.key)) for c in pool.ranked]
+        else:
+            for key in chosen:
+                items.append(pool.by_key[key].item("loaded", score=scores[key]))
+            for key, score in scores.items():
+                if key not in chosen:
+                    items.append(pool.by_key[key].item("left_out", score=score, why=LEFT_BUDGET))
+            items += [c.unmatched for c in pool.ranked if c.key not in scores]
+        shown = sorted([c.key for c in pool.pinned] + list(chosen), key=pool.order.__getitem__)
+        text = _render(
+            [pool.by_key[key] for key in shown], identity, head, name, [label for label, _ in pool.per_scope]
+        )
+        return MemorySelection(budget_tokens, tuple(items), text, pool.present)
 
-    def _scores(self, ranked: list[_Candidate], query: TurnQuery) -> dict[Hashable, float]:
-        if not ranked:
+    def _scores(self, pool: _Pool, query: TurnQuery) -> dict[Hashable, float]:
+        if not pool.ranked:
             return {}
         if self._ranker is None:
             self._ranker = RuleRanker()
-        self._ranker.sync({c.key: f"{c.entry.text} {c.entry.topic or ''}" for c in ranked})
+        if not pool.synced:
+            self._ranker.sync({c.key: f"{c.entry.text} {c.entry.topic or ''}" for c in pool.ranked})
+            pool.synced = True
         return self._ranker.scores(query, RANK_DEPTH)
 
 
-def _item(entry: Engram, scope: str, status: str, *, score: float | None = None, why: str = "") -> MemoryItem:
-    line = lesson_for_prompt(entry) if entry.kind == "lesson" else f"- {entry.text}"
-    return MemoryItem(entry.kind, scope, entry.text, tokens_of(line), status, score, why, entry)
-
-
-def _within(ranked: list[_Candidate], scores: dict[Hashable, float], budget: int) -> set[Hashable]:
+def _within(pool: _Pool, scores: dict[Hashable, float], budget: int) -> set[Hashable]:
     """Keys loaded: all when all fit, else the best matches while they fit."""
-    if sum(c.tokens for c in ranked) <= budget:
-        return {c.key for c in ranked}
-    by_key: dict[Hashable, _Candidate] = {c.key: c for c in ranked}
-    newer = {key: c.newer for key, c in by_key.items()}
+    if pool.ranked_tokens <= budget:
+        return {c.key for c in pool.ranked}
+    newer = {key: pool.by_key[key].newer for key in scores}
     chosen: set[Hashable] = set()
     used = 0
     for key in rank_keys(scores, newer, scores):
-        cost = by_key[key].tokens
+        cost = pool.by_key[key].tokens
         if used + cost <= budget:
             chosen.add(key)
             used += cost
     return chosen
 
 
-def _render(
-    per_scope: list[tuple[str, list[_Candidate]]],
-    shown: set[Hashable],
-    identity: str,
-    head: Sequence[str],
-    name: str,
-) -> str:
-    """The memory sections of the system prompt, for the entries whose keys are in `shown`."""
+def _render(shown: list[_Candidate], identity: str, head: Sequence[str], name: str, labels: list[str]) -> str:
+    """The memory sections of the system prompt for the `shown` entries (in file order, scope by scope)."""
     sections = list(head)
     if identity:
         sections.append(f"## {name} — Identity\n{identity}")
-    for label, candidates in per_scope:
+    for label in labels:
         parts = []
         for kind in RULE_KINDS:
-            lines = [c.line for c in candidates if c.entry.kind == kind and c.key in shown]
+            lines = [c.line for c in shown if c.scope == label.lower() and c.entry.kind == kind]
             if lines:
                 parts.append(f"## {kind.capitalize()}\n" + "\n".join(lines))
         if parts:
             sections.append(f"## {name} — {label} Rules\n" + "\n\n".join(parts))
-    for label, candidates in per_scope:
-        lessons = [c.entry for c in reversed(candidates) if c.entry.kind == "lesson" and c.key in shown]
+    for label in labels:
+        lessons = [c.entry for c in reversed(shown) if c.scope == label.lower() and c.entry.kind == "lesson"]
         if lessons:
             sections.append(f"## {name} — {label} Lessons\n{render_lessons(lessons)}")
     return "\n\n" + "\n\n".join(sections) if sections else ""
