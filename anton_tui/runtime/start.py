@@ -88,7 +88,7 @@ class RuntimeStarter:
                 session.turn_memory.preload(stores.skills, label)
             except ValueError as exc:  # said in the app, which goes on without it
                 session.emit(ErrorOccurred(f"--skill {label}: {exc}", retryable=False))
-        return Runtime(settings, session, stores=stores)
+        return Runtime(settings, session, stores=stores, control=session)
 
     def settings_for_setup(self) -> tuple[Any, dict[str, str | None]]:
         """Settings that load once every bad value is left out, for the setup screen to fix them (None when even
@@ -125,6 +125,7 @@ def build_demo_runtime(settings: Any) -> Runtime:
         replay.settings,
         replay.session,
         stores=replay.stores,
+        control=replay.session,
         closing=replay,
         banner=DEMO_BANNER,
         suggest_prompt=replay.next_prompt,

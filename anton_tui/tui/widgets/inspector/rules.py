@@ -5,11 +5,9 @@ error pattern was seen before the rule and since."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from anton_tui.memory.engrams.engram import Engram
-from anton_tui.memory.engrams.hippocampus import Hippocampus
-from anton_tui.memory.engrams.rule_figures import NO_FIGURES, RuleFigures, rule_figures
+from anton_tui.memory.engrams.rule_figures import NO_FIGURES, RuleFigures
 from anton_tui.tui.widgets.inspector.base import ColumnSpec
 from anton_tui.tui.widgets.inspector.entries import EntrySnapshot, EntryTab, date_of
 
@@ -60,17 +58,9 @@ Lines that cannot be read are listed in a warning at the top and left untouched 
         super().__init__(*args, **kwargs)
         self._figures: dict[tuple[str, str], RuleFigures] = {}
 
-    def read_entries(self, hc: Hippocampus) -> list[Engram]:
-        return hc.get_rules()
-
-    def file_path(self, hc: Hippocampus) -> Path:
-        return hc.rules_path
-
-    def read_snapshot(self) -> RuleSnapshot:
-        snapshot = super().read_snapshot()
-        figures = {
-            (scope, rule): found for scope, hc in self.stores.scoped() for rule, found in rule_figures(hc).items()
-        }
+    async def read_snapshot(self) -> RuleSnapshot:
+        snapshot = await super().read_snapshot()
+        figures = await self.runtime.memory.rule_figures()
         return RuleSnapshot(snapshot.rows, snapshot.problems, figures)
 
     def apply_snapshot(self, snapshot: EntrySnapshot) -> None:
