@@ -11,6 +11,7 @@ shown in one place (`show_failure`).
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,7 @@ from anton_tui.tui.widgets.goal_runner import GoalRunner
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.pane_bar import PaneBar
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
+from anton_tui.tui.widgets.review_bar import ReviewBar
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 from anton_tui.tui.widgets.shell_block import ShellBlock
 from anton_tui.tui.widgets.shell_runner import ShellRunner
@@ -89,6 +91,7 @@ if TYPE_CHECKING:
 __all__ = ["SIDE_WIDTH_DEFAULT", "SIDE_WIDTH_STEP", "MainScreen"]
 
 _TURN = "turn"
+QUIT_AGAIN_WITHIN = 2.0  # seconds: Ctrl+C on an idle, empty prompt quits when pressed again within them
 
 
 class MainScreen(PaintFirstScreen):
@@ -129,7 +132,13 @@ or **Escape**, to restore). **Escape** cancels a running turn; **Ctrl+R** sends 
 or a cancelled turn (during a `/goal`, Escape also keeps the next turn from starting; a line above the prompt counts
 the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the cursor back in the prompt.
 **Alt+Up** picks your latest message in the chat: **i** shows what its turn saw, **r** goes back to before it.
-**F1** shows this help, **Ctrl+Q** quits.
+**Ctrl+C** stops what runs (a turn, its cell, a goal, a `!` command); with nothing running it empties the prompt
+(**Up** brings the text back), and on an empty prompt pressed twice it quits. **F1** shows this help, **Ctrl+Q**
+quits.
+
+Memories waiting for your review (copilot mode, or held by the trust gate) open in a dialog at once only while you
+are not writing in the prompt. Otherwise a line above the prompt counts them: **Ctrl+Y** or a click opens the review,
+and sending your next message opens it first (the message goes once you have answered).
 """
 
     BINDINGS = [
@@ -146,6 +155,9 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         Binding("ctrl+l", "focus_prompt", "Focus prompt", id="main.focus-prompt", show=False),
         Binding("ctrl+f", "find", "Find", id="main.find", show=False),
         Binding("alt+up", "pick_message", "Pick a message", id="main.pick-message", show=False),
+        Binding("ctrl+c", "interrupt", "Stop", id="main.interrupt", show=False),
+        # priority: while memories wait it wins over the prompt's Ctrl+Y (redo, which keeps super+y)
+        Binding("ctrl+y", "review_memories", "Review memories", id="main.review-memories", priority=True),
     ]
 
     def __init__(
@@ -182,6 +194,9 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         self._edits_shown = 0  # the prompt's edit count when it was last painted
         self._turn_closed = True
         self._retry_offered = False
+        self._reviewing = False  # a review dialog is open
+        self._after_review: str | None = None  # a message sent while a review waited: it goes once answered
+        self._quit_asked_at: float | None = None  # when Ctrl+C on an idle, empty prompt said how to quit
         self.panes = PaneLayout(
             self, focus_prompt=self.action_focus_prompt, next_pane_key=frame.keymap.get("main.next-pane", "f4")
         )
@@ -203,7 +218,11 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         yield PaneBar(self.panes.next_pane_key, id="pane-bar")
         with Horizontal(id="body"):
             yield Conversation(
-                self.commands, max_blocks=self._max_blocks, cursor_blink=self._cursor_blink, id="conversation"
+                self.commands,
+                max_blocks=self._max_blocks,
+                cursor_blink=self._cursor_blink,
+                review_key=self.app.get_key_display(Binding(frame.keymap.get("main.review-memories", "ctrl+y"), "")),
+                id="conversation",
             )
             yield SideColumn(self.runtime, show_inspector=self._show_inspector, id="side")
         yield ShellRunner(id="shell-runner")
@@ -302,6 +321,10 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             self.post_message(SessionEventMessage(await queue.get()))
 
     @property
+    def reviews(self) -> ReviewBar:
+        return self.query_one(ReviewBar)
+
+    @property
     def conversation(self) -> Conversation:
         return self.query_one(Conversation)
 
@@ -346,22 +369,34 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
 
     @on(Prompt.Submitted)
     async def _prompt_submitted(self, event: Prompt.Submitted) -> None:
+        await self.accept_message(event.text)
+
+    async def accept_message(self, text: str) -> None:
+        """What the user sent from the prompt (`text`, still in it): a slash command runs, a `!` command or a message
+        goes, or the reason it cannot shows and it stays in the prompt. A message or `!` command sent while memories
+        wait for a review opens the review first and goes once it is answered."""
         prompt = self.query_one(Prompt)
-        if event.text.strip().startswith("!"):
-            await self.run_shell(event.text.strip()[1:].strip())
-            return
-        if parse_command_line(event.text) is not None:
-            if not self.command_runner.knows(event.text) and not await prompt.names_skill_command(event.text):
-                self.notify(self.command_runner.unknown(event.text), severity="warning")
+        shell = text.strip().startswith("!")
+        if not shell and parse_command_line(text) is not None:
+            if not self.command_runner.knows(text) and not await prompt.names_skill_command(text):
+                self.notify(self.command_runner.unknown(text), severity="warning")
                 return  # the text stays in the prompt, to be corrected
-            prompt.commit()
-            await self.run_command(event.text)
+            prompt.commit(text)
+            await self.run_command(text)
+            return
+        if self.reviews.waiting:
+            self._after_review = text
+            self.notify("Your message goes once you have answered the review.", timeout=4)
+            self.open_review()
+            return
+        if shell:
+            await self.run_shell(text.strip()[1:].strip(), typed=text)
             return
         if self.busy:
             self.notify("Anton is still working on the last message. Press Escape to cancel it.", severity="warning")
             return
-        prompt.commit()
-        await self.send(event.text)
+        prompt.commit(text)
+        await self.send(text)
 
     async def run_command(self, text: str) -> None:
         """Run a slash command line (typed, or picked in the palette); its reply comes as `CommandReplied`."""
@@ -395,7 +430,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
 
     # --- `!` commands and `/goal` runs -----------------------------------------------------------------------------
 
-    async def run_shell(self, command: str) -> None:
+    async def run_shell(self, command: str, *, typed: str | None = None) -> None:
         """Run `command` (typed after a `!`) in the workspace folder, shown live in the chat; or say why not (the
         text then stays in the prompt). While it runs no message is sent, so the next turn sees all of its output."""
         if not command:
@@ -407,7 +442,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         elif self.runtime is None:
             refusal = "Anton is still starting; try again in a moment."
         else:
-            self.query_one(Prompt).commit()
+            self.query_one(Prompt).commit(typed)
             block = ShellBlock(command)
             await self.chat.end_answer()
             await self.chat.add_block(block)
@@ -490,7 +525,8 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             case MemoryConfirmationNeeded():
                 self.query_one(AntonHeader).set_held(self.attached_runtime.held_count)
                 self._alert("Anton is waiting", "Memories to confirm.")
-                self.confirm_memories(event)
+                self.reviews.add(event)
+                self._open_review_if_left_alone()
             case AccNudge():
                 await chat.add_notice(acc_notice(event), "acc")
             case HistoryRepaired():
@@ -558,12 +594,45 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         self._offer_next_prompt()
         self.post_message(self.TurnEnded(reason))
 
+    # --- memories waiting for a review ------------------------------------------------------------------------
+
+    def _open_review_if_left_alone(self) -> None:
+        """Open the oldest waiting review now, unless the user is writing in the prompt (or something else has the
+        keyboard): a dialog that opened then would take the keys meant for the prompt, and its one-letter keys would
+        decide the review unseen. It then waits in the line above the prompt (`ReviewBar`)."""
+        prompt = self.query_one(Prompt)
+        if self._reviewing or self.app.screen is not self or self.focused not in (None, prompt) or prompt.composing:
+            return
+        self.open_review()
+
+    def open_review(self) -> None:
+        """Show the oldest question waiting for a review, if no review is open."""
+        if self._reviewing:
+            return
+        question = self.reviews.take()
+        if question is None:
+            return
+        self._reviewing = True
+        self.confirm_memories(question)
+
+    def action_review_memories(self) -> None:
+        if self.reviews.waiting:
+            self.open_review()
+        else:
+            self.notify("No memories wait for a review.")
+
+    def on_review_bar_open_requested(self) -> None:
+        self.open_review()
+
     @work(group="memory-confirmation", exit_on_error=False)
     async def confirm_memories(self, event: MemoryConfirmationNeeded) -> None:
         """Ask the user which held-back memories to keep; the engine waits on the event's future."""
         from anton_tui.tui.screens.confirm_memory import answer_confirmation
 
-        keep = await answer_confirmation(self.app, event)
+        try:
+            keep = await answer_confirmation(self.app, event)
+        finally:
+            self._reviewing = False
         if self.runtime is not None and not event.future.cancelled():  # those asked about no longer wait
             self.query_one(AntonHeader).set_held(self.runtime.held_count_without(event.engrams))
         self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams)))
@@ -572,6 +641,20 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         await self.chat.add_notice(
             Content(f"Kept {message.kept} of {message.offered} memories waiting for confirmation."), "memory"
         )
+        if self._after_review is not None and self.reviews.waiting:
+            self.open_review()  # the message waits for every review
+            return
+        await self._send_after_review()
+        self._open_review_if_left_alone()
+
+    async def _send_after_review(self) -> None:
+        """Send the message that waited for the review, once the turn that asked has ended."""
+        text = self._after_review
+        if text is None or self.busy or self._reviewing:
+            return
+        self._after_review = None
+        if self.query_one(Prompt).text.startswith(text):  # still in the prompt, as it was sent
+            await self.accept_message(text)
 
     # --- workers -------------------------------------------------------------------------------------------------
 
@@ -582,6 +665,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         if worker.group == _TURN and worker is self._turn_worker and worker.is_finished:
             reason = {WorkerState.CANCELLED: "cancelled", WorkerState.ERROR: "error"}.get(event.state, "end_turn")
             await self._close_turn(reason)
+            await self._send_after_review()
 
     async def on_worker_failed(self, message: WorkerFailed) -> None:
         await self.show_failure(message.error)
@@ -601,6 +685,8 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
             return self.busy
+        if action == "review_memories":
+            return self.reviews.waiting > 0
         if action == "retry":
             return not self.busy and self._retry_offered and self.last_prompt is not None
         if action == "next_pane":
@@ -616,6 +702,32 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             await self.runtime.cancel()
         if self._turn_worker is not None:
             self._turn_worker.cancel()
+
+    @on(Prompt.Interrupted)
+    async def _prompt_interrupted(self, message: Prompt.Interrupted) -> None:
+        await self.interrupt(message.text)
+
+    async def action_interrupt(self) -> None:
+        await self.interrupt("")
+
+    async def interrupt(self, typed: str) -> None:
+        """Ctrl+C, as in other agent CLIs: stop what runs (the turn with its cell, a goal, a `!` command); with
+        nothing running, empty the prompt of `typed` (kept in its history: Up brings it back); on an empty prompt
+        say how to quit, and quit when it comes again within `QUIT_AGAIN_WITHIN` seconds."""
+        if self.busy:
+            self._quit_asked_at = None
+            await self.action_cancel_turn()
+            return
+        if typed.strip():
+            self._quit_asked_at = None
+            self.query_one(Prompt).commit(typed)
+            return
+        now = time.monotonic()
+        if self._quit_asked_at is not None and now - self._quit_asked_at < QUIT_AGAIN_WITHIN:
+            self.app.exit()
+            return
+        self._quit_asked_at = now
+        self.notify("Press Ctrl+C again to quit (or Ctrl+Q).", timeout=QUIT_AGAIN_WITHIN)
 
     @on(ErrorBlock.RetryRequested)
     async def _retry_clicked(self) -> None:

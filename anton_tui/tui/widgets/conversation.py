@@ -1,6 +1,6 @@
 """The left-hand column of the main screen: the chat, the find bar under it and the prompt at the bottom, maximised as
-one (F5). It shows a saved conversation in the chat and puts text in the prompt; a `/goal` run's counter is mounted in
-it, above the prompt."""
+one (F5). It shows a saved conversation in the chat and puts text in the prompt; the line of memories waiting for a
+review and a `/goal` run's counter are above the prompt."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from anton_tui.tui.command_registry import SlashCommand
 from anton_tui.tui.widgets.chat import MAX_BLOCKS, ChatView
 from anton_tui.tui.widgets.find_bar import FindBar
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
+from anton_tui.tui.widgets.review_bar import ReviewBar
 
 SHOWN_ENTRIES = 12  # of a resumed conversation; the whole of it stays in the session
 
@@ -24,10 +25,17 @@ class Conversation(Vertical):
     ALLOW_MAXIMIZE = True
 
     def __init__(
-        self, commands: list[SlashCommand], *, max_blocks: int | None, cursor_blink: bool, id: str | None = None
+        self,
+        commands: list[SlashCommand],
+        *,
+        max_blocks: int | None,
+        cursor_blink: bool,
+        review_key: str = "Ctrl+Y",
+        id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.commands = commands
+        self.review_key = review_key
         self.max_blocks = max_blocks or MAX_BLOCKS
         self.cursor_blink = cursor_blink
         self.hidden_note: list[str] = []  # under the heading of a shown conversation
@@ -36,6 +44,7 @@ class Conversation(Vertical):
         chat = ChatView(id="chat", max_blocks=self.max_blocks)
         yield chat
         yield FindBar(chat, id="find-bar")
+        yield ReviewBar(review_key=self.review_key, id="review-bar")
         yield PromptBar(self.commands, cursor_blink=self.cursor_blink, id="prompt-bar")
 
     @property

@@ -1,7 +1,8 @@
 """The message box: multi-line input with history and slash-command completion.
 
 Enter sends; Ctrl+J (or Shift+Enter where the terminal reports it) starts a new line. Up on the first line and Down
-on the last line walk through earlier messages. Typing `/` lists the matching commands above the box (with the
+on the last line walk through earlier messages. Every key the prompt is given is handled in the order it was typed,
+its own bindings included (see `Prompt.on_key`), so keys sent back to back land as typed. Typing `/` lists the matching commands above the box (with the
 skills the user can run, read through the runtime); typing `@` opens the file picker there (`FilePicker`): as the
 prompt reports what follows the `@` (`Prompt.MentionTyped`), the prompt bar asks the runtime for the matching
 workspace files in a worker and fills the picker.
@@ -10,6 +11,7 @@ workspace files in a worker and fills the picker.
 from __future__ import annotations
 
 import re
+import time
 from typing import Protocol
 
 from textual import events, on, work
@@ -28,6 +30,7 @@ from anton_tui.tui.messages import WorkerFailed
 from anton_tui.tui.widgets.file_picker import FilePicker
 
 HISTORY_LIMIT = 500
+TYPING_PAUSE = 2.0  # seconds without a key after which a prompt the user emptied counts as left alone
 MENTION_AT_CURSOR = re.compile(r"(?:^|(?<=\s))@([^\s@]*)$")
 
 
@@ -102,12 +105,20 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
 """
 
     BINDINGS = [
-        Binding("enter", "submit", "Send", id="prompt.submit", priority=True),
+        Binding("enter", "submit", "Send", id="prompt.submit"),
         Binding("ctrl+j,shift+enter", "newline", "New line", id="prompt.newline", show=False),
-        Binding("ctrl+g", "external_editor", "Edit in $EDITOR", id="prompt.editor", show=False, priority=True),
+        Binding("ctrl+g", "external_editor", "Edit in $EDITOR", id="prompt.editor", show=False),
+        Binding("ctrl+c", "interrupt", "Cancel", id="prompt.interrupt", show=False),
     ]
 
     class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class Interrupted(Message):
+        """Ctrl+C with nothing selected: the screen stops what runs, or else empties the prompt of `text`."""
+
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
@@ -146,21 +157,37 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
         self.edits = 0  # changes to the text so far (the screen notes when one is on screen)
         self.skill_commands: list[SlashCommand] = []  # `/label` of user-invocable skills, read when `/` is typed
         self.source: PromptSource | None = None  # the runtime, once it is built
+        self._typed_at: float | None = None  # when the user last pressed a key here; None once a message went
 
     def on_resize(self) -> None:
         # TextArea re-wraps its text on a resize but repaints only if its height changed: a row drawn just before at
         # the old width would stay on screen, cut off, until the next key.
         self.refresh()
 
-    def commit(self) -> None:
-        """The screen accepted the message: remember it and empty the box."""
-        text = self.text
+    @property
+    def composing(self) -> bool:
+        """Whether the user is writing here: they typed what the box holds, or pressed a key in the last moments."""
+        if self._typed_at is None:
+            return False
+        return bool(self.text.strip()) or time.monotonic() - self._typed_at < TYPING_PAUSE
+
+    def commit(self, text: str | None = None) -> None:
+        """The screen accepted the message `text` (by default all of the box): remember it and take it out of the
+        box. What was typed after it, while the screen decided, stays."""
+        if text is None:
+            text = self.text
         if text.strip() and (not self.past_messages or self.past_messages[-1] != text):
             self.past_messages.append(text)
             del self.past_messages[:-HISTORY_LIMIT]
         self._history_index = None
         self._draft = ""
-        self.clear()
+        rest = self.text[len(text) :] if self.text.startswith(text) else ""
+        if rest:
+            self.load_text(rest)
+            self.move_cursor(self.document.end)
+        else:
+            self.clear()
+            self._typed_at = None
 
     def action_submit(self) -> None:
         if self.picker is not None and self.picker.display:
@@ -175,7 +202,15 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
             return
         self.menu.hide()
         if self.text.strip():
+            self._typed_at = None
             self.post_message(self.Submitted(self.text))
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: copy the selected text if there is any (as in any text box); otherwise the screen decides."""
+        if self.selected_text:
+            self.action_copy()
+            return
+        self.post_message(self.Interrupted(self.text))
 
     def action_external_editor(self) -> None:
         """Hand the terminal to the user's editor with the message in it; the edited text comes back here."""
@@ -211,7 +246,14 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
         self.menu.hide()
 
     async def on_key(self, event: events.Key) -> None:
-        """Runs before TextArea's own key handling, which `prevent_default` skips."""
+        """Runs before TextArea's own key handling, which `prevent_default` skips.
+
+        A key the prompt does not insert (Enter, Backspace, Ctrl+J, the arrows…) runs the prompt's binding for it here,
+        in turn with the keys typed before and after it. Left to Textual, a binding runs once the key has travelled up
+        to the app, by which time keys sent right after it may already be in the box: `line one`, Ctrl+J, `line two`
+        sent back to back became `line oneline two` and a new line, and an Enter right after a word sent what had
+        been inserted so far."""
+        self._typed_at = time.monotonic()
         if self.picker is not None and self.picker.display:
             handled = self._picker_key(event.key)
         else:
@@ -220,9 +262,23 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
             handled = self._recall(-1)
         elif not handled and event.key == "down" and self.cursor_at_last_line:
             handled = self._recall(+1)
+        if not handled and not event.is_printable:
+            handled = await self._run_own_binding(event.key)
         if handled:
             event.stop()
             event.prevent_default()
+
+    def on_paste(self) -> None:
+        self._typed_at = time.monotonic()
+
+    async def _run_own_binding(self, key: str) -> bool:
+        """Run this prompt's binding of `key` now (its own or TextArea's, as the keymap has them); False if the key
+        is bound to something else (a screen's or the app's binding), which then gets it as usual."""
+        active = self.screen.active_bindings.get(key)
+        if active is None or active.node is not self or not active.enabled:
+            return False
+        await self.run_action(active.binding.action)
+        return True
 
     def _menu_key(self, key: str) -> bool:
         if key in ("up", "down"):
