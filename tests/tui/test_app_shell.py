@@ -20,7 +20,7 @@ from anton_tui.tui.widgets.chat import ChatView
 from anton_tui.tui.widgets.prompt import Prompt
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 
-from .app_support import ScriptedSession, scripted_app, make_settings, screen_text, wait_until
+from .app_support import ScriptedSession, make_settings, notifications, scripted_app, screen_text, wait_until
 
 SIZE = (120, 40)
 OWN_MODULES = [
@@ -341,3 +341,28 @@ async def test_panes_hidden_or_resized_in_a_wide_terminal_leave_the_narrow_layou
         await pilot.pause()
         assert not inspector.display and scratchpad.display, "back to wide: the inspector is still hidden"
         assert side.outer_size.width == SIZE[0] * (SIDE_WIDTH_DEFAULT + SIDE_WIDTH_STEP) // 100, "and as wide as set"
+
+
+async def test_alt_right_narrows_the_right_column_beside_the_inspector_and_every_press_shows() -> None:
+    app = scripted_app(make_settings(), ScriptedSession([]), inspector=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: bool(screen.query("#inspector Tab")))
+        await pilot.pause(0.2)
+        side = screen.query_one("#side")
+        widths = [side.outer_size.width]
+        for _ in range(8):
+            await pilot.press("alt+right")
+            await pilot.pause()
+            widths.append(side.outer_size.width)
+        assert widths[1] < widths[0], f"the first Alt+Right narrows the column: {widths}"
+        changing = [w for before, w in zip(widths, widths[1:]) if w != before]
+        assert changing == sorted(changing, reverse=True) and len(changing) == len(set(changing))
+        assert widths[-1] == SIZE[0] * 20 // 100, "down to a fifth of the screen"
+        assert "The right-hand column is as narrow as it goes (20% of the screen)." in notifications(app)
+        widths = [side.outer_size.width]
+        for _ in range(3):
+            await pilot.press("alt+left")
+            await pilot.pause()
+            widths.append(side.outer_size.width)
+        assert all(after > before for before, after in zip(widths, widths[1:])), f"each Alt+Left widens: {widths}"

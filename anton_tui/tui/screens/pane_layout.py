@@ -39,7 +39,8 @@ class PaneLayout:
         self.screen = screen
         self.focus_prompt = focus_prompt
         self.next_pane_key = next_pane_key
-        self.side_width = SIDE_WIDTH_DEFAULT  # percent of a wide screen
+        self.side_width: int | None = None  # percent of a wide screen, once the user chose it with Alt+Left/Right
+        self.tabs_width = 0  # columns the inspector's tab labels take side by side
         self.narrow_pane = PANES[0][0]  # the pane a narrow terminal shows across its width
         self.hidden: set[str] = set()  # side panes a wide terminal hides
         self.narrow = False
@@ -69,28 +70,57 @@ class PaneLayout:
 
     # --- the side column ---------------------------------------------------------------------------------------------
 
+    @property
+    def side_columns(self) -> int:
+        """How wide the side column is in a wide terminal: as the user chose it, else the default share widened
+        towards the inspector's tab labels (never past half the screen: the chat keeps the larger part)."""
+        columns = self.columns or self.screen.size.width
+        if self.side_width is not None:
+            return columns * self.side_width // 100
+        return max(columns * SIDE_WIDTH_DEFAULT // 100, min(self.tabs_width, columns // 2))
+
     def resize_side(self, delta: int) -> None:
+        """Alt+Left / Alt+Right: the side column one step (`SIDE_WIDTH_STEP` percent of the screen) wider or
+        narrower than it is now, whatever set its width until then, so that each press shows."""
         low, high = SIDE_WIDTH_RANGE
-        self.side_width = max(low, min(high, self.side_width + delta))
+        columns = self.columns or self.screen.size.width
+        if self.side_width is not None or not columns:
+            now: float = self.side_width or SIDE_WIDTH_DEFAULT
+        else:
+            now = self.side_columns * 100 / columns
+        step = abs(delta)
+        # the next multiple of the step past the width now
+        target = (now // step + 1) * step if delta > 0 else (-(-now // step) - 1) * step
+        chosen = int(max(low, min(high, target)))
+        if self.side_width is not None and chosen == self.side_width:
+            edge = "wide" if delta > 0 else "narrow"
+            self.screen.notify(f"The right-hand column is as {edge} as it goes ({chosen}% of the screen).")
+            return
+        self.side_width = chosen
         self._apply_side_width()
 
     def _apply_side_width(self) -> None:
-        """The side's chosen width in a wide terminal; a narrow one's pane takes the whole body (main.tcss)."""
+        """The side's width in a wide terminal; a narrow one's pane takes the whole body (main.tcss)."""
         try:
             side = self.screen.query_one("#side")
         except NoMatches:
             return
-        side.styles.width = None if self.narrow else f"{self.side_width}%"
+        if self.narrow:
+            side.styles.width = None
+        elif self.side_width is not None:
+            side.styles.width = f"{self.side_width}%"
+        else:
+            side.styles.width = self.side_columns
 
     def fit_side_to_tabs(self) -> None:
-        """Widen the right-hand column towards the width of all the inspector's tab labels, but never past half the
-        screen: the chat keeps the larger part, and the tab row scrolls to keep the chosen tab in view."""
+        """Widen the right-hand column towards the width of all the inspector's tab labels (see `side_columns`),
+        until the user sizes it; the tab row scrolls to keep the chosen tab in view."""
         from textual.widgets import Tab  # (the tabs come with the inspector, after the first frame)
 
         labels = [tab.label.cell_length for tab in self.screen.query("#inspector Tab").results(Tab)]
         if labels:
-            wanted = sum(width + 2 for width in labels) + 1  # + the border
-            self.screen.query_one("#side").styles.min_width = min(wanted, self.screen.size.width // 2)
+            self.tabs_width = sum(width + 2 for width in labels) + 1  # + the border
+            self._apply_side_width()
 
     # --- showing and hiding panes -------------------------------------------------------------------------------------
 
