@@ -110,3 +110,15 @@ def test_a_read_only_home_gives_one_line_errors_from_undo_sync_and_remote(anton_
             assert done.returncode == 1 and "Traceback" not in done.stderr, (args, done.stderr)
             assert len(said) == 1 and ("Read-only file system" in said[0] or "Permission denied" in said[0]), said
     assert (memory / "lessons.md").read_text() == "# Lessons\n- a lesson written before the home became read-only\n"
+
+
+def test_memory_log_without_a_home_creates_nothing(tmp_path: Path) -> None:
+    home, project = tmp_path / "no-home-yet", tmp_path / "some-folder"
+    project.mkdir()
+    env = dict(os.environ, ANTON_HOME=str(home), ANTON_PROJECT_DIR=str(project))
+    done = subprocess.run([sys.executable, "-m", "anton_tui", "memory", "log"], capture_output=True, text=True,
+                          env=env, cwd=project, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "No memory changes recorded yet.\n"
+    assert not home.exists(), "a command that only reads made the home"
+    assert list(project.iterdir()) == []

@@ -126,6 +126,8 @@ class MemoryRecorder:
         """Record whatever changed on disk in `scope` since the last change as made outside the app (blocking: it
         reads the files now, so call it off the event loop)."""
         history = self.history(scope)
+        if history.untouched():  # (a command that only reads, in a home that does not exist yet, creates nothing)
+            return
         try:  # read now, each file under its lock with its ticket: a write after this is committed after it
             files, tickets = history.disk_files_in_order()
         except OSError as exc:

@@ -273,6 +273,10 @@ class ScopeHistory:
                 continue
         return found
 
+    def untouched(self) -> bool:
+        """No history yet and no memory file ever written here: nothing to record, so nothing to create for it."""
+        return not self.git_dir.exists() and not any(_written_ever(self.work_tree / name) for name in FILES)
+
     def disk_files_in_order(self) -> tuple[dict[str, bytes], dict[str, Ticket]]:
         """The memory files on disk now, each read under its lock with a ticket (see `order`), so a commit of what
         was read keeps its place among the writes of other processes. A file that is not there and was never
