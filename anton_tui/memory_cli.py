@@ -95,8 +95,11 @@ def _log(args: argparse.Namespace, folder: Path | None) -> int:
     from anton_tui.memory.history.recorder import MemoryRecorder
 
     recorder = MemoryRecorder.from_paths(_paths(folder)[0])
-    recorder.start()  # what changed while nothing was watching
-    changes = recorder.log(args.scope, args.limit)
+    try:
+        recorder.start()  # what changed while nothing was watching
+        changes = recorder.log(args.scope, args.limit)
+    finally:
+        recorder.close()
     if args.json:
         import msgspec
 
@@ -163,7 +166,7 @@ def _act(args: argparse.Namespace, folder: Path | None) -> int:
             else:
                 print(f"Undid {outcome.target.short} by a new change:\n{_line(outcome.change)}")
     finally:
-        stores.recorder.flush()
+        stores.recorder.close()  # everything committed, and the repositories' pack files closed before Python exits
     return 0
 
 

@@ -64,7 +64,9 @@ def test_a_managed_clone_is_pulled_and_never_pushed(tmp_path: Path, anton_home: 
     # the administrator adds a rule upstream
     pusher = tmp_path / "admin-2"
     porcelain.clone(str(upstream), str(pusher), errstream=io.BytesIO())
-    (pusher / "rules.md").write_text((pusher / "rules.md").read_text() + "- Use the staging db <!-- ts:2026-11-02 -->\n")
+    (pusher / "rules.md").write_text(
+        (pusher / "rules.md").read_text() + "- Use the staging db <!-- ts:2026-11-02 -->\n"
+    )
     porcelain.add(str(pusher), [str(pusher / "rules.md")])
     porcelain.commit(str(pusher), message=b"second rule", author=b"Admin <a@example>", committer=b"Admin <a@example>")
     porcelain.push(str(pusher), str(upstream), "refs/heads/master", errstream=io.BytesIO())
@@ -77,3 +79,34 @@ def test_a_managed_clone_is_pulled_and_never_pushed(tmp_path: Path, anton_home: 
     assert "managed: synced" in done.stdout
     assert "Use the staging db" in (managed / "rules.md").read_text()
     assert Repo(str(upstream)).head() == upstream_head  # nothing pushed
+
+
+def test_memory_sync_leaves_no_pack_file_open_for_python_to_close_at_exit(tmp_path: Path, anton_home: Path,
+                                                                          monkeypatch) -> None:  # fmt: skip
+    """Packs still open when the command returns are closed by dulwich's finalisers while Python shuts down, which
+    prints `Exception ignored in: <function Pack.__del__>` tracebacks after a successful sync."""
+    import gc
+
+    from dulwich.pack import Pack, PackData, PackIndex
+
+    from anton_tui.memory_cli import run
+
+    bare = tmp_path / "team.git"
+    bare.mkdir()
+    Repo.init_bare(str(bare)).close()
+    homes = []
+    for name in ("a", "b"):
+        home, project = tmp_path / name / "home", tmp_path / name / "project"
+        (home / "memory").mkdir(parents=True)
+        project.mkdir(parents=True)
+        assert cli(home, project, "remote", "add", "global", str(bare)).returncode == 0
+        homes.append((home, project))
+    for round_ in range(3):  # each side takes in the other's packs
+        for home, project in homes:
+            with (home / "memory" / "lessons.md").open("a") as lessons:
+                lessons.write(f"- lesson {round_} from {home.parent.name} <!-- ts:2026-11-2{round_} -->\n")
+            monkeypatch.setenv("ANTON_HOME", str(home))
+            assert run(["sync", "global"], project) == 0
+    gc.collect()
+    open_packs = [o for o in gc.get_objects() if isinstance(o, (Pack, PackData, PackIndex))]
+    assert open_packs == []

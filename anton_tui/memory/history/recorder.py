@@ -148,6 +148,12 @@ class MemoryRecorder:
         self._queue.put(done.set)
         return done.wait(timeout)
 
+    def close(self, timeout: float = 10.0) -> None:
+        """Commit what is queued, then close both histories' repositories (see `ScopeHistory.close`)."""
+        self.flush(timeout)
+        for history in self.scopes.values():
+            history.close()
+
     def _submit(self, scope: str, job: Callable[[], object]) -> None:
         def run() -> None:
             try:

@@ -186,6 +186,13 @@ class ScopeHistory:
             raise HistoryError(f"{self.git_dir} cannot be opened: {exc}") from exc
         return self._repo
 
+    def close(self) -> None:
+        """Let go of the repository and the pack files it holds open (it is opened again when next needed). A
+        process that ends without this leaves dulwich to close them while Python shuts down, which it cannot."""
+        repo, self._repo = self._repo, None
+        if repo is not None:
+            repo.close()
+
     def _created(self) -> bool:
         """Whether the repository was created whole: its config, written last, names the work tree."""
         try:
