@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# Exit code 2 is anton-tui's own "stopped, and said why" (an invalid setting, Quit on its screen, a bad argument):
+# the reason is on screen already, so make adds no "Error 2" line under it. Scripts that run anton-tui get the 2.
 run: $(STAMP)
-	$(BIN)/anton-tui $(ARGS)
+	@$(BIN)/anton-tui $(ARGS) || { code=$$?; [ $$code -eq 2 ] || exit $$code; }
 
 test: lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)

@@ -80,3 +80,20 @@ def test_make_run_draws_the_demo_at_80x24_in_tmux(tmp_path: Path, project_dir: P
                 break
             time.sleep(0.2)
         subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.skipif(not (ROOT / ".venv" / ".installed").exists(), reason="make setup has not run in this clone")
+def test_make_run_stops_on_an_invalid_setting_with_the_apps_line_alone_and_the_app_keeps_its_exit_code(
+    tmp_path: Path, project_dir: Path
+) -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("ANTON_", "MAKE"))}
+    env |= {"ANTON_HOME": str(tmp_path / "home"), "ANTON_MEMORY_MODE": "bogus"}
+    made = subprocess.run(["make", "run", f"ARGS=--folder {project_dir}"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip
+    said = "ANTON_MEMORY_MODE='bogus' (from the environment) is not valid"
+    assert said in made.stderr
+    assert "make: ***" not in made.stderr and "Error 2" not in made.stderr, made.stderr
+    direct = subprocess.run([str(ROOT / ".venv" / "bin" / "anton-tui"), "--folder", str(project_dir)], env=env,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip
+    assert direct.returncode == 2 and said in direct.stderr
