@@ -12,7 +12,16 @@ from anton_tui.memory.skills.store import Skill, SkillStore
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.install_skills import InstallSkillsScreen
 from tests.test_skill_install import git_repo
-from tests.tui.e2e_support import SIZE, build_app, command_replies, home_dir, save_global_env, started, type_in_prompt, wait_for
+from tests.tui.e2e_support import (
+    SIZE,
+    build_app,
+    command_replies,
+    home_dir,
+    save_global_env,
+    started,
+    type_in_prompt,
+    wait_for,
+)
 
 MINE = "1. My own way of writing release notes\n"
 
@@ -94,3 +103,31 @@ async def test_leaving_the_clash_out_keeps_the_users_skill_and_escape_installs_n
     assert (store.root / "release-notes" / "SKILL.md").read_bytes() == before
     assert sorted(path.name for path in store.root.iterdir()) == ["lint-python", "release-notes"]
     assert not (store.root.parent / "backups").exists()
+
+
+async def test_a_skill_with_an_odd_name_or_no_description_is_greyed_with_the_reason_and_not_installed(
+    fake_llm, tmp_path
+):
+    save_global_env(fake_llm)
+    source = tmp_path / "skills"
+    for folder, front in (
+        ("bad", "name: Bad Skill!\n"),
+        ("quiet", "name: quiet-one\n"),
+        ("good", "name: Chart Sales\ndescription: Chart the sales figures\n"),
+    ):
+        (source / folder).mkdir(parents=True)
+        (source / folder / "SKILL.md").write_text(f"---\n{front}---\n1. Do it.\n")
+    store = SkillStore(home_dir() / "skills")
+    app = build_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_modal(pilot, str(source))
+        shown = prompts(screen)
+        assert "3 found, 1 can be installed" in str(screen.query_one("#install-summary").render())
+        bad = next(line for line in shown if "Bad Skill!" in line)
+        assert "cannot be installed" in bad and "`!`" in bad and "bad-skill" in bad
+        quiet = next(line for line in shown if line.startswith("quiet"))
+        assert "cannot be installed" in quiet and "no description" in quiet
+        assert screen.query_one(SelectionList).selected == ["chart-sales"]
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: command_replies(app), what="the install report")
+    assert sorted(path.name for path in store.root.iterdir()) == ["chart-sales"]

@@ -4,7 +4,8 @@ A source is a local path or a git URL; a URL is cloned with `git clone --depth 1
 removed afterwards. The source may be one skill (a folder holding SKILL.md) or hold several (every folder under it
 with a SKILL.md, found a few levels deep); the caller chooses which to install from `survey`'s offers, which carry
 each skill's problem (it cannot be installed) or clash (its label is taken). Each skill is checked before anything
-is copied: its SKILL.md must parse, no link may lead out of it or back into itself, it may hold only files and
+is copied: its SKILL.md must parse, with a name of letters, digits, hyphens (spaces and underscores become hyphens)
+and a description, no link may lead out of it or back into itself, it may hold only files and
 folders (no named pipe, socket or device), and at most `MAX_SKILL_BYTES` (50 MB, counted by the files' sizes, so
 a sparse file counts whole). An existing skill is replaced only when asked, and then its folder is first moved into
 the backups folder beside the skills folder, so nothing is lost. Every refusal names its reason.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -25,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from anton_tui.memory.skills.format import (
+    NAME_MAX,
     SkillFormatError,
     front_matter_fields,
     link_out,
@@ -131,10 +134,33 @@ def _check(folder: Path, root: Path) -> Candidate:
         fields = front_matter_fields(parse_front_matter(front_text), folder.name)
     except (SkillFormatError, OSError) as exc:
         raise InstallError(f"{folder.name}: {exc}") from None
-    label = normalize_name(fields.name) or normalize_name(folder.name)
+    problem = _name_problem(fields.name) or _description_problem(fields.description)
+    if problem is not None:
+        raise InstallError(f"{folder.name}: {problem}")
+    return Candidate(folder, normalize_name(fields.name), fields.description)
+
+
+def _name_problem(name: str) -> str | None:
+    """Why `name` (the front matter's, else the folder's) cannot name a skill, or None. A name of words is taken as
+    anton-agent takes it (`Chart Sales` → `chart-sales`); other characters, as in `Bad Skill!`, are refused rather
+    than silently dropped, since the label is what `/skill show|edit|remove` and the agent will call it."""
+    odd = sorted(set(re.sub(r"[A-Za-z0-9 _-]", "", name)))
+    if odd:
+        shown = " ".join(f"`{char}`" for char in odd)
+        suggestion = f" (as `{normalize_name(name)}`)" if normalize_name(name) else ""
+        return f"its name `{name}` holds {shown}; a skill name is letters, digits and hyphens{suggestion}"
+    label = re.sub(r"[ _-]+", "-", name.strip().lower()).strip("-")
     if not label:
-        raise InstallError(f"{folder.name}: its name has no letters or digits")
-    return Candidate(folder, label, fields.description)
+        return "its name has no letters or digits"
+    if len(label) > NAME_MAX:
+        return f"its name is longer than {NAME_MAX} characters"
+    return None
+
+
+def _description_problem(description: str) -> str | None:
+    if not description.strip():
+        return "its SKILL.md has no description, which is how the agent knows when to use it"
+    return None
 
 
 def _skill_folders(root: Path) -> list[Path]:
