@@ -12,16 +12,7 @@ from anton_tui.memory.skills.store import Skill, SkillStore
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.install_skills import InstallSkillsScreen
 from tests.test_skill_install import git_repo
-from tests.tui.e2e_support import (
-    SIZE,
-    build_app,
-    command_replies,
-    home_dir,
-    save_global_env,
-    started,
-    type_in_prompt,
-    wait_for,
-)
+from tests.tui.e2e_support import SIZE, build_app, command_replies, home_dir, save_global_env, started, type_in_prompt, wait_for
 
 MINE = "1. My own way of writing release notes\n"
 
