@@ -64,9 +64,7 @@ def test_a_managed_clone_is_pulled_and_never_pushed(tmp_path: Path, anton_home: 
     # the administrator adds a rule upstream
     pusher = tmp_path / "admin-2"
     porcelain.clone(str(upstream), str(pusher), errstream=io.BytesIO())
-    (pusher / "rules.md").write_text(
-        (pusher / "rules.md").read_text() + "- Use the staging db <!-- ts:2026-11-02 -->\n"
-    )
+    (pusher / "rules.md").write_text((pusher / "rules.md").read_text() + "- Use the staging db <!-- ts:2026-11-02 -->\n")
     porcelain.add(str(pusher), [str(pusher / "rules.md")])
     porcelain.commit(str(pusher), message=b"second rule", author=b"Admin <a@example>", committer=b"Admin <a@example>")
     porcelain.push(str(pusher), str(upstream), "refs/heads/master", errstream=io.BytesIO())
