@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     remove.add_argument("scope", choices=("global", "project"))
     sync = sub.add_parser("sync", help="fetch, merge by entries, push (every shared scope by default)")
     sync.add_argument("scope", nargs="?", choices=("global", "project"))
+    sync.add_argument("--keep-local", action="store_true",
+                      help="keep the entries that hold a secret on this machine only (never pushed), share the rest")  # fmt: skip
     resolve = sub.add_parser("resolve", help="finish a sync that waits for a choice")
     resolve.add_argument("scope", choices=("global", "project"))
     resolve.add_argument("side", choices=("mine", "theirs"), help="keep this machine's version, or take theirs")
@@ -197,6 +199,8 @@ def _sharing(stores: Any, args: argparse.Namespace) -> int:
             print("No memory is shared: `anton-tui memory remote add <scope> <url>` shares one.")
             return 1
         outcomes = [sync.sync(stores, scope) for scope in scopes]
+        if args.keep_local:
+            outcomes = [_kept_local(stores, outcome) for outcome in outcomes]
         managed = stores.managed_dir
         if args.scope is None and managed is not None and (managed / ".git").exists():
             outcomes.append(sync.managed_pull(managed))
@@ -210,4 +214,23 @@ def _sharing(stores: Any, args: argparse.Namespace) -> int:
             print(f"  {hit.describe()}")
         if outcome.conflicts:
             print(f"  `anton-tui memory resolve {outcome.scope} mine|theirs` decides them.")
+        if outcome.secrets:
+            print(f"  Edit the entry in {_memory_folder(stores, outcome.scope)}, or keep it on this machine only: "
+                  f"`anton-tui memory sync {outcome.scope} --keep-local`.")  # fmt: skip
     return 0 if all(o.ok for o in outcomes) else 1
+
+
+def _kept_local(stores: Any, outcome: Any) -> Any:
+    """After a sync that held entries back for their secrets: note them as this machine's own and sync again."""
+    from anton_tui.memory.sync import syncer as sync
+
+    entries = [hit.entry_id for hit in outcome.secrets if hit.entry_id]
+    if not entries:
+        return outcome
+    sync.keep_local(stores, outcome.scope, entries)
+    print(f"{outcome.scope}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} kept on this machine only.")
+    return sync.sync(stores, outcome.scope)
+
+
+def _memory_folder(stores: Any, scope: str) -> Path:
+    return Path(stores.paths.global_memory if scope == "global" else stores.paths.project_memory)

@@ -398,3 +398,22 @@ def test_an_entry_edited_on_both_sides_keeps_the_newer_and_the_history_names_the
         assert lessons(stores) == ["the API pages by 100 rows"]
     merge = next(c for c in history_ops.log(b, "global") if c.producer == "sync")
     assert "the other was: - the API pages by 100 items" in merge.why
+
+
+def test_resolving_a_conflict_says_which_version_was_chosen_not_that_it_was_newer(pair) -> None:
+    a, b = pair
+    for stores in (a, b):
+        stores.recorder.history("global").clock = lambda: 1_800_000_000.0  # neither side is newer
+        stores.global_hc.lessons_path.parent.mkdir(parents=True, exist_ok=True)
+    a.global_hc.lessons_path.write_text("# Lessons\n- the VPN drops after an hour <!-- ts:2026-11-01 -->\n")
+    sync.sync(a, "global")
+    sync.sync(b, "global")
+    a.global_hc.lessons_path.write_text("# Lessons\n- the VPN drops after two hours <!-- ts:2026-11-01 -->\n")
+    b.global_hc.lessons_path.write_text("# Lessons\n- the VPN drops after ten minutes <!-- ts:2026-11-01 -->\n")
+    assert sync.sync(a, "global").pushed
+    assert sync.sync(b, "global").status == "conflicts"
+    resolved = sync.resolve(b, "global", "theirs")
+    assert resolved.ok
+    assert lessons(b) == ["the VPN drops after two hours"]
+    assert any("kept the version from the other side, as chosen" in note for note in resolved.notes), resolved.notes
+    assert not any("newer" in note for note in resolved.notes), resolved.notes

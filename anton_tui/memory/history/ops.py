@@ -63,9 +63,11 @@ def find(stores: MemoryStores, prefix: str) -> Change:
 
 
 def show(stores: MemoryStores, prefix: str) -> tuple[Change, str]:
-    """A change and its diff."""
+    """A change and its diff, with anything shaped like a key taken out (as a sync takes it out of what it pushes)."""
+    from anton_tui.redact import Redactor
+
     change = find(stores, prefix)
-    return change, _recorder(stores).history(change.scope).diff(change.id)
+    return change, Redactor()(_recorder(stores).history(change.scope).diff(change.id))
 
 
 def undo(stores: MemoryStores, prefix: str) -> Undone:

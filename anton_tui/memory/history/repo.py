@@ -93,6 +93,12 @@ def summarise(files: dict[str, tuple[bytes | None, bytes | None]]) -> str:
         else:
             parts.append(f"{name} +{added} -{removed}")
     first = _COMMENT.sub("", first).strip()
+    if (
+        first
+    ):  # listed by `memory log` and the History tab: a key in the line stays out, as a sync keeps it off a remote
+        from anton_tui.redact import Redactor
+
+        first = Redactor()(first)
     text = ", ".join(parts) + (f": {first}" if first else "")
     return text if len(text) <= 100 else text[:99] + "…"
 

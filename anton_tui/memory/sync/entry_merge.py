@@ -414,6 +414,11 @@ def _preferred(prefer: str | None) -> int:
     return {"ours": 1, "theirs": -1}.get(prefer or "", 0)
 
 
+def _kept(newer: bool, side: str) -> str:
+    """How a version was chosen, for the notes: by its date, or as the user chose (`memory resolve`)."""
+    return f"kept the newer version from {side}" if newer else f"kept the version from {side}, as chosen"
+
+
 def _flip(prefer: str | None) -> str | None:
     return {"ours": "theirs", "theirs": "ours"}.get(prefer or "")
 
@@ -499,13 +504,14 @@ def _merge(
             continue
         if now.value == kept.value:
             continue
-        order = _newer(kept, now, frame_time, other_time) or _preferred(prefer)
+        newer = _newer(kept, now, frame_time, other_time)
+        order = newer or _preferred(prefer)
         if order == 0:
             conflicts.append(_conflict(name, "changed on both sides, neither is newer", was, kept, now, mine_is_frame))
         elif order > 0:
-            notes.append(f"{name}: kept the newer version from {label(True)}; the other was: {now.line}")
+            notes.append(f"{name}: {_kept(bool(newer), label(True))}; the other was: {now.line}")
         else:
-            notes.append(f"{name}: kept the newer version from {label(False)}; the other was: {kept.line}")
+            notes.append(f"{name}: {_kept(bool(newer), label(False))}; the other was: {kept.line}")
             put(now, kept, walk_back)
     # The entries added on the other side, in its order: the entries before one are settled by the time it comes,
     # so the frame line of the nearest one with a line is carried along instead of walked back to (linear time).
@@ -522,15 +528,16 @@ def _merge(
         elif twin is None:
             put(entry, None, after_nearest)
         else:
-            order = _newer(twin, entry, frame_time, other_time) or _preferred(prefer)
+            newer = _newer(twin, entry, frame_time, other_time)
+            order = newer or _preferred(prefer)
             if order == 0:
                 conflicts.append(_conflict(name, "added on both sides differently, neither is newer", None, twin,
                                            entry, mine_is_frame))  # fmt: skip
             elif order < 0:
-                notes.append(f"{name}: kept the newer version from {label(False)}; the other was: {twin.line}")
+                notes.append(f"{name}: {_kept(bool(newer), label(False))}; the other was: {twin.line}")
                 put(entry, twin, after_nearest)
             else:
-                notes.append(f"{name}: kept the newer version from {label(True)}; the other was: {entry.line}")
+                notes.append(f"{name}: {_kept(bool(newer), label(True))}; the other was: {entry.line}")
         index = standing(entry)
         if index is not None:
             nearest[entry.section] = index

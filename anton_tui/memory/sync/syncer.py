@@ -228,7 +228,7 @@ def _round(
             hits = scan(files, redactor, remote if theirs is not None else None)
             if hits:
                 message = (f"{len(hits)} {scope} memory entr{'y holds' if len(hits) == 1 else 'ies hold'} a secret; "
-                           "nothing was pushed (edit the entry, or keep it local)")  # fmt: skip
+                           "nothing was pushed")  # fmt: skip
                 return SyncOutcome(scope, "secret", message, merged=merged_any, secrets=tuple(hits),
                                    notes=tuple(notes))  # fmt: skip
             snapshot = _snapshot(history, files, theirs, scope)
