@@ -32,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     add = remote_sub.add_parser("add", help="share a scope through a git URL (a bare folder, ssh, https)")
     add.add_argument("scope", choices=("global", "project"))
     add.add_argument("url")
+    add.add_argument("--without-profile", action="store_true",
+                     help="keep profile.md on this machine: share only the rules and lessons")  # fmt: skip
     remote_sub.add_parser("list", help="the scopes that are shared, and where")
     remove = remote_sub.add_parser("remove", help="stop sharing a scope (its memory stays)")
     remove.add_argument("scope", choices=("global", "project"))
@@ -177,15 +179,17 @@ def _sharing(stores: Any, args: argparse.Namespace) -> int:
 
     if args.action == "remote":
         if args.remote_action == "add":
-            url = sync.add_remote(stores, args.scope, args.url)
+            url = sync.add_remote(stores, args.scope, args.url, profile=not args.without_profile)
+            files = ", ".join(sync.shared_file_names(stores, args.scope))
             print(f"The {args.scope} memory is shared through {url}; `anton-tui memory sync` syncs it.")
+            print(f"Files it shares: {files}.")
         elif args.remote_action == "remove":
             said = "no longer shared" if sync.remove_remote(stores, args.scope) else "was not shared"
             print(f"The {args.scope} memory {said}.")
         else:
             shared = sync.shared_scopes(stores)
             for scope, url in shared.items():
-                print(f"{scope:<8} {url}")
+                print(f"{scope:<8} {url} ({', '.join(sync.shared_file_names(stores, scope))})")
             if stores.managed_dir is not None:
                 print(f"{'managed':<8} {stores.managed_dir} (read-only)")
             if not shared and stores.managed_dir is None:

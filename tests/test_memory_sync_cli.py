@@ -144,3 +144,29 @@ def test_a_push_held_back_for_a_secret_names_the_cli_way_to_keep_it_local_and_lo
     change = log.stdout.split()[0]
     shown = cli(home, project, "show", change)
     assert "retry on 429" in shown.stdout and key not in shown.stdout
+
+
+def test_sharing_global_names_its_files_first_and_can_leave_the_profile_on_this_machine(
+    tmp_path: Path, anton_home: Path
+) -> None:
+    bare = tmp_path / "team.git"
+    bare.mkdir()
+    Repo.init_bare(str(bare)).close()
+    home, project = tmp_path / "a" / "home", tmp_path / "a" / "project"
+    (home / "memory").mkdir(parents=True)
+    project.mkdir(parents=True)
+    (home / "memory" / "lessons.md").write_text("# Lessons\n- retry on 429 <!-- ts:2026-11-20 -->\n")
+    (home / "memory" / "profile.md").write_text("# Profile\n- Name: Dana, lives in Lisbon\n")
+    with_profile = cli(home, project, "remote", "add", "global", str(bare))
+    assert "Files it shares: rules.md, lessons.md, profile.md." in with_profile.stdout
+    added = cli(home, project, "remote", "add", "global", str(bare), "--without-profile")
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert "Files it shares: rules.md, lessons.md." in added.stdout
+    assert f"global   {bare} (rules.md, lessons.md)" in cli(home, project, "remote", "list").stdout
+    done = cli(home, project, "sync", "global")
+    assert done.returncode == 0, done.stdout + done.stderr
+    remote = Repo(str(bare))
+    tree = remote[remote[remote.refs[b"refs/heads/main"]].tree]
+    assert b"profile.md" not in tree
+    assert "retry on 429" in remote[tree[b"lessons.md"][1]].data.decode()
+    assert (home / "memory" / "profile.md").read_text() == "# Profile\n- Name: Dana, lives in Lisbon\n"

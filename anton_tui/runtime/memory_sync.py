@@ -47,10 +47,17 @@ class MemorySync:
 
     # ---- remotes --------------------------------------------------------------------------------------------------
 
-    async def add_remote(self, scope: str, url: str) -> str:
+    async def add_remote(self, scope: str, url: str, *, profile: bool = True) -> str:
+        """Share `scope` through `url`, with its profile.md unless `profile` is False; returns the stored address."""
         from anton_tui.memory.sync import syncer as sync
 
-        return await asyncio.to_thread(sync.add_remote, self._stores, scope, url)
+        return await asyncio.to_thread(sync.add_remote, self._stores, scope, url, profile=profile)
+
+    async def shared_files(self, scope: str) -> list[str]:
+        """The memory files a sync of `scope` shares."""
+        from anton_tui.memory.sync import syncer as sync
+
+        return await asyncio.to_thread(sync.shared_file_names, self._stores, scope)
 
     async def remove_remote(self, scope: str) -> bool:
         from anton_tui.memory.sync import syncer as sync

@@ -119,3 +119,18 @@ async def test_managed_rules_are_listed_first_marked_read_only_and_cannot_be_edi
         await wait_until(pilot, lambda: sum("read-only" in note[2] for note in app.notes) == 2)
         assert len(app.screen_stack) == 1, "no editor or question opened"
     assert (managed / "rules.md").read_text() == rules
+
+
+async def test_sharing_in_the_app_names_the_files_and_can_leave_the_profile_out(fake_llm, tmp_path) -> None:
+    save_global_env(fake_llm)
+    bare = bare_repo(tmp_path)
+    app = build_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await type_in_prompt(pilot, f"/memory remote add global {bare} --without-profile")
+        await wait_for(pilot, lambda: len(command_replies(app)) == 1, what="the remote reply")
+        reply = " ".join(command_replies(app)[0][1].split())
+        assert f"shared through {bare}: rules.md, lessons.md." in reply and "profile.md" not in reply
+        await type_in_prompt(pilot, "/memory remote")
+        await wait_for(pilot, lambda: len(command_replies(app)) == 2, what="the list")
+        assert f"{bare} (rules.md, lessons.md)" in " ".join(command_replies(app)[1][1].split())

@@ -6,6 +6,8 @@
 - Entries the user keeps local (`keep_local`, by id) are left out of what is pushed, whole: every line of the entry.
 - A file that does not read as UTF-8 (the app shows it read-only until it is fixed) is not pushed: the remote keeps
   its own version of that file.
+- A file the user keeps on this machine (`keep_files_local`: the profile, when a scope is shared without it) is
+  neither pushed nor merged into, in the same way.
 
 `Told` remembers what was already said about a file that stays local or a remote's entries that are ignored, so each
 is said once, not at every sync.
@@ -24,6 +26,7 @@ from anton_tui.memory.history.repo import FILES
 from anton_tui.memory.sync.entry_merge import entry_units, split_file
 
 LOCAL = "anton-sync-local.json"
+LOCAL_FILES = "anton-sync-local-files.json"
 TOLD = "anton-sync-told.json"
 SHOWN_CHARS = 200
 
@@ -72,16 +75,35 @@ def keep_local(git_dir: Path, entry_ids: list[str]) -> int:
     return len(ids)
 
 
+def local_files(git_dir: Path) -> set[str]:
+    """The memory files of this scope that stay on this machine (never pushed, never merged into)."""
+    try:
+        return set(json.loads((git_dir / LOCAL_FILES).read_text(encoding="utf-8"))) & set(FILES)
+    except (OSError, ValueError, TypeError):
+        return set()
+
+
+def keep_files_local(git_dir: Path, names: set[str]) -> None:
+    """Keep exactly these memory files on this machine from now on (an empty set shares every file)."""
+    git_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(git_dir / LOCAL_FILES, json.dumps(sorted(names & set(FILES))).encode("utf-8"))
+
+
 def shared_files(
     git_dir: Path, files: dict[str, bytes], remote: dict[str, bytes]
 ) -> tuple[dict[str, bytes], list[str]]:
     """The files as they are pushed, and the names of those that stay local because they do not read as UTF-8 (the
     remote's version of such a file is pushed back unchanged). Entries kept local are taken out whole; every other
-    byte stays as it is."""
+    byte stays as it is. A file kept local (`keep_files_local`) is pushed as the remote has it, or not at all."""
     ids = local_ids(git_dir)
+    kept = local_files(git_dir)
     out: dict[str, bytes] = {}
     unreadable: list[str] = []
     for name, data in files.items():
+        if name in kept:
+            if name in remote:
+                out[name] = remote[name]
+            continue
         if not readable(data):
             unreadable.append(name)
             if name in remote:

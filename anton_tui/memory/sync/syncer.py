@@ -48,7 +48,8 @@ from anton_tui.memory.sync.sharing import SecretHit, Told, readable, scan, unrea
 
 __all__ = [
     "MergeConflict", "SecretHit", "SyncError", "SyncOutcome", "add_remote", "keep_local", "last_outcome",
-    "managed_pull", "pending", "remote_of", "remove_remote", "resolve", "scan", "shared_scopes", "sync",
+    "managed_pull", "pending", "remote_of", "remove_remote", "resolve", "scan", "shared_file_names", "shared_scopes",
+    "sync",
 ]  # fmt: skip
 
 REMOTE = "origin"
@@ -96,19 +97,27 @@ def _history(stores: Any, scope: str) -> ScopeHistory:
 # ---- remotes --------------------------------------------------------------------------------------------------------
 
 
-def add_remote(stores: Any, scope: str, url: str) -> str:
-    """Share `scope` through `url` (replacing an earlier remote); returns the address as stored."""
+def add_remote(stores: Any, scope: str, url: str, *, profile: bool = True) -> str:
+    """Share `scope` through `url` (replacing an earlier remote), with its profile.md unless `profile` is False (then
+    the profile stays on this machine: never pushed, never merged into); returns the address as stored."""
     history = _history(stores, scope)
     url = normalise(url)
     try:
         with history.writing():
             repo = history.repo()
             clearing_stale_locks(lambda: set_remote(repo, url, REMOTE), history.git_dir)
+            sharing.keep_files_local(history.git_dir, set() if profile else {"profile.md"})
     except HistoryError as exc:
         raise SyncError(str(exc)) from exc
     except OSError as exc:
         raise SyncError(f"the {scope} memory's remote cannot be set: {describe(exc)}") from exc
     return url
+
+
+def shared_file_names(stores: Any, scope: str) -> list[str]:
+    """The memory files a sync of `scope` shares, in the order the lists name them."""
+    kept = sharing.local_files(_history(stores, scope).git_dir)
+    return [name for name in FILES if name not in kept]
 
 
 def remove_remote(stores: Any, scope: str) -> bool:
@@ -307,9 +316,10 @@ def _integrate(
         return merge_file(name, base_files.get(name), current, theirs_files.get(name),
                           ours_time=ours_time, theirs_time=theirs_time, prefer=prefer)  # fmt: skip
 
+    kept_here = sharing.local_files(history.git_dir)
     for name in FILES:
-        if not readable(disk.get(name)):
-            plans[name] = disk.get(name)  # stays as it is; said when the push leaves it out
+        if not readable(disk.get(name)) or name in kept_here:
+            plans[name] = disk.get(name)  # stays as it is (said when the push leaves an unreadable one out)
             continue
         result = merge(name, disk.get(name))
         conflicts += result.conflicts

@@ -18,20 +18,27 @@ if TYPE_CHECKING:
     from anton_tui.memory.sync.syncer import SyncOutcome
 
 SCOPES = ("global", "project")
+WITHOUT_PROFILE = "--without-profile"
 
 
 async def remote(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
-    """``/memory remote [add <scope> <url> | remove <scope>]``."""
+    """``/memory remote [add <scope> <url> [--without-profile] | remove <scope>]``."""
     words = args.words
     action = words[0].lower() if words else "list"
     if action == "add":
-        if len(words) < 3 or words[1] not in SCOPES:
-            return error("Use /memory remote add global|project <url> (a bare folder, ssh:// or https:// address).")
+        url = args.after(2)
+        without_profile = url.endswith(WITHOUT_PROFILE)
+        url = url.removesuffix(WITHOUT_PROFILE).strip()
+        if len(words) < 3 or words[1] not in SCOPES or not url:
+            return error("Use /memory remote add global|project <url> [--without-profile] (a bare folder, ssh:// or "
+                         "https:// address; --without-profile keeps profile.md on this machine).")  # fmt: skip
         try:
-            url = await ctx.runtime.sync.add_remote(words[1], args.after(2))
+            url = await ctx.runtime.sync.add_remote(words[1], url, profile=not without_profile)
+            files = await ctx.runtime.sync.shared_files(words[1])
         except Exception as exc:
             return error(f"Not added: {exc}")
-        return success(f"The {words[1]} memory is shared through {url}. /memory sync syncs it now.")
+        return success(f"The {words[1]} memory is shared through {url}: {', '.join(files)}. "
+                       "/memory sync syncs it now.")  # fmt: skip
     if action in ("remove", "delete"):
         if len(words) < 2 or words[1] not in SCOPES:
             return error("Use /memory remote remove global|project.")
@@ -40,7 +47,8 @@ async def remote(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if action != "list":
         return error("Use /memory remote, /memory remote add <scope> <url> or /memory remote remove <scope>.")
     shared = await ctx.runtime.sync.remotes()
-    lines = [Text(f"{scope:<8} {url}") for scope, url in shared.items()]
+    lines = [Text(f"{scope:<8} {url} ({', '.join(await ctx.runtime.sync.shared_files(scope))})")
+             for scope, url in shared.items()]  # fmt: skip
     managed = ctx.runtime.sync.managed_dir
     if managed is not None:
         lines.append(Text(f"{'managed':<8} {managed} (read-only)"))
