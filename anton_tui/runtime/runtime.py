@@ -47,9 +47,9 @@ if TYPE_CHECKING:
     from anton_tui.agent.events import UsageUpdated
     from anton_tui.agent.history_store import SavedSession
     from anton_tui.agent.shell import ShellEvent
+    from anton_tui.agent.skill_draft import DraftedSkill
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.history.repo import Change
-    from anton_tui.memory.skills.model import Skill
     from anton_tui.runtime.memory_history import MemoryHistory
     from anton_tui.runtime.memory_reads import MemoryReads
     from anton_tui.runtime.memory_sync import MemorySync
@@ -290,8 +290,9 @@ class Runtime:
         """Whether this session can turn its work into a skill (it needs a model client)."""
         return self.session.llm is not None
 
-    async def draft_skill(self, hint: str) -> Skill:
-        """Turn the recent work into a saved skill with the model. Raises LLMError or ValueError."""
+    async def draft_skill(self, hint: str) -> DraftedSkill:
+        """Turn the recent work into a skill with the model, through the review (saved, held for the user or
+        rejected). Raises LLMError or ValueError."""
         from anton_tui.agent.session import ChatSession
         from anton_tui.agent.skill_draft import draft_skill
 
