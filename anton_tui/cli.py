@@ -21,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="anton-tui",
         description="A full-screen terminal app for the Anton agent, whose memory lives in plain files.",
         epilog="Settings come from the environment, <folder>/.anton/.env and ~/.anton/.env, in that order. "
-        "`anton-tui memory log|show|undo` works on the memory history without the app.",
+        "`anton-tui memory log|show|undo` works on the memory history without the app. "
+        "`anton-tui serve` serves the app to web browsers (see `anton-tui serve --help`).",
     )
     parser.add_argument("--version", action="version", version=f"anton-tui {__version__}")
     parser.add_argument(
@@ -52,9 +53,14 @@ def _split_subcommand(argv: list[str]) -> tuple[list[str], list[str] | None]:
 def main(argv: list[str] | None = None) -> int:
     from anton_tui import gc_policy
 
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["serve"]:  # the app in browser tabs (anton_tui/serve/): a server, so no gc_policy.hold()
+        from anton_tui.serve.command import run as serve
+
+        return serve(arguments[1:])
     gc_policy.hold()
     parser = build_parser()
-    argv, memory_args = _split_subcommand(sys.argv[1:] if argv is None else list(argv))
+    argv, memory_args = _split_subcommand(arguments)
     args = parser.parse_args(argv)
     if memory_args is not None:
         from anton_tui.memory_cli import run
