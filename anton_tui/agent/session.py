@@ -201,6 +201,8 @@ class ChatSession:
                 await asyncio.to_thread(self.episodic.index.refresh)
             except IndexUnavailable:
                 pass  # another process is building it; recall falls back to scanning meanwhile
+            if self.episodic.documents is not None:  # the summaries and reflections recall searches too
+                await asyncio.to_thread(self.episodic.documents.documents)
 
     async def warm_up_model(self) -> None:
         """Import the LLM SDK in a worker thread (some 50 MB and a second or so), so the first turn does not wait."""

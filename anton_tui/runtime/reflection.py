@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from anton_tui.memory.reflection.runner import ReflectionReport
     from anton_tui.memory.reflection.wiring import ReflectionParts
     from anton_tui.memory.review.book import Entry
+    from anton_tui.memory.stores import MemoryStores
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,16 @@ class ReflectionSettings(Protocol):
 
     @property
     def conversation_idle_minutes(self) -> int: ...
+
+
+def standalone_parts(stores: MemoryStores) -> ReflectionParts:
+    """Reflection's parts over the stores alone, for a runtime whose session has none: the default review
+    settings, memory written as in autopilot, no model (nothing is reviewed by the AI or written by a model)."""
+    from anton_tui.memory.engrams.cortex import Cortex
+    from anton_tui.memory.reflection.wiring import DEFAULTS, ReflectionParts
+
+    cortex = Cortex(stores.global_hc, stores.project_hc, managed_hc=stores.managed, shared=stores.shared)
+    return ReflectionParts.build(stores, cortex, DEFAULTS, lambda: None)
 
 
 @dataclass(frozen=True)

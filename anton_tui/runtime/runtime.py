@@ -17,6 +17,8 @@ the session (`protocols.py`):
 - `memory` (`memory_reads.py`): the memory overview, entries, episodes and compaction sizes
 - `skills` (`skill_reads.py`) and `skill_edits` (`skill_edits.py`): reading and writing skills
 - `skill_install` (`skill_install.py`): installing skills from a folder or a git URL
+- `reflection` (`reflection.py`): the reflection chain and the review's proposals, conversation summaries and
+  reflections in the background
 
 The services over the memory stores are made with the stores, on first use. `RuntimeStarter` (in `start.py`) builds a
 `Runtime` from the settings' sources; tests build one around a scripted session.
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from anton_tui.runtime.memory_history import MemoryHistory
     from anton_tui.runtime.memory_reads import MemoryReads
     from anton_tui.runtime.memory_sync import MemorySync
+    from anton_tui.runtime.reflection import ReflectionService
     from anton_tui.runtime.skill_edits import SkillEdits
     from anton_tui.runtime.skill_install import SkillInstaller
     from anton_tui.runtime.skill_reads import SkillReads
@@ -145,6 +148,19 @@ class Runtime:
         return SkillEdits(self._memory_stores().skills)
 
     @cached_property
+    def reflection(self) -> ReflectionService:
+        """The reflection chain and the review's proposals. A real session brings its own parts (they share its
+        model and its review pipeline); any other works over the stores alone, with no model and no background
+        work."""
+        from anton_tui.agent.session import ChatSession
+        from anton_tui.runtime.reflection import ReflectionService, standalone_parts
+
+        session = self.session
+        if isinstance(session, ChatSession) and session.reflection is not None:
+            return ReflectionService(session.reflection, session, self._current_settings)
+        return ReflectionService(standalone_parts(self._memory_stores()), None, self._current_settings)
+
+    @cached_property
     def skill_install(self) -> SkillInstaller:
         from anton_tui.runtime.skill_install import SkillInstaller
 
@@ -221,9 +237,20 @@ class Runtime:
         await off_loop(self._memory_stores().skills.follow_changes)  # listings learn what changed from inotify
         await self.session.warm_up()
         self.model_warm_up.schedule()  # when the user starts typing, or a little later
+        if self._reflects:
+            await self.reflection.start()  # summaries left to write, due reflections, the idle watch
+
+    @property
+    def _reflects(self) -> bool:
+        """Whether this runtime runs reflection's background work (a real session with its parts, not the demo)."""
+        from anton_tui.agent.session import ChatSession
+
+        return not self.demo and isinstance(self.session, ChatSession) and self.session.reflection is not None
 
     async def close(self) -> None:
         self.model_warm_up.cancel()
+        if "reflection" in self.__dict__:  # started: the conversation in progress gets a moment to be summarised
+            await self.reflection.close()
         if self._stores is not None:
             await self.sync.stop()
             await self.history.flush()  # what is queued is committed before exit
@@ -347,10 +374,15 @@ class Runtime:
 
     @property
     def held_count(self) -> int:
-        return self.history.held_count
+        """Memories and proposed changes waiting for the user's review (the header's badge)."""
+        return self.history.held_count + self._held_changes
 
     def held_count_without(self, decided: Iterable[Engram]) -> int:
-        return self.history.held_count_without(decided)
+        return self.history.held_count_without(decided) + self._held_changes
+
+    @property
+    def _held_changes(self) -> int:
+        return self.reflection.held if "reflection" in self.__dict__ else 0
 
     async def record_external(self, scope: str | None = None) -> None:
         await self.history.record_external(scope)

@@ -39,6 +39,19 @@ class ReflectionSettings(Protocol):
     def reflection_min_messages(self) -> int: ...
 
 
+@dataclass(frozen=True)
+class ReflectionDefaults:
+    """The defaults of the settings reflection reads, for parts made without settings."""
+
+    review_level: str = "ai"
+    review_tainted: str = "human"
+    review_max_per_day: int = 10
+    reflection_min_messages: int = 3
+
+
+DEFAULTS = ReflectionDefaults()
+
+
 @dataclass
 class ReflectionParts:
     """Review and reflection of one project (see the module docstring)."""
