@@ -321,12 +321,9 @@ async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm,
     await run_turn(session, "look at data.csv")
     draft = {"label": "csv_summary", "name": "CSV Summary", "description": "Summarise a CSV",
              "when_to_use": "user asks to summarise a csv", "declarative_md": "1. Load\n2. Describe"}
-    approve = Reply.tool_call("ReviewVerdict", {"approve": True, "reason": "A clear, reusable procedure."})
-    fake_llm.queue(Reply.tool_call("SkillDraft", draft), approve, Reply.tool_call("SkillDraft", draft), approve,
-                   model="planner")  # each draft goes through the AI reviewer (ANTON_REVIEW_LEVEL=ai, the default)
+    fake_llm.queue(Reply.tool_call("SkillDraft", draft), Reply.tool_call("SkillDraft", draft), model="planner")
     first = await draft_skill(session, "csv summary")
     second = await draft_skill(session)
-    assert (first.status, second.status) == ("applied", "applied")
     assert (first.skill.label, second.skill.label) == ("csv-summary", "csv-summary-2")
     assert (tmp_path / "home" / "skills" / "csv-summary" / "SKILL.md").read_text().endswith("\n---\n1. Load\n2. Describe")
     sent = fake_llm.requests_for("planner")[1]

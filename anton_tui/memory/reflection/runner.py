@@ -108,6 +108,7 @@ class Reflector:
         self.min_messages = min_messages
         self.clock = clock
         self._running: asyncio.Lock | None = None
+        self._first_day: date | None = None  # the first day with activity, as the run in progress found it
         if pipeline is not None:
             pipeline.on_decided.append(self.refresh)
 
@@ -161,6 +162,7 @@ class Reflector:
         report = ReflectionReport()
         async with self._running:
             periods = await asyncio.to_thread(self.due, kinds, today)
+            self._first_day = await asyncio.to_thread(self._first_active, today)
             if force:
                 for kind in KINDS:
                     last = Period.containing(kind, today).first - timedelta(days=1)
@@ -173,9 +175,12 @@ class Reflector:
 
     async def _reflect(self, period: Period, report: ReflectionReport, *, force: bool, today: date) -> None:
         lower = LOWER.get(period.kind)
-        if lower is not None:  # the days (or weeks) it is made from come first
+        if lower is not None:  # the days (or weeks) it is made from come first, from the first active one
+            first = self._first_day
             for below in self._periods_within(lower, period):
-                if below.ended_by(today) and await asyncio.to_thread(self.files.read_or_none, below) is None:
+                if first is None or below.last < first or not below.ended_by(today):
+                    continue
+                if await asyncio.to_thread(self.files.read_or_none, below) is None:
                     await self._reflect(below, report, force=False, today=today)
         activity, below_notes = await asyncio.to_thread(self._activity, period)
         label = f"{period.kind} {period.label}"
