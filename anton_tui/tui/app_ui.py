@@ -56,6 +56,14 @@ class AppActions:
             return
         self.push_screen(SkillsScreen(self.runtime, select=label))
 
+    def open_reflections(self: AntonApp) -> None:
+        from anton_tui.tui.screens.reflections import ReflectionsScreen
+
+        if self.runtime is None:
+            self.notify("Still starting; try again in a moment.", severity="warning")
+            return
+        self.push_screen(ReflectionsScreen(self.runtime))
+
     def open_setup(self: AntonApp, first_run: bool = False) -> None:
         from anton_tui.tui.screens.setup import SetupScreen
 
