@@ -156,15 +156,16 @@ def _proposal_row(entry: Entry) -> ProposalRow:
 def page_text(reflection: Reflection) -> str:
     """A reflection as the view shows it: the heading, the notes, then the statistics and what it was made from."""
     lines = [f"# {reflection.heading}", "", reflection.notes.strip(), "", "## Statistics", ""]
+    figures = []
     for key, value in reflection.statistics.items():
         if key == "tools":
-            shown = ", ".join(f"{name} {count}" for name, count in dict(value).items()) or "none"
+            figures.append("tools: " + (", ".join(f"{name} {count}" for name, count in dict(value).items()) or "none"))
         else:
-            shown = str(value)
-        lines.append(f"- {key.replace('_', ' ')}: {shown}")
+            figures.append(f"{key.replace('_', ' ')} {value}")
+    lines.append(" · ".join(figures))
     if reflection.inputs:
         lines += ["", "## Read from", ""]
-        lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in reflection.inputs.items()]
+        lines.append(" · ".join(f"{key.replace('_', ' ')} {value}" for key, value in reflection.inputs.items()))
     if reflection.tainted:
         lines += ["", "## Untrusted input", ""] + [f"- {reason}" for reason in reflection.tainted]
     lines += ["", f"*{reflection.period.kind} {reflection.period.label}, {reflection.start} to {reflection.end}, "

@@ -26,10 +26,9 @@ from anton_tui.runtime import ProposalNotDecided, ProposalRow, ReflectionChain, 
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.widgets.inspector.base import ColumnSpec, FixedColumnsTable, cursor_key, pick, set_columns
 
-CHAIN_COLUMNS = (
-    ColumnSpec("kind", "Kind", 7),
+CHAIN_COLUMNS = (  # the period says its kind: 2026-11-20 (a day), 2026-W47 (an ISO week), 2026-11 (a month)
     ColumnSpec("period", "Period", 10),
-    ColumnSpec("proposals", "Props", 5, drop=1),
+    ColumnSpec("proposals", "Changes", 7, drop=1),
     ColumnSpec("title", "Title", None),
 )
 PROPOSAL_COLUMNS = (
@@ -41,9 +40,10 @@ STATUS_STYLE = {"applied": "$text-success", "held": "bold $text-warning", "rejec
 
 
 def _proposals_cell(row: Any) -> str:
-    if not row.proposals:
-        return ""
-    return f"{row.proposals}" + (f" ({row.held}!)" if row.held else "")
+    """How many changes a reflection proposed, or how many of them wait for the user."""
+    if row.held:
+        return f"{row.held} held"
+    return str(row.proposals) if row.proposals else ""
 
 
 class ReflectionsScreen(Screen[None]):
@@ -141,7 +141,7 @@ reviewer decided.
     def refresh_data(self) -> None:
         self._list()
 
-    @work(exclusive=True, exit_on_error=False, group="reflections-list")
+    @work(exit_on_error=False, group="reflections-list")
     async def _list(self) -> None:
         try:
             chain = await self.runtime.reflection.chain()
@@ -176,11 +176,13 @@ reviewer decided.
         self.keys = []
         for row in chain.rows:
             title = "(quiet)" if row.quiet else row.title
+            if row.held:  # seen even when the table is too narrow for the Changes column
+                title = f"⚠ {title}"
             key = f"{row.kind}:{row.label}"
-            table.add_row(*pick((row.kind, row.label, _proposals_cell(row), title), shown), key=key)
+            table.add_row(*pick((row.label, _proposals_cell(row), title), shown), key=key)
             self.keys.append(key)
         if chain.other:
-            table.add_row(*pick(("other", "", str(chain.other), "Proposals outside reflections"), shown), key="other:")
+            table.add_row(*pick(("other", str(chain.other), "Proposals outside reflections"), shown), key="other:")
             self.keys.append("other:")
         if not self.keys:
             self._show_page(None)
@@ -200,7 +202,7 @@ reviewer decided.
         event.stop()
         self._show_text()
 
-    @work(exclusive=True, exit_on_error=False, group="reflections-page")
+    @work(exit_on_error=False, group="reflections-page")  # a late answer for another row is dropped (`_paged`)
     async def _open(self, key: str) -> None:
         kind, _, label = key.partition(":")
         page = await self.runtime.reflection.page(kind, label)
