@@ -97,6 +97,9 @@ class DocumentRecall:
         self._signature: tuple[int, ...] | None = None
         self._documents: list[Document] = []
         self._index: Any = None
+        self._searcher: Any = None
+        self._lowered: list[str] = []  # each document's text in lower case, for the exact-text fallback
+        self._newest: list[int] = []  # positions, newest document first
 
     def _folders(self) -> list[Path]:
         return [self.summaries_dir, *(self.reflections_dir / kind for kind in REFLECTION_KINDS)]
@@ -134,6 +137,9 @@ class DocumentRecall:
                     documents.append(found)
         self._documents = documents
         self._index = _build(documents) if documents else None
+        self._searcher = self._index.searcher() if self._index is not None else None
+        self._lowered = [f"{document.title}\n{document.text}".lower() for document in documents]
+        self._newest = sorted(range(len(documents)), key=lambda position: documents[position].date, reverse=True)
         self._signature = signature
 
     def search(self, query: str, limit: int, since: datetime | None = None) -> list[Episode]:
@@ -142,19 +148,25 @@ class DocumentRecall:
             return []
         with self._lock:
             self._refresh()
-            documents, index = self._documents, self._index
+            documents, index, searcher = self._documents, self._index, self._searcher
+            lowered, newest = self._lowered, self._newest
         if not documents:
             return []
         day = since.date().isoformat() if since is not None else ""
-        allowed = [position for position, document in enumerate(documents) if document.date >= day]
-        ranked = _ranked(index, query, len(documents)) if index is not None else []
-        permitted = set(allowed)
-        chosen = [position for position in ranked if position in permitted]
+
+        def allowed(position: int) -> bool:
+            return not day or documents[position].date >= day
+
+        ranked = _ranked(index, searcher, query, limit * 4 if not day else len(documents)) if index is not None else []
+        chosen = [position for position in ranked if allowed(position)][:limit]
         if len(chosen) < limit:  # the exact text, for what the words cannot find (part of a word, punctuation)
             needle = query.strip().lower()
-            newest = sorted(allowed, key=lambda position: documents[position].date, reverse=True)
-            chosen += [p for p in newest if p not in chosen and needle in documents[p].text.lower()]
-        return [documents[position].episode() for position in chosen[:limit]]
+            for position in newest:
+                if len(chosen) >= limit:
+                    break
+                if position not in chosen and allowed(position) and needle in lowered[position]:
+                    chosen.append(position)
+        return [documents[position].episode() for position in chosen]
 
 
 def _build(documents: list[Document]) -> Any:
@@ -179,7 +191,7 @@ def _build(documents: list[Document]) -> Any:
     return index
 
 
-def _ranked(index: Any, query: str, depth: int) -> list[int]:
+def _ranked(index: Any, searcher: Any, query: str, depth: int) -> list[int]:
     """Positions of the documents holding the query's words, by BM25 (best first)."""
     import tantivy
 
@@ -192,7 +204,6 @@ def _ranked(index: Any, query: str, depth: int) -> list[int]:
         return []
     schema = index.schema
     clauses = [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "own", stem, "freq")) for stem in stems]
-    searcher = index.searcher()
     hits = searcher.search(tantivy.Query.boolean_query(clauses), depth, count=False).hits
     if not hits:
         return []
