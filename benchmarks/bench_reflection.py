@@ -20,7 +20,7 @@ import random
 import statistics
 import tempfile
 import time
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from benchmarks.memory_seed import TYPICAL_QUERIES, Prose, seed_episodes
@@ -47,13 +47,13 @@ def _gather(folder: Path, day: date) -> tuple[float, int]:
     from anton_tui.memory.reflection.periods import Period
 
     began = time.perf_counter()
-    activity = gather_day(Period.containing("daily", day), timezone.utc, episodes_dir=folder)
+    activity = gather_day(Period.containing("daily", day), UTC, episodes_dir=folder)
     return time.perf_counter() - began, int(activity.inputs["episode_lines"])
 
 
 def _busy_day(folder: Path, day: date, lines: int, prose: Prose) -> None:
     """One more session on `day` with `lines` lines (a very busy day)."""
-    began = datetime(day.year, day.month, day.day, 1, 0, tzinfo=timezone.utc)
+    began = datetime(day.year, day.month, day.day, 1, 0, tzinfo=UTC)
     session = began.strftime("%Y%m%d_%H%M%S")
     rows = [json.dumps({"ts": (began + timedelta(seconds=n * 3)).isoformat(), "session": session, "turn": n // 5 + 1,
                         "role": "user" if n % 5 == 0 else "assistant", "content": text, "meta": {}}) + "\n"
@@ -71,7 +71,7 @@ def gathering(scratch: Path) -> bool:
     seed_episodes(folder, LINES, SESSIONS, prose)
     _set_mtimes(folder)
     print(f"seeded {LINES:,} episode lines in {SESSIONS:,} files in {time.perf_counter() - began:.1f} s")
-    first = datetime(2024, 1, 1, tzinfo=timezone.utc).date()
+    first = datetime(2024, 1, 1, tzinfo=UTC).date()
     days = [first + timedelta(days=n) for n in (30, 200, 400, 600, 740)]
     rows = [(day, *_gather(folder, day)) for day in days]
     for day, seconds, lines in rows:
@@ -107,7 +107,7 @@ def _documents(project: Path, prose: Prose) -> None:
     summaries = project / ".anton" / "conversations"
     summaries.mkdir(parents=True)
     for n in range(SUMMARIES):
-        session = (datetime(2024, 1, 1, 9, tzinfo=timezone.utc) + timedelta(days=n * 3)).strftime("%Y%m%d_%H%M%S")
+        session = (datetime(2024, 1, 1, 9, tzinfo=UTC) + timedelta(days=n * 3)).strftime("%Y%m%d_%H%M%S")
         body = "\n".join(f"- {text}" for text in prose.sentences(8, 12))
         (summaries / f"{session}.md").write_text(
             f"---\nsession: '{session}'\ntitle: {prose.sentence(4)}\nended: '2024-01-01T10:00:00+00:00'\n---\n"
