@@ -61,13 +61,12 @@ class SummaryDraft(BaseModel):
     pending: list[str] = Field(default_factory=list, description="What is still to do or unresolved.")
 
 
-SECTIONS = (("Topics", "topics"), ("Decisions", "decisions"), ("Preferences", "preferences"), ("Pending", "pending"))
-
-
 def summary_body(draft: SummaryDraft) -> str:
     parts = []
-    for heading, name in SECTIONS:
-        items = [" ".join(str(item).split()) for item in getattr(draft, name) if str(item).strip()]
+    sections = (("Topics", draft.topics), ("Decisions", draft.decisions), ("Preferences", draft.preferences),
+                ("Pending", draft.pending))  # fmt: skip
+    for heading, found in sections:
+        items = [" ".join(str(item).split()) for item in found if str(item).strip()]
         if items:
             parts.append(f"## {heading}\n" + "\n".join(f"- {item}" for item in items))
     return "\n\n".join(parts) or "Nothing worth keeping was said."

@@ -188,6 +188,10 @@ class ReflectionService:
         self._idle_task: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.held = 0  # proposals waiting for the user (the header adds them to the held memories)
+        parts.pipeline.on_decided.append(self._recount)  # decided here, in the review dialog or by a reflection
+
+    def _recount(self, _decided: Entry) -> None:
+        self.held = len(self.parts.pipeline.book.held())
 
     # ---- background work ---------------------------------------------------------------------------------------
 

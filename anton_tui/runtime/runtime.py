@@ -106,6 +106,7 @@ class Runtime:
         self.goals = Goals(session)
         self.usage = Usage(session, self._current_settings)
         self.model_warm_up = ModelWarmUp(session)
+        self._reflection: ReflectionService | None = None  # made when first asked for (`reflection`)
 
     def _current_settings(self) -> Any:
         return self.settings
@@ -147,18 +148,22 @@ class Runtime:
 
         return SkillEdits(self._memory_stores().skills)
 
-    @cached_property
+    @property
     def reflection(self) -> ReflectionService:
         """The reflection chain and the review's proposals. A real session brings its own parts (they share its
         model and its review pipeline); any other works over the stores alone, with no model and no background
         work."""
-        from anton_tui.agent.session import ChatSession
-        from anton_tui.runtime.reflection import ReflectionService, standalone_parts
+        if self._reflection is None:
+            from anton_tui.agent.session import ChatSession
+            from anton_tui.runtime.reflection import ReflectionService, standalone_parts
 
-        session = self.session
-        if isinstance(session, ChatSession) and session.reflection is not None:
-            return ReflectionService(session.reflection, session, self._current_settings)
-        return ReflectionService(standalone_parts(self._memory_stores()), None, self._current_settings)
+            session = self.session
+            if isinstance(session, ChatSession) and session.reflection is not None:
+                self._reflection = ReflectionService(session.reflection, session, self._current_settings)
+            else:
+                parts = standalone_parts(self._memory_stores())
+                self._reflection = ReflectionService(parts, None, self._current_settings)
+        return self._reflection
 
     @cached_property
     def skill_install(self) -> SkillInstaller:
@@ -249,8 +254,8 @@ class Runtime:
 
     async def close(self) -> None:
         self.model_warm_up.cancel()
-        if "reflection" in self.__dict__:  # started: the conversation in progress gets a moment to be summarised
-            await self.reflection.close()
+        if self._reflection is not None:  # the conversation in progress gets a moment to be summarised
+            await self._reflection.close()
         if self._stores is not None:
             await self.sync.stop()
             await self.history.flush()  # what is queued is committed before exit
@@ -391,7 +396,7 @@ class Runtime:
 
     @property
     def _held_changes(self) -> int:
-        return self.reflection.held if "reflection" in self.__dict__ else 0
+        return self._reflection.held if self._reflection is not None else 0
 
     async def record_external(self, scope: str | None = None) -> None:
         await self.history.record_external(scope)
