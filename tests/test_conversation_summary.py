@@ -129,3 +129,46 @@ def make_settings_for(fake_llm):
     from tests.session_helpers import make_settings
 
     return make_settings(fake_llm, episodic_memory=True)
+
+
+class FakeTime:
+    """Stands in for the `time` module of the reflection service: its clock moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+async def test_a_conversation_left_idle_is_summarised_and_again_after_more_turns(fake_llm, project_dir, monkeypatch):
+    from anton_tui.runtime import reflection as service
+
+    clock = FakeTime()
+    monkeypatch.setattr(service, "time", clock)
+    monkeypatch.setattr(service, "IDLE_CHECK", 0.05)
+    answer_summaries(fake_llm, [dict(RECORD, title="Before the break"), dict(RECORD, title="After the break")])
+    settings = make_settings_for(fake_llm).model_copy(update={"conversation_idle_minutes": 30, "reflection": False})
+    session = make_session(fake_llm, episodic_memory=True)
+    runtime = Runtime(settings, session, control=session)
+    await runtime.warm_up()
+    fake_llm.queue(Reply.text("One."), Reply.text("Two."), model=PLANNER)
+    await run_turn(session, "first question")
+    summary_file = project_dir / ".anton" / "conversations" / f"{session.session_id}.md"
+
+    async def idle_for(minutes: float) -> None:
+        clock.now += minutes * 60
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if summary_file.exists() and not session.background.tasks:
+                return
+
+    await idle_for(10)
+    assert not summary_file.exists(), "ten minutes is no idle gap yet"
+    await idle_for(25)
+    assert "title: Before the break" in summary_file.read_text()
+    await run_turn(session, "back again")  # taken up again: out of date, summarised at the next gap
+    await asyncio.sleep(0.2)
+    await idle_for(31)
+    assert "title: After the break" in summary_file.read_text()
+    await runtime.close()

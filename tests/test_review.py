@@ -5,6 +5,7 @@ recorded, and undoing an applied change restores the bytes."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 from anton_tui.memory.review.proposal import Proposal
@@ -159,3 +160,37 @@ async def test_a_skill_changed_after_the_proposal_is_rejected_by_the_hash_check(
     entry = await p.parts.pipeline.submit(proposal)
     assert entry.status == "rejected" and "changed after the change was proposed" in entry.last.why
     assert (folder / "SKILL.md").read_text().endswith("1. Written by hand\n")
+
+
+async def test_a_skill_held_for_a_person_is_asked_about_with_its_diff_and_saved_when_kept(fake_llm):
+    from anton_tui.agent.events import MemoryConfirmationNeeded
+    from anton_tui.agent.skill_draft import draft_skill
+    from tests.session_helpers import make_session, run_turn
+
+    session = make_session(fake_llm, review_level="human")
+    fake_llm.queue(Reply.text("The file has 3 columns."), model=PLANNER)
+    await run_turn(session, "look at data.csv")
+    draft = {"label": "csv_summary", "name": "CSV Summary", "description": "Summarise a CSV",
+             "when_to_use": "user asks to summarise a csv", "declarative_md": "1. Load\n2. Describe"}  # fmt: skip
+    fake_llm.queue(Reply.tool_call("SkillDraft", draft), model=PLANNER)
+    drafted = await draft_skill(session, "csv summary")
+    assert drafted.status == "held" and "ANTON_REVIEW_LEVEL is human" in drafted.why
+    skill_md = session.skills.root / "csv-summary" / "SKILL.md"
+    assert not skill_md.exists()
+
+    session.ask_between_turns()
+    question = await asyncio.wait_for(session.background_events.get(), 10)
+    assert isinstance(question, MemoryConfirmationNeeded) and question.engrams == ()
+    [change] = question.changes
+    assert (change.kind, change.target, change.source) == ("skill", "skill csv-summary", "/skill save")
+    assert "+++ csv-summary/SKILL.md (proposed)" in change.diff and "+1. Load" in change.diff
+    question.future.set_result([change])
+    await session.wait_background(10)
+    for _ in range(50):  # the decision runs right after the answer, in the same task
+        if skill_md.exists():
+            break
+        await asyncio.sleep(0.05)
+    assert skill_md.read_text().endswith("---\n1. Load\n2. Describe")
+    [entry] = session.reflection.pipeline.book.entries()
+    assert [d.status for d in entry.decisions] == ["held", "applied"] and entry.last.by == "person"
+    await session.close()
