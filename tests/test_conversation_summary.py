@@ -172,3 +172,19 @@ async def test_a_conversation_left_idle_is_summarised_and_again_after_more_turns
     await idle_for(31)
     assert "title: After the break" in summary_file.read_text()
     await runtime.close()
+
+
+async def test_a_summarised_conversation_is_listed_by_its_title(fake_llm, project_dir):
+    answer_summaries(fake_llm, [dict(RECORD)])
+    session = make_session(fake_llm, episodic_memory=True)
+    runtime = Runtime(make_settings_for(fake_llm), session, control=session)
+    fake_llm.queue(Reply.text("One."), Reply.text("Two."), model=PLANNER)
+    await run_turn(session, "How should we import the shop's invoices?")
+    ended = session.session_id
+    session.new_conversation()
+    await settle(session)
+    await run_turn(session, "Something else entirely")
+    rows = {row.session_id: row.preview for row in await runtime.list_conversations()}
+    assert rows[ended] == "Invoices import plan"
+    assert rows[session.session_id] == "Something else entirely", "not summarised yet: its first message"
+    await session.close()

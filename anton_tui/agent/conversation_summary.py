@@ -13,6 +13,7 @@ start (`catch_up`), for the newest `CATCH_UP` conversations.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from anton_tui.memory.episodes.summaries import ConversationSummary, SummaryFile
 
 if TYPE_CHECKING:
     from anton_tui.agent.background import BackgroundWork
-    from anton_tui.agent.history_store import HistoryStore
+    from anton_tui.agent.history_store import HistoryStore, SavedSession
     from anton_tui.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
@@ -242,6 +243,17 @@ class ConversationSummaries:
         if self._report is not None:
             self._report(ConversationSummarised(session_id, summary.title))
         return summary
+
+    # ---- titles ------------------------------------------------------------------------------------------------
+
+    def titled(self, rows: list[SavedSession]) -> list[SavedSession]:
+        """The saved conversations' rows, each summarised one shown by its summary's title instead of its first
+        message (blocking: reads the summaries' files)."""
+        shown = []
+        for row in rows:
+            summary = self.files.read(row.session_id) if row.source == "history" else None
+            shown.append(dataclasses.replace(row, preview=summary.title) if summary is not None else row)
+        return shown
 
     # ---- what the next conversation is told ---------------------------------------------------------------------
 

@@ -349,9 +349,16 @@ class Runtime:
         return self.session.history_store is not None
 
     async def list_conversations(self) -> list[SavedSession]:
-        """The project's saved conversations (this program's and Anton's), newest first."""
+        """The project's saved conversations (this program's and Anton's), newest first; a summarised one is shown
+        by its summary's title."""
+        from anton_tui.agent.session import ChatSession
+
         store = self.session.history_store
-        return await off_loop(store.list_sessions) if store is not None else []
+        rows = await off_loop(store.list_sessions) if store is not None else []
+        session = self.session
+        if isinstance(session, ChatSession) and session.summaries is not None:
+            rows = await off_loop(session.summaries.titled, rows)
+        return rows
 
     async def newest_conversation(self) -> str | None:
         store = self.session.history_store
