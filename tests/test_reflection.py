@@ -182,3 +182,22 @@ async def test_reflections_and_summaries_are_recalled_marked_as_such(anton_home,
 
 def test_the_clock_of_these_tests():
     assert MONDAY.weekday() == 0 and MONDAY.isocalendar()[1] == 48
+
+
+async def test_one_process_writes_the_reflections_at_a_time(anton_home, project_dir, fake_llm):
+    import fcntl
+    import os
+
+    p = project(anton_home, project_dir, llm=fake_llm.llm_client())
+    seed_week(p.paths.episodes)
+    drafts(fake_llm, {})
+    p.paths.reflections.mkdir(parents=True)
+    fd = os.open(p.paths.reflections / ".writing", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as `anton-tui reflect` from cron holds it while it writes
+    try:
+        report = await p.parts.reflector.run()
+    finally:
+        os.close(fd)
+    assert report.failed == ["another process is writing this project's reflections; nothing was done"]
+    assert not (p.paths.reflections / "daily").exists() and fake_llm.requests == []
+    assert len((await p.parts.reflector.run()).written) == 7, "once it is done, the next run writes them"

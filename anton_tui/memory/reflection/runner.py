@@ -12,9 +12,12 @@ later (`refresh`, called by the pipeline after each decision).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import fcntl
 import logging
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -78,6 +81,30 @@ class ReflectionReport:
 
 def _local_now() -> datetime:
     return datetime.now().astimezone()
+
+
+@contextlib.contextmanager
+def _one_writer(folder: Path) -> Iterator[bool]:
+    """Whether this process may write the reflections now: one process at a time (the app in the background and
+    `anton-tui reflect` from cron, say), held by a lock on ``<folder>/.writing``; the other one does nothing."""
+    if not folder.parent.is_dir():  # no project folder (.anton) yet: nothing to reflect on, nothing to lock
+        yield True
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / ".writing", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield True  # a folder that cannot hold the lock: the writes will say what is wrong
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
 
 
 class Reflector:
@@ -161,17 +188,24 @@ class Reflector:
         today = today or self.clock().date()
         report = ReflectionReport()
         async with self._running:
-            periods = await asyncio.to_thread(self.due, kinds, today)
-            self._first_day = await asyncio.to_thread(self._first_active, today)
-            if force:
-                for kind in KINDS:
-                    last = Period.containing(kind, today).first - timedelta(days=1)
-                    latest = Period.containing(kind, last)
-                    if kind in kinds and latest not in periods:
-                        periods.append(latest)
-            for period in sorted(periods, key=lambda p: (KINDS.index(p.kind), p.first)):
-                await self._reflect(period, report, force=force, today=today)
+            with _one_writer(self.files.folder) as alone:
+                if not alone:
+                    report.failed.append("another process is writing this project's reflections; nothing was done")
+                    return report
+                await self._run(kinds, force, today, report)
         return report
+
+    async def _run(self, kinds: tuple[PeriodKind, ...], force: bool, today: date, report: ReflectionReport) -> None:
+        periods = await asyncio.to_thread(self.due, kinds, today)
+        self._first_day = await asyncio.to_thread(self._first_active, today)
+        if force:
+            for kind in KINDS:
+                last = Period.containing(kind, today).first - timedelta(days=1)
+                latest = Period.containing(kind, last)
+                if kind in kinds and latest not in periods:
+                    periods.append(latest)
+        for period in sorted(periods, key=lambda p: (KINDS.index(p.kind), p.first)):
+            await self._reflect(period, report, force=force, today=today)
 
     async def _reflect(self, period: Period, report: ReflectionReport, *, force: bool, today: date) -> None:
         lower = LOWER.get(period.kind)
