@@ -135,6 +135,10 @@ class MemoryWrites:
         review = self.review
         if review is None or not engrams:
             return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a script's direct call): the decision stands, unrecorded
+            return
         records = [(self._proposal(engram), f"{what}: {'; '.join(self._trust.reasons_for(engram))}")
                    for engram in engrams]  # fmt: skip
 
