@@ -156,20 +156,24 @@ async def test_a_conversation_left_idle_is_summarised_and_again_after_more_turns
     await run_turn(session, "first question")
     summary_file = project_dir / ".anton" / "conversations" / f"{session.session_id}.md"
 
-    async def idle_for(minutes: float) -> None:
+    async def idle_for(minutes: float, title: str | None) -> None:
+        """Let `minutes` pass; with `title`, wait (up to 20 s) for the summary to carry it."""
         clock.now += minutes * 60
-        for _ in range(100):
+        if title is None:
+            await asyncio.sleep(0.5)  # ten looks at the clock
+            return
+        for _ in range(400):
             await asyncio.sleep(0.05)
-            if summary_file.exists() and not session.background.tasks:
+            if summary_file.exists() and f"title: {title}" in summary_file.read_text():
                 return
 
-    await idle_for(10)
+    await idle_for(10, None)
     assert not summary_file.exists(), "ten minutes is no idle gap yet"
-    await idle_for(25)
+    await idle_for(25, "Before the break")
     assert "title: Before the break" in summary_file.read_text()
     await run_turn(session, "back again")  # taken up again: out of date, summarised at the next gap
-    await asyncio.sleep(0.2)
-    await idle_for(31)
+    await asyncio.sleep(0.5)
+    await idle_for(31, "After the break")
     assert "title: After the break" in summary_file.read_text()
     await runtime.close()
 
