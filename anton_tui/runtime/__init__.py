@@ -14,6 +14,13 @@ from anton_tui.runtime.memory_reads import (
     SessionTurns,
 )
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl, SettingsLike
+from anton_tui.runtime.reflection import (
+    ProposalNotDecided,
+    ProposalRow,
+    ReflectionChain,
+    ReflectionPage,
+    ReflectionRow,
+)
 from anton_tui.runtime.runtime import Runtime
 from anton_tui.runtime.skill_edits import SkillRenameError, SkillSaved
 from anton_tui.runtime.skill_install import SkillInstallReport
@@ -29,6 +36,11 @@ __all__ = [
     "EpisodeSearch",
     "EpisodeTurn",
     "MemoryOverview",
+    "ProposalNotDecided",
+    "ProposalRow",
+    "ReflectionChain",
+    "ReflectionPage",
+    "ReflectionRow",
     "Runtime",
     "RuntimeStarter",
     "ScopeEntries",

@@ -330,6 +330,14 @@ class AntonApp(App[int]):
             return
         self.push_screen(SkillsScreen(self.runtime, select=label))
 
+    def open_reflections(self) -> None:
+        from anton_tui.tui.screens.reflections import ReflectionsScreen
+
+        if self.runtime is None:
+            self.notify("Still starting; try again in a moment.", severity="warning")
+            return
+        self.push_screen(ReflectionsScreen(self.runtime))
+
     def open_setup(self, first_run: bool = False) -> None:
         from anton_tui.tui.screens.setup import SetupScreen
 

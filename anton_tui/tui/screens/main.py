@@ -566,7 +566,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         keep = await answer_confirmation(self.app, event)
         if self.runtime is not None and not event.future.cancelled():  # those asked about no longer wait
             self.query_one(AntonHeader).set_held(self.runtime.held_count_without(event.engrams))
-        self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams)))
+        self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams) + len(event.changes)))
 
     async def on_memory_confirmation_answered(self, message: MemoryConfirmationAnswered) -> None:
         await self.chat.add_notice(
