@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from anton_tui.scratchpad.events import ScratchpadEvent
 
 if TYPE_CHECKING:
+    from anton_tui.agent.ledger import Ledger
     from anton_tui.memory.engrams.cortex import Encoded
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.learners.acc import Event as AccEvent
@@ -118,6 +119,15 @@ class HistoryRepaired:
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryAhead:
+    """The conversation nears the size at which its older turns get summarised: said once before it happens.
+    `tokens` is the estimated size of the next request, `at_tokens` the size that starts the summary."""
+
+    tokens: int
+    at_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class HistorySummarising:
     """The older turns are being summarised by the coding model before the next request (`messages` of them)."""
 
@@ -136,6 +146,7 @@ class HistorySummarised:
     tokens_before: int  # estimated size of the request before and after
     tokens_after: int
     reason: str
+    ledger: Ledger | None = None  # what the folded turns held, word for word (kept beside the conversation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +160,7 @@ class HistoryTrimmed:
     reason: str  # long | overflow
     tokens_before: int
     tokens_after: int
+    ledger: Ledger | None = None  # what the dropped messages held, word for word
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +242,7 @@ SessionEvent = (
     | AccEventObserved
     | AccNudge
     | HistoryRepaired
+    | SummaryAhead
     | HistorySummarising
     | HistorySummarised
     | HistoryTrimmed

@@ -57,6 +57,9 @@ class SavedSession:
     model: str | None  # the planning model of the last turn, when the episode log recorded it
     source: str
     broken: str | None = None
+    title: str | None = None  # given by the user (kept beside the history, see `conversation_notes`)
+    parent: str | None = None  # for a fork: the conversation it was forked from
+    forked_at: int | None = None  # and the number of the parent's user message it was forked at
 
 
 # --------------------------------------------------------------------------- the file's bytes

@@ -31,6 +31,7 @@ from anton_tui.agent.events import (
     AssistantTextDelta,
     ErrorOccurred,
     HistoryRepaired,
+    MemoryWritten,
     SessionEvent,
     ToolCallFinished,
     ToolCallStarted,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from anton_tui.agent.conversations import Resumed, TranscriptEntry, UserTurn
     from anton_tui.agent.history_store import HistoryStore
     from anton_tui.agent.learning import LearningLoops
+    from anton_tui.agent.ledger import FoldedTurn
     from anton_tui.agent.tools.registry import ToolResult
     from anton_tui.agent.trust_gate import HeldWhy
     from anton_tui.llm.client import LLMClient
@@ -315,8 +317,12 @@ class ChatSession:
         return self.conversation.rewind(index)
 
     def delete_saved(self, session_id: str) -> list[Path]:
-        """Delete a saved conversation (its history file and episode log); not the one in progress."""
+        """Move a saved conversation to the trash (kept 30 days); not the one in progress."""
         return self.conversation.delete(session_id)
+
+    def unfold(self, number: int) -> FoldedTurn:
+        """Bring folded turn `number` back, word for word, in the next request; see `LedgerBook.unfold`."""
+        return self.conversation.ledgers.unfold(number)
 
     @property
     def trust_gate(self) -> bool:
@@ -374,7 +380,10 @@ class ChatSession:
         self.context.new_turn()
         self.acc_feedback.new_turn()
         self._log("user", user_text, model=self.llm.planning.model)
-        self.history.append({"role": "user", "content": user_content(user_text, notes)})
+        message = {"role": "user", "content": user_content(user_text, [*notes, *self.conversation.unfold_notes()])}
+        self.history.append(message)
+        self.conversation.ledgers.turn_began(message)
+        self.conversation.save()  # every finished message is saved at once: a crash loses none of them
         stop_reason, text = "end_turn", ""
         try:
             text, stop_reason = await self._tool_loop()
@@ -416,6 +425,7 @@ class ChatSession:
             results.extend(self.acc_feedback.round_nudges())
             self._round_results = []
             self.history.append({"role": "user", "content": results})
+            self.conversation.save()
         return await self._cap_postmortem(system, tools, texts)
 
     async def _model_round(self, system: str, tools: list[dict[str, Any]]) -> LLMResponse:
@@ -431,6 +441,7 @@ class ChatSession:
         for call in response.tool_calls:
             blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
         self.history.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
+        self.conversation.save()
         self._partial_text = ""
         if response.text:
             self._emit(AssistantMessageDone(response.text))
@@ -598,6 +609,8 @@ class ChatSession:
 
     def emit(self, event: SessionEvent) -> None:
         """Send an event to whoever watches: the running turn's stream, or the background queue between turns."""
+        if isinstance(event, MemoryWritten):  # for the ledger of the turn, should it be summarised
+            self.conversation.ledgers.memory_written(event.engrams, event.producer)
         self._emit(event)
 
     def _tool_context(self) -> ToolContext:
