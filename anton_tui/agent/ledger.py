@@ -295,12 +295,12 @@ def head_and_tail(text: str, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -
 
 def files_opened(code: str) -> list[str]:
     """Paths a cell's code opens: string literals given first to `open`, `Path`, `pd.read_csv` and the like."""
-    found: list[str] = []
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         found = [match.group(1) for match in _OPEN_CALL.finditer(code)]
     else:
+        at: list[tuple[int, int, str]] = []
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or not node.args:
                 continue
@@ -308,7 +308,8 @@ def files_opened(code: str) -> list[str]:
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
             first = node.args[0]
             if name in OPENERS and isinstance(first, ast.Constant) and isinstance(first.value, str):
-                found.append(first.value)
+                at.append((first.lineno, first.col_offset, first.value))
+        found = [path for _line, _column, path in sorted(at)]  # in the order the code names them
     return list(dict.fromkeys(path for path in found if path.strip() and "\n" not in path))
 
 
