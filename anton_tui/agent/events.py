@@ -98,6 +98,12 @@ class MemoryConfirmationNeeded:
     future: asyncio.Future = field(repr=False)
     reasons: tuple[tuple[str, ...], ...] = ()  # per engram, why it was held (empty: the memory mode asked)
 
+    def keep_for_review(self) -> None:
+        """Answer "not now" (no one is there to ask): every engram waits for review again, kept for the app's next
+        start, none written and none dropped."""
+        if not self.future.done():
+            self.future.set_result(None)
+
 
 @dataclass(frozen=True, slots=True)
 class AccEventObserved:

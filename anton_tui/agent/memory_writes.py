@@ -162,7 +162,7 @@ class MemoryWrites:
                 return
             emit = self._host.background_events.put_nowait if between_turns else self._host.emit
             engrams = self._trust.take()
-            future: asyncio.Future[list[Engram]] = asyncio.get_running_loop().create_future()
+            future: asyncio.Future[list[Engram] | None] = asyncio.get_running_loop().create_future()
             reasons = tuple(self._trust.reasons_for(engram) for engram in engrams)
             emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future, reasons=reasons))
             try:
@@ -175,6 +175,10 @@ class MemoryWrites:
                 undecided = [engram for engram in engrams if engram in self._trust.why]
                 self._trust.put_back(undecided)  # what the trust gate held keeps waiting (and is saved)
                 engrams = [engram for engram in engrams if engram not in self._trust.why]
+            if answer is None:  # "not now" (`keep_for_review`): all of them wait again, kept for the next start
+                self._trust.put_back(engrams)
+                self._trust.save()
+                return
             chosen = [engram for engram in dict.fromkeys(answer or []) if engram in engrams]
             if chosen and cortex.mode != "off":
                 parts = [await asyncio.to_thread(self._encode_confirmed, cortex, engram) for engram in chosen]
