@@ -210,9 +210,11 @@ async def ask_once(
     runtime = await asyncio.to_thread(_build, layers)
     background: asyncio.Task[None] | None = None
     try:
+        sdk = asyncio.create_task(runtime.session.warm_up_model())  # its import would hold up the turn's events
         await runtime.start_history()  # as the app: memory's history, and what waited for review last time
         background = asyncio.create_task(_answer_between_turns(runtime, printer))
         await _pick_conversation(runtime, continue_, resume)
+        await sdk
         failed = ""
         async for event in runtime.turn(message):
             if isinstance(event, ev.MemoryConfirmationNeeded):
