@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Settings come from the environment, <folder>/.anton/.env and ~/.anton/.env, in that order. "
         "`anton-tui memory log|show|undo` works on the memory history without the app; "
         "`anton-tui conversation list|show|rename|delete|restore|fork|export` on the saved conversations; "
-        '`anton-tui ask "MESSAGE"` runs one turn and prints the answer.',
+        '`anton-tui ask "MESSAGE"` runs one turn and prints the answer. '
+        "`anton-tui serve` serves the app to web browsers (see `anton-tui serve --help`).",
     )
     parser.add_argument("--version", action="version", version=f"anton-tui {__version__}")
     parser.add_argument(
@@ -72,9 +73,14 @@ def _run_subcommand(name: str, arguments: list[str], folder: Path | None) -> int
 def main(argv: list[str] | None = None) -> int:
     from anton_tui import gc_policy
 
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["serve"]:  # the app in browser tabs (anton_tui/serve/): a server, so no gc_policy.hold()
+        from anton_tui.serve.command import run as serve
+
+        return serve(arguments[1:])
     gc_policy.hold()
     parser = build_parser()
-    argv, subcommand, sub_args = _split_subcommand(sys.argv[1:] if argv is None else list(argv))
+    argv, subcommand, sub_args = _split_subcommand(arguments)
     args = parser.parse_args(argv)
     if args.folder is not None and not args.folder.expanduser().is_dir():
         parser.error(f"--folder {args.folder}: no such folder")

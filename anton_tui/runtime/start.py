@@ -78,7 +78,8 @@ class RuntimeStarter:
         from anton_tui.memory.stores import MemoryStores
 
         stores = MemoryStores.from_settings(settings)
-        return Runtime(settings, build_session(settings, stores=stores), stores=stores)
+        session = build_session(settings, stores=stores)
+        return Runtime(settings, session, stores=stores, control=session)
 
     def settings_for_setup(self) -> tuple[Any, dict[str, str | None]]:
         """Settings that load once every bad value is left out, for the setup screen to fix them (None when even
@@ -86,7 +87,8 @@ class RuntimeStarter:
         them with its own, so the next start does not stop at the same value."""
         from anton_tui.config import settings_from_layers
 
-        layers, dropped = self.layers, []
+        layers = self.layers
+        dropped: list[SettingsError] = []
         project_env = str(self.layers.project_dir / ".anton" / ".env")
         for _ in range(SETUP_ATTEMPTS):
             try:
@@ -114,6 +116,7 @@ def build_demo_runtime(settings: Any) -> Runtime:
         replay.settings,
         replay.session,
         stores=replay.stores,
+        control=replay.session,
         closing=replay,
         banner=DEMO_BANNER,
         suggest_prompt=replay.next_prompt,

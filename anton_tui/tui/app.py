@@ -22,6 +22,7 @@ from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
 from anton_tui.tui.app_ui import AppActions
 from anton_tui.tui.command_registry import SlashCommand, default_menu
 from anton_tui.tui.screens.main import MainScreen
+from anton_tui.tui.served import BrowserTab, link_opens
 from anton_tui.tui.themes import DEFAULT_THEME, AppThemes
 
 _HERE = Path(__file__).parent
@@ -211,7 +212,7 @@ class AntonApp(AppActions, App[int]):
             targets: list[Any] = [self]
             if self._main_screen is not None:
                 targets.append(self._main_screen.inspector)
-            watcher = MemoryWatcher.for_paths(self.runtime.stores.paths, targets)  # type: ignore[union-attr]
+            watcher = MemoryWatcher.for_paths(self.runtime.paths, targets)  # type: ignore[union-attr]
             watcher.start()
             self._watcher = watcher
         finally:
@@ -271,6 +272,23 @@ class AntonApp(AppActions, App[int]):
         if not self.is_headless and self._driver is not None:
             self._driver.write(text)
             self._driver.flush()
+
+    # --- in a browser tab (`anton-tui serve`): copying and links, see `tui/served.py` ------------------------------
+
+    def copy_to_clipboard(self, text: str) -> None:
+        super().copy_to_clipboard(text)
+        if (tab := BrowserTab.of(self)) is not None:
+            tab.copied(self, text)
+
+    def open_url(self, url: str, *, new_tab: bool = True) -> None:
+        if BrowserTab.of(self) is None:
+            super().open_url(url, new_tab=new_tab)
+        elif link_opens(url):
+            super().open_url(url, new_tab=True)
+        else:
+            self.notify(
+                f"Not opened: {url} (a browser tab opens only http, https and mailto links)", severity="warning"
+            )
 
     def on_app_focus(self) -> None:
         self.attention.focused = True

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from anton_tui.memory.engrams.engram import Engram
-from anton_tui.memory.engrams.hippocampus import Hippocampus
 from anton_tui.tui.widgets.inspector.base import ColumnSpec
 from anton_tui.tui.widgets.inspector.entries import EntryTab, date_of
 
@@ -37,12 +34,6 @@ The standing instructions Anton follows: **always**, **never** and **when** rule
 
 Lines that cannot be read are listed in a warning at the top and left untouched in the file.
 """
-
-    def read_entries(self, hc: Hippocampus) -> list[Engram]:
-        return hc.get_rules()
-
-    def file_path(self, hc: Hippocampus) -> Path:
-        return hc.rules_path
 
     def cells(self, engram: Engram) -> tuple[object, ...]:
         return (engram.scope, engram.kind, engram.text, engram.confidence, engram.source, date_of(engram))
