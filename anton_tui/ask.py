@@ -28,6 +28,8 @@ from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, EnvLayers, SettingsE
 
 if TYPE_CHECKING:
     from anton_tui.agent.background import BackgroundWork
+    from anton_tui.agent.session import ChatSession
+    from anton_tui.runtime import Runtime
 
 PROG = "anton-tui ask"
 FAILED_EXIT = 1
@@ -140,10 +142,13 @@ class Printer:
             self._mid_line = False
 
 
-def _build(layers: EnvLayers) -> Any:
+def _build(layers: EnvLayers) -> tuple[Runtime, ChatSession]:
+    from anton_tui.agent.session import ChatSession
     from anton_tui.runtime import RuntimeStarter
 
     runtime = RuntimeStarter(layers).build()
+    if not isinstance(runtime.session, ChatSession):  # the start path builds one whenever it is not the demo
+        raise UsageProblem("this start path built no chat session")
     if runtime.needs_setup:
         settings = runtime.settings
         role = "planning" if not settings.has_api_key("planning") else "coding"
@@ -153,10 +158,10 @@ def _build(layers: EnvLayers) -> Any:
             f"no API key for the {role} model ({provider}): set {variable} in the environment, "
             f"{Path(layers.project_dir) / '.anton' / '.env'} or ~/.anton/.env (or run anton-tui to set it up)"
         )
-    return runtime
+    return runtime, runtime.session
 
 
-async def _pick_conversation(runtime: Any, continue_: bool, resume: str | None) -> None:
+async def _pick_conversation(runtime: Runtime, continue_: bool, resume: str | None) -> None:
     from anton_tui.agent.history_store import HistoryBroken
 
     if not continue_ and resume is None:
@@ -174,7 +179,7 @@ async def _pick_conversation(runtime: Any, continue_: bool, resume: str | None) 
         raise RuntimeError(str(exc)) from None
 
 
-async def _answer_between_turns(runtime: Any, printer: Printer) -> None:
+async def _answer_between_turns(runtime: Runtime, printer: Printer) -> None:
     """Events from work that outlives the turn (learners, questions about held memories), until cancelled."""
     from anton_tui.agent.events import MemoryConfirmationNeeded
 
@@ -207,11 +212,11 @@ async def ask_once(
     """Run the turn; returns (exit status, the conversation's id or "")."""
     from anton_tui.agent import events as ev
 
-    runtime = await asyncio.to_thread(_build, layers)
+    runtime, session = await asyncio.to_thread(_build, layers)
     background: asyncio.Task[None] | None = None
     try:
-        sdk = asyncio.create_task(runtime.session.warm_up_model())  # its import would hold up the turn's events
-        await runtime.start_history()  # as the app: memory's history, and what waited for review last time
+        sdk = asyncio.create_task(session.warm_up_model())  # its import would hold up the turn's events
+        await runtime.history.start()  # as the app: memory's history, and what waited for review last time
         background = asyncio.create_task(_answer_between_turns(runtime, printer))
         await _pick_conversation(runtime, continue_, resume)
         await sdk
@@ -224,7 +229,6 @@ async def ask_once(
             elif isinstance(event, ev.TurnFinished) and event.stop_reason == "error" and not failed:
                 failed = "the turn ended in an error"
             printer.event(event)
-        session = runtime.session
         if not await _learning_done(session.background, BACKGROUND_WAIT):
             printer.note("The learning after the turn took too long; it was stopped.")
         session_id = session.session_id or ""

@@ -117,7 +117,7 @@ async def test_the_chat_is_told_before_older_turns_are_summarised(long_conversat
     kinds = [type(e) for e in events if isinstance(e, ev.SummaryAhead | ev.HistorySummarising)]
     assert kinds[0] is ev.SummaryAhead
     ahead = next(e for e in events if isinstance(e, ev.SummaryAhead))
-    assert 0.8 * ahead.at_tokens <= ahead.tokens <= ahead.at_tokens
+    assert ahead.tokens >= 0.8 * ahead.at_tokens
 
 
 async def test_an_unfolded_turn_is_in_the_next_request_exactly_as_it_was(long_conversation, fake_llm):

@@ -107,11 +107,8 @@ class ContextKeeper:
         """Make the next request fit the budget, changing `session.history` in place when it would not."""
         llm = session.llm
         before = self.tokens(system, tools, session.history)
-        budget = self.budget(llm)
-        if before <= budget:
-            if before >= WARN_SHARE * budget and not self._warned:
-                self._warned = True
-                session.emit(SummaryAhead(tokens=before, at_tokens=budget))
+        self.look_ahead(session, system, tools, before)  # said before anything is folded, whatever comes next
+        if before <= self.budget(llm):
             return
         if not self._summary_failed:
             problem = await self._summarise(session, system, tools, reason="long", tokens_before=before)
@@ -121,6 +118,17 @@ class ContextKeeper:
                 self._make_room(session, system, tools, reason="long", why=f"Summarising failed: {problem}.")
                 return
         self._make_room(session, system, tools, reason="long", why="")
+
+    def look_ahead(
+        self, session: ChatSession, system: str, tools: list[dict[str, Any]] | None, tokens: int | None = None
+    ) -> None:
+        """Say once (`SummaryAhead`) when the conversation has passed `WARN_SHARE` of the size at which its older
+        turns get summarised; called before each request and after each answer."""
+        budget = self.budget(session.llm)
+        size = self.tokens(system, tools, session.history) if tokens is None else tokens
+        if size >= WARN_SHARE * budget and not self._warned:
+            self._warned = True
+            session.emit(SummaryAhead(tokens=size, at_tokens=budget))
 
     # ---- after the provider said "too long" ----------------------------------------------------------------
 

@@ -167,8 +167,9 @@ class SavedConversation:
         return pads_note(self.lost_pads, live)
 
     def transcript(self) -> list[TranscriptEntry]:
-        """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls."""
-        return transcript(self._host.history)
+        """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls, and the
+        summary with the ledgers of what it folded."""
+        return transcript(self._host.history, tuple(self.ledgers.ledgers))
 
     def save(self, *, force: bool = False) -> Path | None:
         """Write the conversation to ``{session_id}_history.json``. Nothing is written while it holds no user turn

@@ -48,10 +48,11 @@ from anton_tui.agent.turn_notes import user_content
 from anton_tui.redact import Redactor
 
 if TYPE_CHECKING:
+    from anton_tui.agent.conversation_shelf import ConversationShelf
     from anton_tui.agent.conversations import Resumed, TranscriptEntry, UserTurn
     from anton_tui.agent.history_store import HistoryStore
     from anton_tui.agent.learning import LearningLoops
-    from anton_tui.agent.ledger import FoldedTurn
+    from anton_tui.agent.ledger import FoldedTurn, Ledger
     from anton_tui.agent.tools.registry import ToolResult
     from anton_tui.agent.trust_gate import HeldWhy
     from anton_tui.llm.client import LLMClient
@@ -320,6 +321,14 @@ class ChatSession:
         """Move a saved conversation to the trash (kept 30 days); not the one in progress."""
         return self.conversation.delete(session_id)
 
+    def conversation_shelf(self) -> ConversationShelf | None:
+        """The project's saved conversations to handle (rename, fork, delete, export); None when none are saved."""
+        return self.conversation.shelf()
+
+    def ledgers(self) -> list[Ledger]:
+        """What this conversation's summaries folded, oldest first (see `agent.ledger`)."""
+        return list(self.conversation.ledgers.ledgers)
+
     def unfold(self, number: int) -> FoldedTurn:
         """Bring folded turn `number` back, word for word, in the next request; see `LedgerBook.unfold`."""
         return self.conversation.ledgers.unfold(number)
@@ -442,6 +451,7 @@ class ChatSession:
             blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
         self.history.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
         self.conversation.save()
+        self.context.look_ahead(self, system, tools)
         self._partial_text = ""
         if response.text:
             self._emit(AssistantMessageDone(response.text))

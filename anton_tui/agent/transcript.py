@@ -8,17 +8,21 @@ conversation being resumed and the Markdown export all draw from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent.messages import is_user_turn, message_text, user_text
 from anton_tui.agent.summarise import summary_prefix, summary_text
+
+if TYPE_CHECKING:
+    from anton_tui.agent.ledger import Ledger
 
 
 @dataclass(frozen=True)
 class TranscriptEntry:
     """One thing to show of a loaded conversation: "user" (what was typed; `index` is its place in the history,
     for rewinding), "answer" (Markdown), "tool" (a call: `tool`, `input`, its result in `text`, `success`) or
-    "summary" (the record standing for the earlier turns)."""
+    "summary" (the record standing for the earlier turns, with the `ledgers` of what they held when this program
+    summarised them)."""
 
     kind: str
     text: str
@@ -26,10 +30,12 @@ class TranscriptEntry:
     tool: str | None = None
     input: Any = None
     success: bool = True
+    ledgers: tuple[Ledger, ...] = ()
 
 
-def transcript(history: list[dict[str, Any]]) -> list[TranscriptEntry]:
-    """The conversation as the chat shows it, oldest first (tool results sit with their calls)."""
+def transcript(history: list[dict[str, Any]], ledgers: tuple[Ledger, ...] = ()) -> list[TranscriptEntry]:
+    """The conversation as the chat shows it, oldest first (tool results sit with their calls); a summary entry
+    carries `ledgers`."""
     results: dict[str, dict[str, Any]] = {}
     for message in history:
         if message.get("role") == "user" and isinstance(message.get("content"), list):
@@ -39,7 +45,7 @@ def transcript(history: list[dict[str, Any]]) -> list[TranscriptEntry]:
     entries: list[TranscriptEntry] = []
     skip = summary_prefix(history)
     if skip:
-        entries.append(TranscriptEntry("summary", summary_text(history[0]), 0))
+        entries.append(TranscriptEntry("summary", summary_text(history[0]), 0, ledgers=ledgers))
     for index, message in enumerate(history[skip:], start=skip):
         content = message.get("content")
         if message.get("role") == "user":

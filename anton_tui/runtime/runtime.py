@@ -17,6 +17,7 @@ the session (`protocols.py`):
 - `memory` (`memory_reads.py`): the memory overview, entries, episodes and compaction sizes
 - `skills` (`skill_reads.py`) and `skill_edits` (`skill_edits.py`): reading and writing skills
 - `skill_install` (`skill_install.py`): installing skills from a folder or a git URL
+- `conversations` (`conversations.py`): the saved conversations' tree, rename, trash, fork, export; the ledgers
 
 The services over the memory stores are made with the stores, on first use. `RuntimeStarter` (in `start.py`) builds a
 `Runtime` from the settings' sources; tests build one around a scripted session.
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.history.repo import Change
     from anton_tui.memory.skills.model import Skill
+    from anton_tui.runtime.conversations import Conversations
     from anton_tui.runtime.memory_history import MemoryHistory
     from anton_tui.runtime.memory_reads import MemoryReads
     from anton_tui.runtime.memory_sync import MemorySync
@@ -149,6 +151,14 @@ class Runtime:
         from anton_tui.runtime.skill_install import SkillInstaller
 
         return SkillInstaller(self._memory_stores().skills)
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        from anton_tui.agent.session import ChatSession
+        from anton_tui.runtime.conversations import Conversations
+
+        session = self.session if isinstance(self.session, ChatSession) else None  # others save no conversation
+        return Conversations(session, Path(self.settings.project_dir))
 
     # ----------------------------------------------------------------- what the UI reads
 

@@ -189,30 +189,48 @@ class AppActions:
 
     @work(group="conversations", exclusive=True, exit_on_error=False)
     async def open_resume(self: AntonApp) -> None:
-        """The list of saved conversations; the one chosen continues here (or is deleted after asking)."""
+        """The list of saved conversations (renamed, forked, exported or deleted there); the one chosen continues
+        here."""
         from anton_tui.tui.screens.resume import ResumeScreen
 
         runtime = self.runtime
         if runtime is None:
             return
-        while True:
-            sessions = await runtime.list_conversations()
-            if not sessions:
-                self.notify("No saved conversations in this project yet.", title="Resume")
-                return
-            choice = await self.push_screen_wait(
-                ResumeScreen(sessions, current=getattr(runtime.session, "session_id", None))
-            )
-            if choice is None:
-                return
-            if choice.action == "resume":
-                await self.resume_conversation(choice.key)
-                return
-            if await self.confirm(f"Delete the saved conversation {choice.key}? Its history file and episode log go."):
-                try:
-                    await runtime.delete_conversation(choice.key)
-                except (ValueError, OSError) as exc:
-                    self.notify(str(exc), title="Not deleted", severity="error")
+        sessions = await runtime.conversations.tree()
+        if not sessions:
+            self.notify("No saved conversations in this project yet.", title="Resume")
+            return
+        choice = await self.push_screen_wait(
+            ResumeScreen(sessions, current=runtime.conversations.current, runtime=runtime)
+        )
+        if choice is not None:
+            await self.resume_conversation(choice.key)
+
+    @work(group="conversations", exclusive=True, exit_on_error=False)
+    async def fork_at(self: AntonApp, index: int) -> None:
+        """Fork this conversation at the message at history `index` (picked in the chat) and continue in the fork."""
+        runtime = self.runtime
+        if runtime is None or self._main_screen is None:
+            return
+        if self._main_screen.busy:
+            self.notify("Finish or cancel the running turn first (Escape).", severity="warning")
+            return
+        numbers = [turn.index for turn in runtime.user_turns()]
+        try:
+            fork = await runtime.conversations.fork(numbers.index(index) + 1 if index in numbers else None)
+        except (LookupError, ValueError, RuntimeError, OSError) as exc:
+            self.notify(str(exc), title="Not forked", severity="error")
+            return
+        await self.resume_conversation(fork.session_id)
+        self.notify(f"Forked at your message {fork.at} into {fork.session_id}; {fork.parent} stays as it was.",
+                    title="Forked")  # fmt: skip
+
+    def deliver_download(self: AntonApp, text: str, name: str) -> bool:
+        """In a browser tab (`anton-tui serve`), hand `text` to the browser as the download `name`; False in a
+        terminal, where the caller saves the file instead."""
+        from anton_tui.tui.served import deliver_text_file
+
+        return deliver_text_file(self, text, name) is not None
 
     async def resume_conversation(self: AntonApp, session_id: str | None) -> None:
         """Continue `session_id` (None: the newest) and show it in the chat."""
