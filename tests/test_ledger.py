@@ -190,3 +190,25 @@ def _write(text: str, producer: str):
 
     engram = Engram(text=text, kind="lesson", scope="project")
     return MemoryWriteEntry(0, engram.text, engram.kind, engram.scope, producer)
+
+
+def test_memory_a_learner_wrote_during_a_turn_goes_into_that_turns_ledger():
+    from anton_tui.agent.ledger_book import LedgerBook
+
+    book = LedgerBook()
+    first = {"role": "user", "content": "read the sales file"}
+    second = {"role": "user", "content": "now plot it"}
+    history = [first, {"role": "assistant", "content": "Read."}, second, {"role": "assistant", "content": "Plotted."}]
+    book.turn_began(first)
+    book.memory_written([Engram(text="Sales files use ; as separator", kind="lesson")], "cerebellum")
+    book.memory_written([Engram(text="Asked to remember", kind="lesson")], "memorize")  # read from the calls instead
+    book.turn_began(second)
+    book.memory_written([Engram(text="Plots go in plots/", kind="lesson", scope="global")], "consolidator")
+
+    ledger = book.build(history[:2])
+    assert [(w.turn, w.text, w.producer) for w in ledger.memory_writes] == [
+        (1, "Sales files use ; as separator", "cerebellum")]  # fmt: skip
+    book.add(ledger)
+    later = book.build(history[2:])
+    assert [(w.turn, w.text, w.scope) for w in later.memory_writes] == [(2, "Plots go in plots/", "global")]
+    assert book.folded_turns == 1 and later.first_turn == 2

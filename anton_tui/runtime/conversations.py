@@ -89,7 +89,7 @@ class Conversations:
 
     # ---- changing ------------------------------------------------------------------------------------------
 
-    async def rename(self, title: str, session_id: str | None = None) -> About:
+    async def set_title(self, title: str, session_id: str | None = None) -> About:
         """Title a saved conversation (this one by default); an empty title goes back to its first message."""
         shelf, target = self._shelf(), self._current(session_id)
         return await asyncio.to_thread(shelf.rename, target, title)

@@ -43,7 +43,7 @@ async def rename(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if not title:
         return error("Usage: /conversation rename <title>")
     try:
-        about = await ctx.runtime.conversations.rename(title)
+        about = await ctx.runtime.conversations.set_title(title)
     except FAILED as exc:
         return error(str(exc))
     return success(f"This conversation is titled {about.title!r}.")

@@ -233,7 +233,7 @@ listed as broken and left as it is. **Escape** closes this list.
             title = await self.app.push_screen_wait(EditEntryScreen(current, title="A title for this conversation"))
             if title is None:
                 return None
-            about = await conversations.rename(title, key)
+            about = await conversations.set_title(title, key)
             return f"Renamed {key}: {about.title}."
         if what == "fork":
             fork = await conversations.fork(None, key)
