@@ -44,7 +44,8 @@ def episodes() -> Path:
 
 
 def last_reply(app) -> str:
-    return command_replies(app)[-1][1]
+    replies = command_replies(app)
+    return replies[-1][1] if replies else ""
 
 
 async def test_a_summary_opens_to_its_ledger_and_a_message_there_comes_back_in_the_next_request(fake_llm) -> None:
