@@ -173,10 +173,10 @@ async def _pick_conversation(runtime: Runtime, continue_: bool, resume: str | No
         raise UsageProblem("there is no saved conversation in this project to continue")
     try:
         await runtime.resume(target)
+    except HistoryBroken as exc:  # a file that cannot be used: the turn cannot run (exit 1)
+        raise RuntimeError(str(exc)) from None
     except (LookupError, ValueError) as exc:
         raise UsageProblem(str(exc).strip("'\"")) from None
-    except HistoryBroken as exc:
-        raise RuntimeError(str(exc)) from None
 
 
 async def _answer_between_turns(runtime: Runtime, printer: Printer) -> None:

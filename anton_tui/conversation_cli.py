@@ -211,5 +211,6 @@ def run(argv: list[str], folder: Path | None = None) -> int:
                 print(f"Wrote {args.output}.", file=sys.stderr)
     except (LookupError, FileExistsError, HistoryBroken, ValueError, OSError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
-        return USAGE_EXIT if isinstance(exc, ValueError) else 1  # a bad id or message number: a usage problem
+        usage = isinstance(exc, ValueError) and not isinstance(exc, HistoryBroken)  # a bad id or message number
+        return USAGE_EXIT if usage else 1
     return 0

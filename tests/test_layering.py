@@ -184,6 +184,7 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     # data types the Runtime's snapshots carry, and the errors its operations raise
     "anton_tui.memory.engrams.engram": frozenset({"Engram", "MemoryProblem"}),
     "anton_tui.memory.engrams.hippocampus": frozenset({"MemoryFileError"}),
+    "anton_tui.memory.engrams.rule_figures": frozenset({"RuleFigures", "NO_FIGURES"}),  # the Rules tab's figures
     "anton_tui.memory.episodes.store": frozenset({"Episode"}),
     "anton_tui.memory.skills.model": frozenset({"Skill", "BrokenSkill", "LegacyLayoutError", "ReadOnlySkillError"}),
     "anton_tui.memory.skills.install": frozenset({"Offer"}),
@@ -201,6 +202,8 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     ),
     "anton_tui.config": frozenset({"Settings", "SettingsError"}),
     "anton_tui.settings_form": None,
+    # whether the app runs in a browser tab, and whether that tab has a clipboard (`anton-tui serve` sets them)
+    "anton_tui.serve": frozenset({"SERVED_ENV", "WITHOUT_CLIPBOARD"}),
 }
 """Engine module -> the names `anton_tui/tui/` may import from it."""
 
