@@ -492,7 +492,7 @@ class ChatSession:
             blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
         self.history.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
         self.conversation.save()
-        self.context.look_ahead(self, system, tools)
+        self.context.look_ahead(self, self._sized(system), tools)
         self._partial_text = ""
         if response.text:
             self._emit(AssistantMessageDone(response.text))
