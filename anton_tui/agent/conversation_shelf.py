@@ -18,7 +18,7 @@ from typing import Any
 from anton_tui.agent.conversation_notes import About, ConversationNotes
 from anton_tui.agent.history_store import HistoryStore, SavedSession
 from anton_tui.agent.ledger import Ledger
-from anton_tui.agent.messages import is_summary_message, is_user_turn, user_text
+from anton_tui.agent.messages import is_summary_message, is_user_turn
 from anton_tui.agent.summarise import current_summary
 from anton_tui.agent.transcript import TranscriptEntry, transcript
 from anton_tui.agent.trash import ConversationTrash, Trashed
@@ -186,8 +186,3 @@ class ConversationShelf:
         row = view.row
         return export_markdown(session_id, view.history, view.ledgers, title=row.title, date=row.date,
                                parent=row.parent, forked_at=row.forked_at)  # fmt: skip
-
-
-def first_user_text(history: list[dict[str, Any]]) -> str:
-    starts = user_message_starts(history)
-    return user_text(history[starts[0]]) if starts else ""
