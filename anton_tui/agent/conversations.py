@@ -171,16 +171,17 @@ class SavedConversation:
         summary with the ledgers of what it folded."""
         return transcript(self._host.history, tuple(self.ledgers.ledgers))
 
-    def save(self, *, force: bool = False) -> Path | None:
+    def save(self, *, force: bool = False, durable: bool = True) -> Path | None:
         """Write the conversation to ``{session_id}_history.json``. Nothing is written while it holds no user turn
-        (unless `force`), or when saving is off (no store, or no session id because episodic memory is off)."""
+        (unless `force`), or when saving is off (no store, or no session id because episodic memory is off).
+        `durable=False` (the saves inside a turn) skips the sync to the disk; see `HistoryStore.save`."""
         store, session_id = self.store, self._host.session_id
         if store is None or session_id is None:
             return None
         if not force and not any(is_user_turn(m) for m in self._host.history):
             return None
         try:
-            path = store.save(session_id, self._host.history)
+            path = store.save(session_id, self._host.history, durable=durable)
         except HistoryBroken as exc:
             self._not_saved(session_id, str(exc.path), f"{exc.reason}; the file was left as it is")
             return None

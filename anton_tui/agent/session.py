@@ -409,7 +409,7 @@ class ChatSession:
         message = {"role": "user", "content": user_content(user_text, [*notes, *self.conversation.unfold_notes()])}
         self.history.append(message)
         self.conversation.ledgers.turn_began(message)
-        self.conversation.save()  # every finished message is saved at once: a crash loses none of them
+        self.conversation.save(durable=False)  # every finished message is saved at once: a crash loses none
         stop_reason, text = "end_turn", ""
         try:
             text, stop_reason = await self._tool_loop()
@@ -458,7 +458,7 @@ class ChatSession:
             results.extend(self.acc_feedback.round_nudges())
             self._round_results = []
             self.history.append({"role": "user", "content": results})
-            self.conversation.save()
+            self.conversation.save(durable=False)
         return await self._cap_postmortem(system, tools, texts)
 
     async def _skill_sentinels(self, text: str) -> tuple[list[dict[str, Any]], bool]:
@@ -491,7 +491,7 @@ class ChatSession:
         for call in response.tool_calls:
             blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
         self.history.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
-        self.conversation.save()
+        self.conversation.save(durable=False)
         self.context.look_ahead(self, self._sized(system), tools)
         self._partial_text = ""
         if response.text:
