@@ -117,9 +117,10 @@ def test_version_flag_imports_no_ui_sdk_or_watcher() -> None:
 
 
 def test_the_app_reaches_the_engine_only_through_the_runtime() -> None:
-    """`tui/app.py` wires screens to a `Runtime`; it imports nothing of memory, models or scratchpads."""
+    """`tui/app.py` wires screens to a `Runtime` (and `tui/conversations.py` acts on the conversation through it); they
+    import nothing of memory, models or scratchpads."""
     engine = ("anton_tui.memory", "anton_tui.llm", "anton_tui.scratchpad", "anton_tui.agent")
-    for module in ("app.py", "app_ui.py"):
+    for module in ("app.py", "conversations.py"):
         path = TUI / module
         names = [name for _, name in _imported_names(ast.parse(path.read_text()), "anton_tui.tui")]
         assert [name for name in names if name.startswith(engine)] == [], module
@@ -208,7 +209,7 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
 """Engine module -> the names `anton_tui/tui/` may import from it."""
 
 UI_HELPERS_TO_MOVE: dict[str, frozenset[str]] = {
-    "anton_tui.runtime.runtime": frozenset({"save_settings"}),  # app_ui.py: the setup screen's save before a start
+    "anton_tui.runtime.runtime": frozenset({"save_settings"}),  # app.py: the setup screen's save before a start
     "anton_tui.config": frozenset({"needs_setup"}),  # setup.py
     "anton_tui.redact": frozenset({"describe"}),  # widgets/chat.py
     "anton_tui.agent.find": frozenset({"find_in_transcript", "pattern"}),  # widgets/find_bar.py

@@ -15,11 +15,13 @@ from anton_tui.config import needs_setup
 from anton_tui.runtime.runtime import save_settings
 from anton_tui.tui.screens.setup import SetupOutcome, SetupScreen
 
+from .app_support import KeepsNotifications, notifications
+
 SIZE = (120, 40)
 EXISTING = "# Anton environment variables\n# my own note\nANTON_THEME=nord\nCUSTOM_TOOL_TOKEN=abc123\n"
 
 
-class SetupHost(App[None]):
+class SetupHost(KeepsNotifications, App[None]):
     cursor_blink = False
 
     def __init__(self, settings: Settings, *, first_run: bool = False) -> None:
@@ -161,7 +163,7 @@ async def test_invalid_input_is_refused_and_nothing_is_written(
         await settle(pilot)
         assert message in error_text(app)
         assert app.screen is screen and not app.results
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
         assert any(message in m for m in messages)
     assert not env_file(project_dir).exists()
 
@@ -190,7 +192,7 @@ async def test_an_environment_override_is_reported(project_dir: Path, monkeypatc
         app.screen.query_one("#memory-mode", Select).value = "copilot"
         await pilot.press("ctrl+s")
         await settle(pilot)
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
     assert "ANTON_MEMORY_MODE=copilot" in env_file(project_dir).read_text()
     assert any("environment overrides ANTON_MEMORY_MODE" in m for m in messages)
     assert app.results[0].memory_mode == "off"
@@ -253,7 +255,7 @@ async def test_each_value_says_where_it_comes_from_and_which_one_is_in_effect(
         key.value = "sk-ant-typed-here"
         await pilot.press("ctrl+s")
         await settle(pilot)
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
     assert "ANTON_ANTHROPIC_API_KEY=sk-ant-typed-here" in env_file(project_dir).read_text()
     warning = next(m for m in messages if "environment" in m)
     assert "ANTHROPIC_API_KEY" in warning and "ANTON_ACC_MODE" in warning
