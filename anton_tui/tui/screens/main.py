@@ -42,6 +42,7 @@ from anton_tui.agent.events import (
     MemoryWritten,
     ScratchpadActivity,
     SecretsRemoved,
+    SummaryAhead,
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
@@ -82,7 +83,7 @@ from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 from anton_tui.tui.widgets.shell_block import ShellBlock
 from anton_tui.tui.widgets.shell_runner import ShellRunner
 from anton_tui.tui.widgets.side_column import SideColumn
-from anton_tui.tui.widgets.summary_block import SummaryBlock
+from anton_tui.tui.widgets.summary_block import SummaryBlock, summary_ahead_notice
 
 if TYPE_CHECKING:
     from anton_tui.agent.events import SessionEvent
@@ -533,7 +534,9 @@ and sending your next message opens it first (the message goes once you have ans
                 await chat.add_notice(repair_notice(event), "info")
             case HistorySummarised():
                 detail = f"({event.folded} messages, about {event.tokens_before:,} → {event.tokens_after:,} tokens)"
-                await chat.add_block(SummaryBlock(event.summary, detail))
+                await chat.add_block(SummaryBlock(event.summary, detail, (event.ledger,) if event.ledger else ()))
+            case SummaryAhead(tokens=tokens, at_tokens=at):
+                await chat.add_notice(summary_ahead_notice(tokens, at), "info")
             case HistoryTrimmed() | HistoryNotSaved():
                 await chat.add_notice(history_notice(event), "info")
             case MemoryHistoryBroken(message=text):
@@ -635,7 +638,7 @@ and sending your next message opens it first (the message goes once you have ans
             self._reviewing = False
         if self.runtime is not None and not event.future.cancelled():  # those asked about no longer wait
             self.query_one(AntonHeader).set_held(self.runtime.held_count_without(event.engrams))
-        self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams)))
+        self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams) + len(event.changes)))
 
     async def on_memory_confirmation_answered(self, message: MemoryConfirmationAnswered) -> None:
         await self.chat.add_notice(
@@ -728,6 +731,19 @@ and sending your next message opens it first (the message goes once you have ans
             return
         self._quit_asked_at = now
         self.notify("Press Ctrl+C again to quit (or Ctrl+Q).", timeout=QUIT_AGAIN_WITHIN)
+
+    @on(SummaryBlock.UnfoldRequested)
+    async def _unfold(self, message: SummaryBlock.UnfoldRequested) -> None:
+        """A ledger's message picked: that folded turn goes back into the next message (as `/unfold N`)."""
+        if self.runtime is None:
+            return
+        try:
+            turn = self.runtime.conversations.unfold(message.number)
+        except LookupError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        await self.chat.add_notice(Content(f"Turn {turn.number} goes back into your next message, word for word."),
+                                   "info")  # fmt: skip
 
     @on(ErrorBlock.RetryRequested)
     async def _retry_clicked(self) -> None:
