@@ -75,6 +75,8 @@ class ScopeEntries:
     path: Path
     entries: list[Engram]
     problems: list[MemoryProblem] = field(default_factory=list)
+    unwritable: str | None = None
+    """Why the file will not be written (an edit or a delete is refused), or None."""
 
 
 @dataclass(frozen=True)
@@ -222,7 +224,8 @@ class MemoryReads:
             for scope, hc in scopes:
                 path = path_of(hc, kind_file)
                 entries = entries_of(hc, kind_file)
-                found.append(ScopeEntries(scope, path, entries, [p for p in hc.problems() if p.path == path]))
+                problems = [p for p in hc.problems() if p.path == path]
+                found.append(ScopeEntries(scope, path, entries, problems, hc.unwritable_reason(kind_file)))
             return EntryListing(kind_file, tuple(found))
 
         return await asyncio.to_thread(read)

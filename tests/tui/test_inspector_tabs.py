@@ -208,7 +208,7 @@ async def test_cancelled_edit_changes_nothing(tmp_path):
     assert stores.global_hc.rules_path.read_bytes() == before
 
 
-async def test_edit_refused_for_undecodable_file_is_shown_and_loses_nothing(tmp_path):
+async def test_a_lesson_in_a_read_only_file_says_so_before_asking_to_edit_or_delete_and_loses_nothing(tmp_path):
     stores = seeded_stores(tmp_path, skills=False, episodes=False)
     path = stores.project_hc.lessons_path
     data = PROJECT_LESSONS.encode() + b"- caf\xe9 au lait costs 3 euros <!-- ts:2026-11-22 -->\n"
@@ -219,19 +219,26 @@ async def test_edit_refused_for_undecodable_file_is_shown_and_loses_nothing(tmp_
         tab = app.pane.tab("lessons")
         assert "not valid UTF-8" in str(tab.query_one(ProblemBanner).render())
         app.pane.show_tab("lessons")
-        await pilot.press("down", "e")
+        await pilot.press("down")
         await pilot.pause()
-        await type_text(pilot, " x")
-        await pilot.press("enter")
-        await settle(pilot)
-        errors = [note for note in app.notes if note[0] == "error"]
-        assert errors and errors[0][1] == "The lesson was not updated"
-        assert "nothing was written" in errors[0][2]
+        assert "read-only: not valid UTF-8" in detail_text(tab)
+        await pilot.press("e")
+        await pilot.pause()
+        assert not isinstance(app.screen, EditEntryScreen), "no editor for a file that will not be written"
+        refused = [note for note in app.notes if note[0] == "warning"]
+        assert refused and refused[-1][1] == "The lesson cannot be changed"
+        assert "project lessons.md is read-only: not valid UTF-8" in refused[-1][2]
         await pilot.press("d")
         await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen), "no 'Delete this lesson?' for a file that will not be written"
+        assert len([note for note in app.notes if note[0] == "warning"]) == 2
         await pilot.press("y")
         await settle(pilot)
-        assert [note[1] for note in app.notes if note[0] == "error"][-1] == "The lesson was not deleted"
+        assert not [note for note in app.notes if note[0] == "error"]
+        app.pane.show_tab("lessons")
+        await pilot.press("up", "up")
+        await pilot.pause()
+        assert "read-only" not in detail_text(tab), "the global lessons stay writable"
     assert path.read_bytes() == data
 
 

@@ -280,6 +280,14 @@ class Hippocampus:
             reason = parsed.problems[0].reason if parsed.problems else "it could not be read"
             raise MemoryFileError(f"{path} was not changed: {reason}. Fix or move the file; nothing was written.")
 
+    def unwritable_reason(self, kind_file: str) -> str | None:
+        """Why `rules`, `lessons` or `profile` of this scope will not be written (a write refuses it), or None."""
+        _name, path, parser = self._target(kind_file)
+        parsed = _read(path, parser, self.scope)
+        if parsed.writable:
+            return None
+        return parsed.problems[0].reason if parsed.problems else "it could not be read"
+
     def problems(self) -> list[MemoryProblem]:
         """Lines and files this scope could not read; they are kept untouched."""
         return [*self._rules().problems, *self._lessons().problems, *self._profile().problems]

@@ -139,6 +139,8 @@ class _PositionKeys(Sequence[str]):
 class EntrySnapshot:
     rows: EntryRows = field(default_factory=EntryRows)
     problems: list[str] = field(default_factory=list)
+    unwritable: dict[str, str] = field(default_factory=dict)
+    """By tier, why its file will not be written (an edit or a delete would be refused)."""
 
 
 def date_of(engram: Engram) -> str:
@@ -196,7 +198,8 @@ class EntryTab(FileTab):
         listing = await self.runtime.memory.entries(self.KIND_FILE, managed=True)
         tiers = [(tier.scope, tier.entries) for tier in listing.tiers]
         problems = [describe_problem(tier.scope, problem) for tier in listing.tiers for problem in tier.problems]
-        return EntrySnapshot(EntryRows(tiers), problems)
+        unwritable = {tier.scope: tier.unwritable for tier in listing.tiers if tier.unwritable}
+        return EntrySnapshot(EntryRows(tiers), problems, unwritable)
 
     def apply_snapshot(self, snapshot: EntrySnapshot) -> None:
         kept = self._cursor_entry()
@@ -277,6 +280,8 @@ class EntryTab(FileTab):
             return
         facts = [f"{engram.scope} {self.NOUN}"]
         facts += ["read-only (set by an administrator)"] if engram.scope == "managed" else []
+        if engram.scope != "managed" and engram.scope in self._snapshot.unwritable:
+            facts.append(f"read-only: {self._snapshot.unwritable[engram.scope]}")
         facts += [f"{name} {value}" for name, value in (("topic", engram.topic), ("confidence", engram.confidence),
                                                          ("source", engram.source)) if value]  # fmt: skip
         if engram.updated_at:
@@ -290,9 +295,16 @@ class EntryTab(FileTab):
         self.refresh_data()
 
     def _read_only(self, row: EntryRow) -> bool:
-        if row.scope != "managed":
+        """Whether the row's file will not be written; if so the user is told why, before anything is asked."""
+        if row.scope == "managed":
+            self.notify(f"Managed memory is read-only: this {self.NOUN} is set by an administrator.",
+                        severity="warning")  # fmt: skip
+            return True
+        reason = self._snapshot.unwritable.get(row.scope)
+        if reason is None:
             return False
-        self.notify(f"Managed memory is read-only: this {self.NOUN} is set by an administrator.", severity="warning")
+        self.notify(f"The {row.scope} {self.KIND_FILE}.md is read-only: {reason}. Fix or move the file to change "
+                    f"this {self.NOUN}.", title=f"The {self.NOUN} cannot be changed", severity="warning", timeout=10)  # fmt: skip
         return True
 
     def action_edit(self) -> None:

@@ -61,7 +61,7 @@ Lines that cannot be read are listed in a warning at the top and left untouched 
     async def read_snapshot(self) -> RuleSnapshot:
         snapshot = await super().read_snapshot()
         figures = await self.runtime.memory.rule_figures()
-        return RuleSnapshot(snapshot.rows, snapshot.problems, figures)
+        return RuleSnapshot(snapshot.rows, snapshot.problems, snapshot.unwritable, figures)
 
     def apply_snapshot(self, snapshot: EntrySnapshot) -> None:
         if isinstance(snapshot, RuleSnapshot):
