@@ -135,3 +135,21 @@ async def test_skill_save_from_the_chat_appears_in_the_open_skills_screen_and_th
     assert "Sum revenue per region" in str(draft_request.messages) and "monthly revenue" in str(draft_request.messages)
     saved = SkillStore(home_dir() / "skills").load("monthly-revenue")
     assert saved is not None and saved.format == "skill_md" and DRAFT["when_to_use"] in saved.cue
+
+
+@pytest.mark.parametrize("typed", ["csv-summary", "csv_summary", "csv-sumary"])
+async def test_skill_edit_with_a_label_opens_that_skills_procedure_in_the_editor(fake_llm, typed) -> None:
+    save_global_env(fake_llm)
+    seed_skill()
+    app = build_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await type_in_prompt(pilot, f"/skill edit {typed}")
+        await wait_for(pilot, lambda: isinstance(app.screen, SkillsScreen), what="the skills screen")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.open_ref is not None, what="the procedure to open")
+        assert screen.open_ref.label == "csv-summary" and screen.open_ref.file == "SKILL.md"
+        assert screen.editor.text == PROCEDURE
+        info = str(screen.query_one("#skills-file-info").render())
+        assert "Choose a skill" not in info
+        assert screen.skill_tree.cursor_node is not None and screen.skill_tree.cursor_node.data.label == "csv-summary"

@@ -82,7 +82,8 @@ async def _skills_screen(ctx: CommandContext, args: ParsedCommand) -> CommandOut
         await ctx.call(hook)
         return None
     found = await ctx.runtime.skills.lookup(requested)
-    label = requested if found.exact else found.closest
+    # the label as saved (a skill saved as csv-summary is found as csv_summary too)
+    label = found.problem.label if found.problem else found.skill.label if found.skill else found.closest
     if found.invalid is not None or label is None:
         return error(f"No skill is labelled {requested}. /skill list shows the saved ones.")
     await ctx.call(hook, label)

@@ -130,6 +130,7 @@ editor, and again closes this screen.
                     "", read_only=True, theme=_editor_theme(self.app.current_theme), id="skills-editor", soft_wrap=True
                 )
                 editor.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
+                editor.show_line_numbers = False  # until a file is open (an empty editor would show a lone "1")
                 yield editor
         yield Footer()
 
@@ -313,6 +314,7 @@ editor, and again closes this screen.
         editor.language = _language(ref.file or "")
         editor.load_text(self._unsaved.pop((ref.label, ref.file), opened.text))
         editor.read_only = opened.read_only
+        editor.show_line_numbers = True
         self._show_info(opened.note)
 
     def _reloaded(self, opened: OpenedFile) -> None:
@@ -336,6 +338,7 @@ editor, and again closes this screen.
         self.open_ref = None
         self.editor.load_text("")
         self.editor.read_only = True
+        self.editor.show_line_numbers = False
         self._show_info()
 
     def _show_info(self, note: str = "") -> None:
