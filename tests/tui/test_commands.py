@@ -411,12 +411,12 @@ async def test_skill_list_table(stores: MemoryStores) -> None:
     for line in ("/skill list", "/skills", "/skill", "/skills list"):
         text = await text_of(line, context(stores), width=160)
         assert "Procedural memory — saved skills" in text, line
-        header = next(row for row in text.splitlines() if "Label" in row)
+        header = next(row for row in text.splitlines() if "Skill (label" in row)
         columns = [cell.strip() for cell in header.strip("│┃ ").split("┃")]
-        assert columns == ["Label", "Name", "When to use", "Recalls", "Stages"]
+        assert columns == ["Skill (label, name, when to use)", "Recalls", "Stages"]
         assert SKILL_META["when_to_use"][:57] + "..." in text
         row = next(row for row in text.splitlines() if "csv_summary" in row)
-        assert [cell.strip() for cell in row.strip("│ ").split("│")][3:] == ["4", "1"]
+        assert [cell.strip() for cell in row.strip("│ ").split("│")] == ["csv_summary", "4", "1"]
         assert "Broken: half_done — meta.json: invalid JSON" in text
 
 

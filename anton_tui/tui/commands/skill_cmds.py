@@ -40,16 +40,16 @@ def skill_table(listing: SkillListing) -> CommandOutput:
     parts: list[Table | Text] = []
     if skills:
         table = Table(title="Procedural memory — saved skills", title_justify="left")
-        for column in ("Label", "Name", "When to use", "Recalls", "Stages"):
-            table.add_column(column, justify="right" if column == "Recalls" else "left")
+        # the label is what /skill show|edit|remove take: it has the first line of its row to itself (folded, never
+        # cut, if the chat is narrower than it), and the skill's name and when to use it wrap below it
+        table.add_column("Skill (label, name, when to use)", overflow="fold")
+        table.add_column("Recalls", justify="right")
+        table.add_column("Stages")
         for skill in skills:
-            table.add_row(
-                Text(_cell(skill.label)),
-                Text(_cell(skill.name)),
-                Text(_cell(skill.cue)),
-                Text(str(skill.stats.total_recalls)),
-                Text(_stages(skill)),
-            )
+            about = Text.assemble((skill.label, "bold"), "\n", _cell(skill.name))
+            if skill.cue:
+                about.append(f" — {_cell(skill.cue)}", style="dim")
+            table.add_row(about, Text(str(skill.stats.total_recalls)), Text(_stages(skill)))
         parts.append(table)
     for problem in broken:
         where = "" if problem.source == "user" else f" in {SOURCE_TITLES.get(problem.source, problem.source)}"
