@@ -65,15 +65,16 @@ def _flex_width(columns: Sequence[ColumnSpec], available: int, padding: int) -> 
     return spare // flexible if flexible else spare
 
 
-def fit_columns(columns: Sequence[ColumnSpec], available: int, padding: int = 1) -> list[tuple[int, ColumnSpec, int]]:
+def fit_columns(columns: Sequence[ColumnSpec], available: int, padding: int = 1,
+                min_flex: int = MIN_FLEX_WIDTH) -> list[tuple[int, ColumnSpec, int]]:  # fmt: skip
     """The columns that fit in `available` cells as (index, spec, width).
 
     Fixed columns keep their width and the flexible ones share the rest. While a flexible column would get fewer
-    than MIN_FLEX_WIDTH cells, the droppable column with the highest `drop` is hidden.
+    than `min_flex` cells, the droppable column with the highest `drop` is hidden.
     """
     shown = list(columns)
     droppable = sorted((c for c in columns if c.drop), key=lambda c: c.drop, reverse=True)
-    while droppable and _flex_width(shown, available, padding) < MIN_FLEX_WIDTH:
+    while droppable and _flex_width(shown, available, padding) < min_flex:
         shown.remove(droppable.pop(0))
     share = max(MIN_FLEX_WIDTH, _flex_width(shown, available, padding))
     return [
@@ -83,10 +84,12 @@ def fit_columns(columns: Sequence[ColumnSpec], available: int, padding: int = 1)
     ]
 
 
-def set_columns(table: DataTable, columns: Sequence[ColumnSpec], labels: Sequence[str] | None = None) -> list[int]:
-    """Clear `table` and give it the columns that fit its width; returns the indexes of the columns shown."""
+def set_columns(table: DataTable, columns: Sequence[ColumnSpec], labels: Sequence[str] | None = None, *,
+                min_flex: int = MIN_FLEX_WIDTH) -> list[int]:  # fmt: skip
+    """Clear `table` and give it the columns that fit its width (other columns are hidden before a flexible one gets
+    fewer than `min_flex` cells); returns the indexes of the columns shown."""
     table.clear(columns=True)
-    fitted = fit_columns(columns, table_width(table))
+    fitted = fit_columns(columns, table_width(table), min_flex=min_flex)
     for index, spec, width in fitted:
         table.add_column(labels[index] if labels else spec.label, key=spec.key, width=width)
     return [index for index, _, _ in fitted]

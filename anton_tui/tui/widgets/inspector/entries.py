@@ -36,6 +36,9 @@ from anton_tui.tui.widgets.inspector.base import (
 )
 
 
+TEXT_MIN_WIDTH = 32  # an entry's text keeps this many cells before any column but scope and kind shows
+
+
 @dataclass(frozen=True, slots=True)
 class EntryRow:
     key: str  # unique in the tab: tier, entry id, and a counter for repeated texts
@@ -227,7 +230,7 @@ class EntryTab(FileTab):
             kept = self._cursor_entry()
         table = self.table
         old_index = table.cursor_row
-        shown = set_columns(table, self.COLUMNS)
+        shown = set_columns(table, self.COLUMNS, min_flex=TEXT_MIN_WIDTH)
         rows = self._snapshot.rows
         engrams = rows.engrams
         if self.filtering():
