@@ -99,9 +99,9 @@ async def test_kinds_and_details_are_shown_literally() -> None:
         await pilot.press("down", "down")
         detail = str(app.screen.query_one("#confirm-memory-detail").render())
         await pilot.press("d")
-    assert detail == "[never] project · confidence medium · from user\nNever print [secret] tokens"
+    assert detail == "[never] project · confidence medium · from you (source:user)\nNever print [secret] tokens"
     assert prompts[0].startswith("[always] Call progress()")
-    assert "global" in prompts[0] and "confidence medium" in prompts[0] and "from consolidation" in prompts[0]
+    assert "global" in prompts[0] and "confidence medium" in prompts[0] and "learned after a turn (source:consolidation)" in prompts[0]
     assert prompts[1].startswith("[lesson] CoinGecko") and "topic api-coingecko" in prompts[1]
     assert prompts[2].startswith("[never] Never print [secret] tokens")
 

@@ -457,9 +457,27 @@ async def test_narrow_pane_hides_the_least_useful_columns_first(tmp_path):
             await settle(pilot)
             headers[tab_id] = [c.label.plain for c in app.pane.tab(tab_id).table.ordered_columns]
         assert headers["rules"] == ["Scope", "Kind", "Rule"]  # the date goes before the rule is cut short
-        assert headers["lessons"] == ["Scope", "Topic", "Lesson"]
+        assert headers["lessons"] == ["Scope", "Lesson"]  # the topic (in the detail below) goes first
         assert headers["skills"] == ["Label ▲", "Recalls", "Stage 1"]
         assert table_rows(app.pane.tab("skills").table)[2] == ["web_scrape", "7", "4/3"]
         await pilot.press("s")  # sorting by a hidden column still works
         assert app.pane.tab("skills").sort_column == "name"
         assert column(app.pane.tab("skills").table, 0) == ["btc-chart", "csv_summary", "web_scrape"]
+
+
+async def test_a_rule_the_self_check_wrote_says_so_in_the_rules_tab_as_the_chat_did(tmp_path):
+    from .test_inspector_snapshots import seed_rule_use
+
+    stores = seeded_stores(tmp_path, skills=False, episodes=False)
+    seed_rule_use(stores)  # "Keep scratchpad cells small…" was written by the ACC
+    app = InspectorHost(stores)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.pane.show_tab("rules")
+        await settle(pilot)
+        tab = app.pane.tab("rules")
+        assert "from you (source:user)" in detail_text(tab)
+        await pilot.press("down")
+        await pilot.pause()
+        assert "Keep scratchpad cells small" in detail_text(tab)
+        assert "from the self-check (source:llm)" in detail_text(tab)

@@ -28,6 +28,7 @@ from textual.widgets.selection_list import Selection
 from anton_tui.agent.events import MemoryConfirmationNeeded
 from anton_tui.memory.engrams.engram import Engram
 from anton_tui.memory.review.proposal import HeldChange
+from anton_tui.tui.memory_words import source_words
 
 Kept = Engram | HeldChange
 
@@ -37,7 +38,7 @@ def _details(engram: Engram) -> str:
     if engram.confidence:
         details.append(f"confidence {engram.confidence}")
     if engram.source:
-        details.append(f"from {engram.source}")
+        details.append(source_words(engram.source))
     if engram.topic:
         details.append(f"topic {engram.topic}")
     return " · ".join(details)

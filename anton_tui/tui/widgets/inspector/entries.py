@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Static
 
 from anton_tui.memory.engrams.engram import Engram
 from anton_tui.memory.engrams.hippocampus import MemoryFileError
+from anton_tui.tui.memory_words import source_words
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.edit_entry import EditEntryScreen
 from anton_tui.tui.widgets.inspector.base import (
@@ -34,7 +35,6 @@ from anton_tui.tui.widgets.inspector.base import (
     set_columns,
     table_width,
 )
-
 
 TEXT_MIN_WIDTH = 32  # an entry's text keeps this many cells before any column but scope and kind shows
 
@@ -192,6 +192,10 @@ class EntryTab(FileTab):
         """More facts about the highlighted entry, for the line above its text."""
         return []
 
+    def learner_of(self, engram: Engram) -> str:
+        """The learner that wrote the entry, when the tab knows it ("" otherwise)."""
+        return ""
+
     def empty_message(self) -> str:
         return self.EMPTY
 
@@ -285,8 +289,9 @@ class EntryTab(FileTab):
         facts += ["read-only (set by an administrator)"] if engram.scope == "managed" else []
         if engram.scope != "managed" and engram.scope in self._snapshot.unwritable:
             facts.append(f"read-only: {self._snapshot.unwritable[engram.scope]}")
-        facts += [f"{name} {value}" for name, value in (("topic", engram.topic), ("confidence", engram.confidence),
-                                                         ("source", engram.source)) if value]  # fmt: skip
+        facts += [f"{name} {value}" for name, value in (("topic", engram.topic), ("confidence", engram.confidence))
+                  if value]  # fmt: skip
+        facts += [source_words(engram.source, self.learner_of(engram))] if engram.source else []
         if engram.updated_at:
             facts.append(f"saved {date_of(engram)}")
         facts += self.detail_facts(engram)

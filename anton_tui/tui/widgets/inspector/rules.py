@@ -77,6 +77,9 @@ Lines that cannot be read are listed in a warning at the top and left untouched 
         return (engram.scope, engram.kind, engram.text, loaded, found.pattern, found.last_loaded, engram.confidence,
                 engram.source, date_of(engram))  # fmt: skip
 
+    def learner_of(self, engram: Engram) -> str:
+        return "self-check" if self.figures_of(engram).outcome is not None else ""  # only the ACC's rules have one
+
     def detail_facts(self, engram: Engram) -> list[str]:
         found = self.figures_of(engram)
         facts = [f"loaded into {found.loaded} prompts" + (f", last {found.last_loaded}" if found.last_loaded else "")]
