@@ -457,7 +457,7 @@ async def test_narrow_pane_hides_the_least_useful_columns_first(tmp_path):
             await settle(pilot)
             headers[tab_id] = [c.label.plain for c in app.pane.tab(tab_id).table.ordered_columns]
         assert headers["rules"] == ["Scope", "Kind", "Rule"]  # the date goes before the rule is cut short
-        assert headers["lessons"] == ["Scope", "Lesson"]  # the topic (in the detail below) goes first
+        assert headers["lessons"] == ["Scope", "Topic", "Lesson"]
         assert headers["skills"] == ["Label ▲", "Recalls", "Stage 1"]
         assert table_rows(app.pane.tab("skills").table)[2] == ["web_scrape", "7", "4/3"]
         await pilot.press("s")  # sorting by a hidden column still works

@@ -27,6 +27,7 @@ from anton_tui.tui.memory_words import source_words
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.edit_entry import EditEntryScreen
 from anton_tui.tui.widgets.inspector.base import (
+    MIN_FLEX_WIDTH,
     ColumnSpec,
     FileTab,
     ProblemBanner,
@@ -35,8 +36,6 @@ from anton_tui.tui.widgets.inspector.base import (
     set_columns,
     table_width,
 )
-
-TEXT_MIN_WIDTH = 32  # an entry's text keeps this many cells before any column but scope and kind shows
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +158,7 @@ class EntryTab(FileTab):
     NOUN: ClassVar[str] = "entry"
     COLUMNS: ClassVar[tuple[ColumnSpec, ...]] = ()
     EMPTY: ClassVar[str] = "Nothing saved yet."
+    TEXT_MIN_WIDTH: ClassVar[int] = MIN_FLEX_WIDTH  # cells the entry's text keeps before the droppable columns show
 
     BINDINGS = [
         Binding("e", "edit", "Edit", id="inspector.edit"),
@@ -234,7 +234,7 @@ class EntryTab(FileTab):
             kept = self._cursor_entry()
         table = self.table
         old_index = table.cursor_row
-        shown = set_columns(table, self.COLUMNS, min_flex=TEXT_MIN_WIDTH)
+        shown = set_columns(table, self.COLUMNS, min_flex=self.TEXT_MIN_WIDTH)
         rows = self._snapshot.rows
         engrams = rows.engrams
         if self.filtering():

@@ -22,6 +22,7 @@ class RulesTab(EntryTab):
 
     TITLE = "Rules"
     KIND_FILE = "rules"
+    TEXT_MIN_WIDTH = 32  # a rule is read in the table: its text goes before the figures (the detail has them too)
     NOUN = "rule"
     EMPTY = "No rules yet. Rules are written when you ask Anton to remember how to work, or by the ACC."
     COLUMNS = (
