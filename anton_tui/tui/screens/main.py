@@ -80,7 +80,6 @@ SIDE_WIDTH_DEFAULT = 40  # percent of the screen
 SIDE_WIDTH_STEP = 5
 
 _TURN = "turn"
-SHOWN_ENTRIES = 12  # of a resumed conversation; the whole of it stays in the session
 
 
 class Conversation(Vertical):
@@ -174,7 +173,6 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
         self._show_inspector = inspector
-        self._hidden_note: list[str] = []  # under the heading of a shown conversation
         self._inspector_waiting = False  # the runtime came, the inspector waits for a resumed conversation
         self.last_prompt: str | None = None
         self._turn_worker: Worker | None = None
@@ -301,21 +299,20 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         header.set_model(runtime.provider_label, str(settings.planning_model), str(mode))
 
     async def show_conversation(self, entries: list, heading: str) -> None:
-        """Show a resumed or rewound conversation: `heading` on top, then its last `SHOWN_ENTRIES` entries (typed
-        messages, answers, tool calls, a summary) drawn as they were when it ran. One frame shows all of it: the
-        layout and paint of a frame in between would cost as much again."""
+        """Show a resumed or rewound conversation: `heading` on top, then its entries (typed messages, answers, tool
+        calls, a summary) drawn as they were when it ran; the chat mounts the last ones, and the earlier ones as the
+        view reaches them. One frame shows all of it: the layout and paint of a frame in between would cost as much
+        again."""
         chat = self.chat
         with self.app.batch_update():
             await chat.clear()
-            hidden = max(0, len(entries) - SHOWN_ENTRIES)
-            self._hidden_note = [f"{hidden} earlier entries are not shown."] if hidden else []
-            await chat.show_entries("\n".join([heading, *self._hidden_note]), entries[hidden:])
+            await chat.show_entries(heading, entries)
         self.post_message(self.ConversationShown())
 
     def retitle_conversation(self, heading: str) -> None:
         """A new heading for the conversation in the chat (the one shown early, now resumed)."""
         if self.chat.heading is not None and self.chat.heading.is_attached:
-            self.chat.heading.update(Content("\n".join([heading, *self._hidden_note])))
+            self.chat.heading.update(Content(heading))
 
     async def clear_conversation(self) -> None:
         await self.chat.clear()
@@ -446,7 +443,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             return
         match event:
             case AssistantTextDelta(text=text):
-                chat.stream.write(text)
+                await chat.append_answer(text)
                 return  # nothing else follows streamed text
             case AssistantMessageDone(text=text):
                 await chat.end_answer(text)

@@ -7,7 +7,11 @@ summary itself as the model sees it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 
@@ -30,3 +34,11 @@ class SummaryBlock(Collapsible):
             classes="chat-block",
         )
         self.summary = summary
+        self.detail = detail
+
+    @property
+    def words(self) -> str:
+        return self.summary
+
+    def recipe(self) -> Callable[[], Widget]:
+        return partial(SummaryBlock, self.summary, self.detail)
