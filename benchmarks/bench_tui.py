@@ -233,9 +233,9 @@ async def measure_typing(
 
     real_write = AssistantMessage.write
 
-    async def counted_write(part: AssistantMessage, text: str) -> None:
+    async def counted_write(part: AssistantMessage, text: str, *, at_once: bool = False) -> None:
         shown.append((time.perf_counter(), len(text)))
-        await real_write(part, text)
+        await real_write(part, text, at_once=at_once)
 
     AssistantMessage.write = counted_write  # type: ignore[method-assign]
     app = TypingApp(Runtime(settings, session, stores=stores), watch_files=True)

@@ -100,17 +100,21 @@ class ChatStream:
         if self.holding:
             return
         async with self._writing:
-            await self._write_held()
+            if len(self._held) > 1:  # more waited behind it: all at once
+                await self._write_held()
+            elif self._held:
+                await self._write(self._held.pop())
 
     async def show_held(self) -> None:
-        """Show the text held back."""
+        """Show the text held back, in one layout of the screen (see `_write_held`)."""
         async with self._writing:
             await self._write_held()
 
     async def end(self, full_text: str = "") -> None:
         """The answer is complete: show what is held back and end it; `full_text` fills it when nothing streamed."""
         async with self._writing:
-            await self._write_held()
+            if self._held:
+                await self._write_held()
             part = self.part or self._cut_part  # (the answer may have ended just where its last part was cut)
             self.part = self._cut_part = None
             self._length, self._breaks = 0, ParagraphBreaks()
@@ -127,20 +131,25 @@ class ChatStream:
         return block is self.part or block is self._cut_part
 
     async def _write_held(self) -> None:
+        """Write what waited, maybe several parts' worth, with no frame in between: each frame that shows a change of
+        the chat lays out the whole screen, and a key pressed meanwhile waits for it, so this is one layout (the
+        oldest blocks that then go over the budget leave in the same one)."""
         text = "".join(self._held)
         self._held.clear()
-        if text:
-            await self._write(text)
+        if not text:
+            return
+        await self._write(text, at_once=True)
+        await self.chat.window.trim()
 
-    async def _write(self, text: str) -> None:
+    async def _write(self, text: str, *, at_once: bool = False) -> None:
         while text:
             part = self.part or await self._start_part()
             cut = self._breaks.feed(text, SPLIT_ANSWER_AT - self._length)
             if cut < 0:
                 self._length += len(text)
-                await part.write(text)
+                await part.write(text, at_once=at_once)
                 return
-            await part.write(text[:cut])
+            await part.write(text[:cut], at_once=at_once)
             await part.stop()
             self.part, self._cut_part, self._length = None, part, 0
             text = text[cut:]
@@ -192,6 +201,7 @@ class ChatStream:
         chat = self.chat
         if held_at is None or round(chat.scroll_y) != round(held_at):
             return False
+        chat.window.wake_end()
         chat.scroll_end(animate=False, immediate=True)
         return True
 

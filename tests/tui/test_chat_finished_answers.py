@@ -181,7 +181,8 @@ async def test_a_part_that_finishes_out_of_view_shows_all_its_text_once_scrolled
         await chat.end_answer()
         await pilot.pause(0.3)
         assert chat.scroll_y == 0, "still reading the top"
-        chat.scroll_end(animate=False)
+        chat.focus()
+        await pilot.press("end")
         await wait_until(pilot, lambda: "everywhere." in screen_text(app))
         shown = screen_text(app)
         assert "63,514.39" in shown and "two decimals," in shown

@@ -68,15 +68,19 @@ class AssistantMessage(Widget):
     def words(self) -> str:
         return self.source
 
-    async def write(self, text: str) -> None:
-        """Add streamed text. A part that is not mounted (the chat shows earlier blocks) keeps it for when it is."""
+    async def write(self, text: str, *, at_once: bool = False) -> None:
+        """Add streamed text: through the Markdown's stream, or `at_once` (what the stream still holds first), done
+        when this returns. A part that is not mounted keeps it for when it is."""
         markdown = self.markdown
         if markdown is None or not markdown.is_mounted:
             self._source += text
-            return
-        if self._stream is None:
-            self._stream = markdown.stream()
-        await self._stream.write(text)
+        elif at_once:
+            await self.stop()
+            await markdown.append(text)
+        else:
+            if self._stream is None:
+                self._stream = markdown.stream()
+            await self._stream.write(text)
 
     async def stop(self) -> None:
         """Nothing more is written to this part (the stream shows what it still holds)."""
@@ -89,6 +93,28 @@ class AssistantMessage(Widget):
         self.ended = True
         if (markdown := self.markdown) is not None:
             markdown.end()
+
+    @property
+    def resting(self) -> bool:
+        """Kept at its height with its blocks out of the screen's layout (see `rest`)."""
+        markdown = self.markdown
+        return markdown is not None and not markdown.display
+
+    def rest(self) -> None:
+        """Far from the view, the part keeps its place (its height now) while its Markdown leaves the screen's layout:
+        each layout pass visits every widget displayed, and a part's Markdown is dozens of them. (`wake` when the view
+        comes near; at another width its height would differ: the chat wakes every part then.)"""
+        markdown, height = self.markdown, self.outer_size.height
+        if markdown is None or not markdown.display or not height:
+            return
+        self.styles.height = height
+        markdown.display = False
+
+    def wake(self) -> None:
+        markdown = self.markdown
+        if markdown is not None and not markdown.display:
+            markdown.display = True
+            self.styles.clear_rule("height")
 
     def recipe(self) -> Callable[[], Widget]:
         """Makes this part again, rendered, once it has left the chat."""

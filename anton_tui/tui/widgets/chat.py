@@ -266,6 +266,7 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
         self.window = ChatWindow(self)
         self.heading: Notice | None = None  # the line above a resumed conversation
         self._running_tools: dict[str, ToolCallBlock] = {}
+        self._width = 0
 
     def on_mount(self) -> None:
         self.anchor()
@@ -315,8 +316,15 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
     def watch_virtual_size(self, size: Size) -> None:
         self.window.request()
 
+    def on_resize(self) -> None:
+        if self.size.width != self._width:
+            self._width = self.size.width
+            self.window.wake_all()
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        if round(old_value) != round(new_value):
+            self.window.rest_far()
         self.window.request()
         self.stream.view_moved()
 
@@ -490,6 +498,7 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
     async def action_follow(self) -> None:
         """End: the last turn, followed from then on."""
         if self.window.joined:
+            self.window.wake_end()
             self.scroll_end(animate=False)
         else:
             await self.window.go_to_end()

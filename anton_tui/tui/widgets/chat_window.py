@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 LINES_HIGH, LINES_LOW = 400, 250  # past HIGH lines of mounted blocks, blocks leave until LOW lines are left
 FIRST_SHOWN = 12  # blocks mounted at first (a resumed conversation, or a jump to either end)
 STEP = 8  # blocks around a block that find brings into the window
+WAKE_MARGIN = 2  # lines around the view within which answer parts are laid out (see `rest_far`)
 
 
 @runtime_checkable
@@ -194,6 +195,52 @@ class ChatWindow:
 
     async def _step(self) -> bool:
         """One move of the window, if one is due; whether one was made."""
+        moved = await self._move_step()
+        self.rest_far()
+        return moved
+
+    def rest_far(self) -> None:
+        """Answer parts out of the view rest (`AssistantMessage.rest`), those in it wake. Called as the view moves,
+        before the frame that shows it (a part that wakes is laid out in that frame), and after each layout."""
+        from anton_tui.tui.widgets.answer import AssistantMessage
+
+        chat = self.chat
+        places = chat.places()
+        view = chat.scrollable_content_region.height
+        top, bottom = round(chat.scroll_y) - WAKE_MARGIN, round(chat.scroll_y) + view + WAKE_MARGIN
+        for widget in self.mounted:
+            if isinstance(widget, AssistantMessage) and (place := places.get(widget)) is not None:
+                if place.bottom >= top and place.y <= bottom:
+                    widget.wake()
+                else:
+                    widget.rest()
+
+    def wake_end(self) -> None:
+        """The parts in the last screen of the chat wake: the view is about to jump there (following the end again,
+        the layout scrolls it, and no scroll of the user's tells of it)."""
+        from anton_tui.tui.widgets.answer import AssistantMessage
+
+        chat = self.chat
+        places = chat.places()
+        end = max((place.bottom for place in places.values()), default=0)
+        end -= chat.scrollable_content_region.height + WAKE_MARGIN
+        for widget in self.mounted:
+            if (
+                isinstance(widget, AssistantMessage)
+                and (place := places.get(widget)) is not None
+                and place.bottom >= end
+            ):
+                widget.wake()
+
+    def wake_all(self) -> None:
+        """Every resting part wakes (the chat's width changed: their heights with it)."""
+        from anton_tui.tui.widgets.answer import AssistantMessage
+
+        for widget in self.mounted:
+            if isinstance(widget, AssistantMessage):
+                widget.wake()
+
+    async def _move_step(self) -> bool:
         chat = self.chat
         mounted = self.mounted
         heights = [widget.outer_size.height + 1 for widget in mounted]  # (+ the blank line between blocks)
@@ -260,11 +307,12 @@ class ChatWindow:
         return start, stop
 
     def _estimate(self, slot: Slot) -> int:
-        """About how many lines a block not laid out takes (its words wrapped to the chat's width)."""
-        if slot.widget is not None and slot.widget.outer_size.height:
-            return slot.widget.outer_size.height + 1
+        """About how many lines a block takes: as laid out, or (more, when it has more words than were laid out) its
+        words wrapped to the chat's width."""
         width = max(self.chat.scrollable_content_region.width - 4, 20)
-        return 2 + sum(1 + len(line) // width for line in self.words(slot).split("\n"))
+        estimate = 2 + sum(1 + len(line) // width for line in self.words(slot).split("\n"))
+        laid_out = slot.widget.outer_size.height + 1 if slot.widget is not None else 0
+        return max(laid_out, estimate)
 
     def _earlier(self, lines: int) -> int:
         """Where the head starts to take about `lines` more lines before its first block."""
@@ -281,6 +329,17 @@ class ChatWindow:
             total += self._estimate(self.slots[stop])
             stop += 1
         return stop
+
+    async def trim(self) -> None:
+        """Following the end, past the budget: the oldest blocks leave now, the newest counted as they will be laid
+        out (for text written with no layout since)."""
+        if not self.following:
+            return
+        mounted = self.mounted
+        heights = [self._estimate(slot) for slot in self.slots[self.first : self.end]]
+        drop = min(excess_blocks(heights, max_blocks=self.chat.max_blocks), self._settled_run(mounted))
+        if drop:
+            await self._move(self.first + drop, self.end)
 
     def _settled_run(self, mounted: list[Widget]) -> int:
         """How many of the oldest mounted blocks are not being written."""
@@ -302,6 +361,7 @@ class ChatWindow:
         with chat.app.batch_update():
             if not self.joined:
                 await self._move(max(self.tail - FIRST_SHOWN, 0), len(self.slots))
+            self.wake_end()
             chat.scroll_end(animate=False, immediate=True)
         self.request()
 
