@@ -201,7 +201,7 @@ class ChatStream:
         chat = self.chat
         if held_at is None or round(chat.scroll_y) != round(held_at):
             return False
-        chat.window.wake_end()
+        chat.resting.wake_end()
         chat.scroll_end(animate=False, immediate=True)
         return True
 

@@ -236,3 +236,21 @@ async def test_a_finished_answer_never_goes_blank() -> None:
         first = frames.index(shown[0])
         blank = [frame for frame in frames[first:] if "Here is the summary." not in frame or "63,514.39" not in frame]
         assert not blank, f"{len(blank)} of {len(frames) - first} frames after the answer ended showed it blank"
+
+
+async def test_parts_out_of_the_view_keep_their_place_but_leave_the_layout_until_the_view_comes_to_them() -> None:
+    app = scripted_app(make_settings(), ScriptedSession(streamed(ANSWER)), cursor_blink=False)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await send(pilot, "write a long report")
+        await wait_until(pilot, lambda: written(app) and "".join(part.source for part in parts(app)) == ANSWER)
+        chat = app.screen.query_one(ChatView)
+        await wait_until(pilot, lambda: chat.scroll_y == chat.max_scroll_y and parts(app)[0].resting)
+        height, end = chat.virtual_size.height, chat.max_scroll_y
+        first = parts(app)[0]
+        assert first.markdown is not None and not first.markdown.display, "far above the view, it is not laid out"
+        assert not parts(app)[-1].resting, "the part in view is"
+        chat.scroll_home(animate=False)
+        await wait_until(pilot, lambda: "Paragraph 0 says something" in screen_text(app))
+        assert not first.resting and chat.virtual_size.height == height, "woken, at the place and height it kept"
+        chat.scroll_to(y=end, animate=False)
+        await wait_until(pilot, lambda: "Paragraph 29 says something" in screen_text(app))

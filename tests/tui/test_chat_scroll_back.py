@@ -133,3 +133,33 @@ async def test_a_message_sent_while_reading_the_first_turns_shows_at_the_end() -
         lines = chat_lines(app)
         assert any("back to the present" in line for line in lines)
         assert not any("Question 1: how did" in line for line in lines)
+
+
+async def test_an_answer_streaming_while_the_user_reads_the_first_turns_goes_on_and_is_whole_at_the_end() -> None:
+    from .app_support import Pause
+
+    pause = Pause()
+    first, rest = "The start of a long answer.\n\n", "".join(f"Paragraph {n} of the rest.\n\n" for n in range(40))
+    script = [AssistantTextDelta(first), pause, *(AssistantTextDelta(rest[n : n + 50]) for n in range(0, len(rest), 50)),
+              AssistantMessageDone(first + rest), TurnFinished(1, "end_turn", first + rest)]  # fmt: skip
+    app = scripted_app(make_settings(), ScriptedSession(script), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        chat = await resumed(pilot, conversation())
+        await to_the_prompt(pilot)
+        await send(pilot, "a long answer please")
+        await wait_until(pilot, pause.reached.is_set)
+        await wait_until(pilot, lambda: "The start of a long answer." in screen_text(app))
+        chat.focus()
+        await pilot.pause()
+        await pilot.press("home")
+        await wait_until(pilot, lambda: "Question 1: how did region 1 do?" in "\n".join(chat_lines(app)))
+        pause.gate.set()  # the answer goes on while the user reads the first turns
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        assert "Question 1: how did region 1 do?" in "\n".join(chat_lines(app)), "the view stayed on the first turns"
+        await pilot.press("end")
+        await wait_until(pilot, lambda: "Paragraph 39 of the rest." in "\n".join(chat_lines(app)))
+        words = [chat.window.words(slot) for slot in chat.window.slots if slot.kind == "answer"]
+        assert words[-1].endswith("Paragraph 39 of the rest.\n\n")
+        answer = "".join(words[-3:])
+        assert (first + rest) in answer, "the answer is whole, in order"

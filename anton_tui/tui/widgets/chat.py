@@ -23,6 +23,7 @@ from textual.widgets import Button, Static
 
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.streaming import ChatStream
+from anton_tui.tui.widgets.chat_rest import Resting
 from anton_tui.tui.widgets.chat_selection import SelectableChat
 from anton_tui.tui.widgets.chat_window import FIRST_SHOWN, ChatBlock, ChatWindow, Slot
 from anton_tui.tui.widgets.shell_block import ShellBlock
@@ -264,6 +265,7 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
         self.max_blocks = max_blocks
         self.stream = ChatStream(self)
         self.window = ChatWindow(self)
+        self.resting = Resting(self)
         self.heading: Notice | None = None  # the line above a resumed conversation
         self._running_tools: dict[str, ToolCallBlock] = {}
         self._width = 0
@@ -319,12 +321,12 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
     def on_resize(self) -> None:
         if self.size.width != self._width:
             self._width = self.size.width
-            self.window.wake_all()
+            self.resting.wake_all()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if round(old_value) != round(new_value):
-            self.window.rest_far()
+            self.resting.settle()
         self.window.request()
         self.stream.view_moved()
 
@@ -498,7 +500,7 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
     async def action_follow(self) -> None:
         """End: the last turn, followed from then on."""
         if self.window.joined:
-            self.window.wake_end()
+            self.resting.wake_end()
             self.scroll_end(animate=False)
         else:
             await self.window.go_to_end()

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 LINES_HIGH, LINES_LOW = 400, 250  # past HIGH lines of mounted blocks, blocks leave until LOW lines are left
 FIRST_SHOWN = 12  # blocks mounted at first (a resumed conversation, or a jump to either end)
 STEP = 8  # blocks around a block that find brings into the window
-WAKE_MARGIN = 2  # lines around the view within which answer parts are laid out (see `rest_far`)
 
 
 @runtime_checkable
@@ -125,9 +124,6 @@ class ChatWindow:
     def words(self, slot: Slot) -> str:
         return self.chat.words_of(slot.widget) if slot.widget is not None else slot.words
 
-    def slot_of(self, widget: Widget) -> Slot | None:
-        return next((slot for slot in self.slots if slot.widget is widget), None)
-
     # --- blocks in -------------------------------------------------------------------------------------------------
 
     async def add(self, widget: Widget) -> None:
@@ -183,8 +179,9 @@ class ChatWindow:
 
     async def _rebalance(self) -> None:
         self._scheduled = False
-        if self._moving or not self.chat.is_attached:
-            return
+        chat = self.chat
+        if self._moving or not chat.is_attached or not chat.scrollable_content_region.height:
+            return  # (not displayed: sizes and places mean nothing now; its next layout asks again)
         self._moving = True
         try:
             moved = await self._step()
@@ -196,49 +193,8 @@ class ChatWindow:
     async def _step(self) -> bool:
         """One move of the window, if one is due; whether one was made."""
         moved = await self._move_step()
-        self.rest_far()
+        self.chat.resting.settle()
         return moved
-
-    def rest_far(self) -> None:
-        """Answer parts out of the view rest (`AssistantMessage.rest`), those in it wake. Called as the view moves,
-        before the frame that shows it (a part that wakes is laid out in that frame), and after each layout."""
-        from anton_tui.tui.widgets.answer import AssistantMessage
-
-        chat = self.chat
-        places = chat.places()
-        view = chat.scrollable_content_region.height
-        top, bottom = round(chat.scroll_y) - WAKE_MARGIN, round(chat.scroll_y) + view + WAKE_MARGIN
-        for widget in self.mounted:
-            if isinstance(widget, AssistantMessage) and (place := places.get(widget)) is not None:
-                if place.bottom >= top and place.y <= bottom:
-                    widget.wake()
-                else:
-                    widget.rest()
-
-    def wake_end(self) -> None:
-        """The parts in the last screen of the chat wake: the view is about to jump there (following the end again,
-        the layout scrolls it, and no scroll of the user's tells of it)."""
-        from anton_tui.tui.widgets.answer import AssistantMessage
-
-        chat = self.chat
-        places = chat.places()
-        end = max((place.bottom for place in places.values()), default=0)
-        end -= chat.scrollable_content_region.height + WAKE_MARGIN
-        for widget in self.mounted:
-            if (
-                isinstance(widget, AssistantMessage)
-                and (place := places.get(widget)) is not None
-                and place.bottom >= end
-            ):
-                widget.wake()
-
-    def wake_all(self) -> None:
-        """Every resting part wakes (the chat's width changed: their heights with it)."""
-        from anton_tui.tui.widgets.answer import AssistantMessage
-
-        for widget in self.mounted:
-            if isinstance(widget, AssistantMessage):
-                widget.wake()
 
     async def _move_step(self) -> bool:
         chat = self.chat
@@ -361,7 +317,7 @@ class ChatWindow:
         with chat.app.batch_update():
             if not self.joined:
                 await self._move(max(self.tail - FIRST_SHOWN, 0), len(self.slots))
-            self.wake_end()
+            chat.resting.wake_end()
             chat.scroll_end(animate=False, immediate=True)
         self.request()
 
