@@ -455,9 +455,8 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
         """Empty the transcript (the session decides what it forgets)."""
         await self.end_answer()
         self._running_tools.clear()
-        self.window.clear()
         self.heading = None
-        await self.remove_children()
+        await self.window.clear()
 
     async def cancel_running(self) -> None:
         """Close what the cancelled turn left open: the streaming answer and running tool calls."""

@@ -20,6 +20,7 @@ while `end == tail` they are one run down to the end of the conversation.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -95,7 +96,8 @@ class ChatWindow:
         self._above: Static | None = None  # "N earlier blocks…", above the head
         self._below: Static | None = None  # "N later blocks…", under the head
         self._scheduled = False
-        self._moving = False
+        self._moving = asyncio.Lock()  # one change of the window at a time (each waits on mounts and removals)
+        self._asked_again = False
 
     # --- what is mounted -------------------------------------------------------------------------------------------
 
@@ -130,32 +132,39 @@ class ChatWindow:
         """A new block at the end of the conversation: mounted when the window reaches the end or the block is still
         being written, else kept for when the view comes to it."""
         chat = self.chat
-        slot, index = self._slot(widget), len(self.slots)
-        self.slots.append(slot)
-        if self.joined:
-            self.end = self.tail = index + 1
-        elif self.tail == index and not chat.live(widget):  # no tail: it waits for the view to come
-            self.tail = index + 1
-            slot.widget, slot.recipe, slot.words = None, _given(widget), chat.words_of(widget)
-            await self._update_notes()
-            return
-        await chat.mount(widget)
+        async with self._moving:
+            slot, index = self._slot(widget), len(self.slots)
+            self.slots.append(slot)
+            if self.joined:
+                self.end = self.tail = index + 1
+            elif self.tail == index and not chat.live(widget):  # no tail: it waits for the view to come
+                self.tail = index + 1
+                slot.widget, slot.recipe, slot.words = None, _given(widget), chat.words_of(widget)
+                await self._update_notes()
+                return
+            await chat.mount(widget)
         self.request()
 
     async def start(self, heading: Widget, slots: list[Slot], shown: Sequence[Widget]) -> None:
         """Show a conversation anew: `heading` on top, and of `slots` the last ones, made as `shown`; all mounted at
         once (one layout pass)."""
-        self.clear()
-        self.slots = slots
-        self.first, self.end = len(slots) - len(shown), len(slots)
-        self.tail = self.end
-        for slot, widget in zip(slots[self.first :], shown, strict=True):
-            slot.widget, slot.recipe = widget, None
-        above = self._note_above()
-        await self.chat.mount_all([heading, *([above] if above is not None else []), *shown])
+        async with self._moving:
+            self._reset()
+            self.slots = slots
+            self.first, self.end = len(slots) - len(shown), len(slots)
+            self.tail = self.end
+            for slot, widget in zip(slots[self.first :], shown, strict=True):
+                slot.widget, slot.recipe = widget, None
+            above = self._note_above()
+            await self.chat.mount_all([heading, *([above] if above is not None else []), *shown])
 
-    def clear(self) -> None:
-        """Forget every block (the chat removes the widgets)."""
+    async def clear(self) -> None:
+        """Forget every block and take every widget out of the chat."""
+        async with self._moving:
+            self._reset()
+            await self.chat.remove_children()
+
+    def _reset(self) -> None:
         self.slots = []
         self.first = self.end = self.tail = 0
         self._above = self._below = None
@@ -180,14 +189,15 @@ class ChatWindow:
     async def _rebalance(self) -> None:
         self._scheduled = False
         chat = self.chat
-        if self._moving or not chat.is_attached or not chat.scrollable_content_region.height:
+        if self._moving.locked():
+            self._asked_again = True  # looked at again once the move under way is done
+            return
+        if not chat.is_attached or not chat.scrollable_content_region.height:
             return  # (not displayed: sizes and places mean nothing now; its next layout asks again)
-        self._moving = True
-        try:
+        async with self._moving:
+            self._asked_again = False
             moved = await self._step()
-        finally:
-            self._moving = False
-        if moved:
+        if moved or self._asked_again:
             self.request()
 
     async def _step(self) -> bool:
@@ -289,13 +299,13 @@ class ChatWindow:
     async def trim(self) -> None:
         """Following the end, past the budget: the oldest blocks leave now, the newest counted as they will be laid
         out (for text written with no layout since)."""
-        if not self.following:
-            return
-        mounted = self.mounted
-        heights = [self._estimate(slot) for slot in self.slots[self.first : self.end]]
-        drop = min(excess_blocks(heights, max_blocks=self.chat.max_blocks), self._settled_run(mounted))
-        if drop:
-            await self._move(self.first + drop, self.end)
+        async with self._moving:
+            if not self.following:
+                return
+            heights = [self._estimate(slot) for slot in self.slots[self.first : self.end]]
+            drop = min(excess_blocks(heights, max_blocks=self.chat.max_blocks), self._settled_run(self.mounted))
+            if drop:
+                await self._move(self.first + drop, self.end)
 
     def _settled_run(self, mounted: list[Widget]) -> int:
         """How many of the oldest mounted blocks are not being written."""
@@ -304,30 +314,33 @@ class ChatWindow:
     async def go_to_start(self) -> None:
         """Show the first blocks of the conversation, from the top."""
         chat = self.chat
-        chat.release_anchor()
-        with chat.app.batch_update():
-            if self.first:
-                await self._move(0, min(FIRST_SHOWN, self.end))
-            chat.scroll_home(animate=False, immediate=True)
+        async with self._moving:
+            chat.release_anchor()
+            with chat.app.batch_update():
+                if self.first:
+                    await self._move(0, min(FIRST_SHOWN, self.end))
+                chat.scroll_home(animate=False, immediate=True)
         self.request()
 
     async def go_to_end(self) -> None:
         """Show the last blocks of the conversation, at the end (which the view then follows)."""
         chat = self.chat
-        with chat.app.batch_update():
-            if not self.joined:
-                await self._move(max(self.tail - FIRST_SHOWN, 0), len(self.slots))
-            chat.resting.wake_end()
-            chat.scroll_end(animate=False, immediate=True)
+        async with self._moving:
+            with chat.app.batch_update():
+                if not self.joined:
+                    await self._move(max(self.tail - FIRST_SHOWN, 0), len(self.slots))
+                chat.resting.wake_end()
+                chat.scroll_end(animate=False, immediate=True)
         self.request()
 
     async def reveal(self, slot: Slot) -> Widget | None:
         """Mount `slot` (with blocks around it) if it is not; its widget."""
-        if slot.widget is None and slot in self.slots:
-            index = self.slots.index(slot)
-            self.chat.release_anchor()
-            await self._move(max(index - STEP // 2, 0), index + STEP)
-            self.request()
+        async with self._moving:
+            if slot.widget is None and slot in self.slots:
+                index = self.slots.index(slot)
+                self.chat.release_anchor()
+                await self._move(max(index - STEP // 2, 0), index + STEP)
+        self.request()
         return slot.widget
 
     async def _move(self, start: int, stop: int) -> None:
