@@ -131,9 +131,9 @@ class ChatStream:
         return block is self.part or block is self._cut_part
 
     async def _write_held(self) -> None:
-        """Write what waited, maybe several parts' worth, with no frame in between: each frame that shows a change of
-        the chat lays out the whole screen, and a key pressed meanwhile waits for it, so this is one layout (the
-        oldest blocks that then go over the budget leave in the same one)."""
+        """Write what waited, maybe several parts' worth, straight into the Markdown (its stream would spread it over
+        several frames, each laying out the screen while a key pressed meanwhile waits); the oldest blocks that then go
+        over the budget leave at once."""
         text = "".join(self._held)
         self._held.clear()
         if not text:
