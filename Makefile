@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench screenshots setup clean
+.PHONY: run test lint bench screenshots setup clean
 
 $(STAMP): pyproject.toml
 	@echo "Setting up $(VENV) (first time: about a minute; pip shows its progress below)"
@@ -19,8 +19,14 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/anton-tui $(ARGS)
 
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# Ruff (lint and format) and mypy over anton_tui/, with the configuration in pyproject.toml.
+lint: $(STAMP)
+	$(BIN)/ruff check anton_tui
+	$(BIN)/ruff format --check anton_tui
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)

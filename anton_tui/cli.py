@@ -21,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="anton-tui",
         description="A full-screen terminal app for the Anton agent, whose memory lives in plain files.",
         epilog="Settings come from the environment, <folder>/.anton/.env and ~/.anton/.env, in that order. "
-        "`anton-tui memory log|show|undo` works on the memory history without the app.",
+        "`anton-tui memory log|show|undo` works on the memory history without the app. "
+        "`anton-tui serve` serves the app to web browsers (see `anton-tui serve --help`).",
     )
     parser.add_argument("--version", action="version", version=f"anton-tui {__version__}")
     parser.add_argument(
@@ -31,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo", action="store_true", help="replay a recorded session; needs no API key and changes no memory"
     )
+    parser.add_argument(
+        "--skill", action="append", default=[], metavar="NAME",
+        help="preload a skill for the conversation, in its first request (repeatable)",
+    )  # fmt: skip
     resume = parser.add_mutually_exclusive_group()
     resume.add_argument(
         "--resume", nargs="?", const=PICK_CONVERSATION, metavar="ID",
@@ -44,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _split_subcommand(argv: list[str]) -> tuple[list[str], list[str] | None]:
     """The app's own options, and the arguments of ``memory ...`` when that subcommand is given (else None)."""
     for index, arg in enumerate(argv):
-        if arg == "memory" and (index == 0 or argv[index - 1] not in ("-f", "--folder", "--theme")):
+        if arg == "memory" and (index == 0 or argv[index - 1] not in ("-f", "--folder", "--theme", "--skill")):
             return argv[:index], argv[index + 1 :]
     return argv, None
 
@@ -52,9 +57,14 @@ def _split_subcommand(argv: list[str]) -> tuple[list[str], list[str] | None]:
 def main(argv: list[str] | None = None) -> int:
     from anton_tui import gc_policy
 
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["serve"]:  # the app in browser tabs (anton_tui/serve/): a server, so no gc_policy.hold()
+        from anton_tui.serve.command import run as serve
+
+        return serve(arguments[1:])
     gc_policy.hold()
     parser = build_parser()
-    argv, memory_args = _split_subcommand(sys.argv[1:] if argv is None else list(argv))
+    argv, memory_args = _split_subcommand(arguments)
     args = parser.parse_args(argv)
     if memory_args is not None:
         from anton_tui.memory_cli import run
@@ -75,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             settings_from_layers(layers)  # no terminal to show a bad setting's screen on: say it here
         from anton_tui.tui.launch import run_app
 
-        return run_app(layers, theme=args.theme, demo=args.demo, resume=args.resume) or 0
+        return run_app(layers, theme=args.theme, demo=args.demo, resume=args.resume, skills=tuple(args.skill)) or 0
     except SettingsError as exc:
         print(f"anton-tui: {exc}", file=sys.stderr)
         return SETTINGS_ERROR_EXIT

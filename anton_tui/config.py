@@ -1,7 +1,7 @@
 """Settings: every ANTON_ option as one typed object, validated from the environment and the two .env files.
 
-`anton_tui.settings_sources` reads and layers the sources (and says which wins); this module turns them into a
-`Settings`. Reading never changes a file. A line the .env parser cannot read is skipped and reported in
+`anton_tui.settings_sources` reads and layers the sources (and says which wins), and its `setting_value` turns each
+raw value into the setting's value; this module gathers those into a `Settings`. Reading never changes a file. A line the .env parser cannot read is skipped and reported in
 ``Settings.env_warnings``; an invalid value raises ``SettingsError`` naming the variable and where it came from.
 ``write_project_env`` is the only writer and touches nothing but the keys it is given.
 """
@@ -9,45 +9,48 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from collections.abc import Mapping
+from pathlib import Path, PurePath
+from typing import Any, Literal
 
 from dotenv.parser import parse_stream
-from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from anton_tui.memory.files.locking import atomic_write, folder_lock
 from anton_tui.paths import ENV_FILE_HEADER
 from anton_tui.settings_sources import (
     COMMAND_LINE,
     DEFAULT,
+    DEFAULT_CODING_MODEL,
     DEFAULT_MEMORY_MODE,
     DEFAULT_PLANNING_MODEL,
     DEFAULT_PROVIDER,
     DEFAULT_THEME,
     ENVIRONMENT,
+    SETTING_KINDS,
+    AccMode,
     EnvLayers,
+    MemoryMode,
+    Provider,
     SettingsError,
-    absolute,
+    effective_memory_mode,
     env_names,
     read_env_file,
     read_env_layers,
+    setting_value,
     split_chunk,
 )
-
-MemoryMode = Literal["autopilot", "copilot", "off"]
-AccMode = Literal["off", "passive", "active"]
-Provider = Literal["anthropic", "openai", "openai-compatible"]
 
 __all__ = [
     "COMMAND_LINE",
     "DEFAULT",
     "ENVIRONMENT",
+    "AccMode",
+    "MemoryMode",
+    "Provider",
     "Settings",
     "SettingsError",
     "env_names",
@@ -60,7 +63,10 @@ __all__ = [
 
 
 class Settings(BaseSettings):
-    """All options. Build it with ``load_settings()``; ``Settings()`` alone reads only the process environment."""
+    """All options. Build it with ``load_settings()``; ``Settings()`` alone reads only the process environment.
+
+    Each raw value (text, or a folder's path) becomes the setting's value through `setting_value`, which also holds
+    each setting's limits; the annotations here give the types those values have."""
 
     model_config = SettingsConfigDict(env_prefix="ANTON_", extra="ignore", validate_by_name=True, env_ignore_empty=True)
 
@@ -72,16 +78,17 @@ class Settings(BaseSettings):
     trust_gate: bool = True  # hold memories learned after outside content (and instruction-like ones) for review
     episodic_memory: bool = True
     acc_mode: AccMode = "passive"
-    compaction_every_turns: int = Field(10, gt=0)
-    memory_sync_minutes: int = Field(0, ge=0)  # sync shared memory every N minutes (0: only by hand)
+    compaction_every_turns: int = 10
+    memory_sync_minutes: int = 0  # sync shared memory every N minutes (0: only by hand)
     managed_memory: str | None = None  # read-only managed memory folder ("off": none; unset: /etc/anton/memory if any)
-    identity_every_turns: int = Field(5, gt=0)
+    identity_every_turns: int = 5
+    memory_budget_tokens: int = 2000  # learned rules and lessons ranked into a prompt (pinned ones beside it)
 
     planning_provider: Provider = DEFAULT_PROVIDER
     planning_model: str = DEFAULT_PLANNING_MODEL
     coding_provider: Provider = "anthropic"
-    coding_model: str = "claude-haiku-4-5-20251001"
-    max_tokens: int = Field(8192, gt=0)
+    coding_model: str = DEFAULT_CODING_MODEL
+    max_tokens: int = 8192
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("ANTON_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
     )
@@ -91,19 +98,19 @@ class Settings(BaseSettings):
     )
     openai_base_url: str | None = None
 
-    context_window: int | None = Field(None, gt=0)  # tokens; overrides the table of known models
-    context_pressure_threshold: float = Field(0.7, gt=0, lt=1)  # share of the window a request may fill
+    context_window: int | None = None  # tokens; overrides the table of known models
+    context_pressure_threshold: float = 0.7  # share of the window a request may fill
 
-    max_tool_rounds: int = Field(25, gt=0)
-    cell_timeout_default: int = Field(120, gt=0)
-    cell_inactivity_timeout: int = Field(30, gt=0)
-    cell_inactivity_after_progress: int = Field(60, gt=0)
-    cell_total_max: int = Field(3600, gt=0)
-    cell_memory_limit_mb: int = Field(2048, gt=0)
-    cell_keep_recent: int = Field(5, gt=0)
+    max_tool_rounds: int = 25
+    cell_timeout_default: int = 120
+    cell_inactivity_timeout: int = 30
+    cell_inactivity_after_progress: int = 60
+    cell_total_max: int = 3600
+    cell_memory_limit_mb: int = 2048
+    cell_keep_recent: int = 5
     scratchpad_pass_api_keys: bool = False
 
-    # read-only skill sources besides ~/.anton/skills (see memory/skills.sources.py); each can be switched off
+    # read-only skill sources besides ~/.anton/skills (see memory/skills/sources.py); each can be switched off
     skills_project_agents: bool = True  # <project>/.agents/skills
     skills_user_agents: bool = True  # ~/.agents/skills
     skills_claude: bool = True  # ~/.claude/skills
@@ -118,25 +125,17 @@ class Settings(BaseSettings):
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _variables: dict[str, str] = PrivateAttr(default_factory=dict)
 
-    @field_validator("home", "project_dir")
+    @field_validator("*", mode="before")
     @classmethod
-    def _absolute_path(cls, value: Path) -> Path:
-        return absolute(value)
-
-    @field_validator("keymap", mode="before")
-    @classmethod
-    def _keymap_from_json(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                return json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise ValueError("not valid JSON") from exc
+    def _from_raw(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str | PurePath) and info.field_name is not None:
+            return setting_value(info.field_name, str(value))
         return value
 
     @property
     def effective_memory_mode(self) -> MemoryMode:
         """The mode memory really runs in: ``off`` whenever ANTON_MEMORY_ENABLED is false."""
-        return self.memory_mode if self.memory_enabled else "off"
+        return effective_memory_mode(self.memory_mode, self.memory_enabled)
 
     @property
     def env_warnings(self) -> list[str]:
@@ -155,14 +154,16 @@ class Settings(BaseSettings):
     def has_api_key(self, role: Literal["planning", "coding"] = "planning") -> bool:
         """Whether the provider for ``role`` can be called: it has a key, or is an OpenAI-compatible server with a URL."""
         provider = self.planning_provider if role == "planning" else self.coding_provider
-        if provider == "anthropic":
-            return _present(self.anthropic_api_key)
         if provider == "openai-compatible" and self.openai_base_url:
             return True
-        return _present(self.openai_api_key)
+        return self.has_key(provider)
+
+    def has_key(self, provider: str) -> bool:
+        """Whether a key for ``provider`` is set (an OpenAI-compatible server uses the OpenAI key)."""
+        return _present(self.anthropic_api_key if provider == "anthropic" else self.openai_api_key)
 
 
-def needs_setup(settings: Any) -> bool:
+def needs_setup(settings: Settings) -> bool:
     """True when the planning or the coding model has no way to be called (no key, no compatible server URL)."""
     return not (settings.has_api_key("planning") and settings.has_api_key("coding"))
 
@@ -200,7 +201,10 @@ def settings_from_layers(layers: EnvLayers) -> Settings:
     chosen = layers.chosen(Settings.model_fields)
     raw = {field_name: value for field_name, (value, _, _) in chosen.items()}
     try:
-        settings = Settings(_build_sources=((_LayeredSource(Settings, raw),), {}))
+        # These values only (the environment is one of their layers). `_build_sources` is a documented argument of
+        # BaseSettings that mypy does not see: it types a pydantic model's constructor from its fields alone.
+        sources: tuple[tuple[PydanticBaseSettingsSource, ...], dict[str, Any]] = ((_LayeredSource(Settings, raw),), {})
+        settings = Settings(_build_sources=sources)  # type: ignore[call-arg]  # see the comment above
     except ValidationError as exc:
         raise _settings_error(exc, chosen) from None
     settings._env_warnings = list(layers.warnings)
@@ -213,9 +217,11 @@ def _settings_error(exc: ValidationError, chosen: dict[str, tuple[str, str, str]
     error = exc.errors()[0]
     field_name = str(error["loc"][0]) if error["loc"] else ""
     value, source, variable = chosen.get(field_name, (str(error.get("input")), DEFAULT, env_names(field_name)[0]))
-    field = Settings.model_fields.get(field_name)
-    secret = field is not None and SecretStr in (field.annotation, *get_args(field.annotation))
-    return SettingsError(variable, _masked(value) if secret else _shown(value), source, _allowed(field_name))
+    kind = SETTING_KINDS.get(field_name)
+    allowed = kind.allowed if kind is not None else "a valid value"
+    return SettingsError(
+        variable, _masked(value) if kind is not None and kind.secret else _shown(value), source, allowed
+    )
 
 
 def _shown(value: str) -> str:
@@ -224,31 +230,6 @@ def _shown(value: str) -> str:
 
 def _masked(value: str) -> str:
     return "'****'" if len(value) < 12 else repr(f"{value[:4]}...{value[-2:]}")
-
-
-def _allowed(field_name: str) -> str:
-    field = Settings.model_fields.get(field_name)
-    if field is None:
-        return "a valid value"
-    annotation = field.annotation
-    if type(None) in get_args(annotation):  # an optional value: what it must be when set
-        annotation = next(arg for arg in get_args(annotation) if arg is not type(None))
-    if get_origin(annotation) is Literal:
-        return "one of " + ", ".join(get_args(annotation))
-    if annotation is bool:
-        return "true or false"
-    if annotation is int:
-        floor = next((m.gt for m in field.metadata if hasattr(m, "gt")), None)
-        return "a whole number" + (f" greater than {floor}" if floor is not None else "")
-    if annotation is float:
-        floor = next((m.gt for m in field.metadata if hasattr(m, "gt")), None)
-        ceiling = next((m.lt for m in field.metadata if hasattr(m, "lt")), None)
-        if floor is not None and ceiling is not None:
-            return f"a number between {floor} and {ceiling}, e.g. 0.7"
-        return "a number"
-    if get_origin(annotation) is dict:
-        return 'a JSON object of binding id to keys, e.g. {"quit": "ctrl+q"}'
-    return "text"
 
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -270,7 +251,7 @@ def write_project_env(project_dir: str | os.PathLike[str], updates: Mapping[str,
 
     path = Path(project_dir) / ".anton" / ".env"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _folder_lock(path.parent):
+    with folder_lock(path.parent):
         try:
             text = path.read_bytes().decode("utf-8")
         except FileNotFoundError:
@@ -281,7 +262,7 @@ def write_project_env(project_dir: str | os.PathLike[str], updates: Mapping[str,
                 f"{path} is not UTF-8 text (byte {exc.start}), so none of its settings can be read; nothing was "
                 f"written. Save the file as UTF-8 (or remove it) and try again."
             ) from None
-        _atomic_write(path, _apply_updates(text, updates).encode("utf-8"))
+        atomic_write(path, _apply_updates(text, updates).encode("utf-8"), mode=0o600)
     return path
 
 
@@ -289,17 +270,17 @@ def _apply_updates(text: str, updates: Mapping[str, str | None]) -> str:
     parts = ["\ufeff"] if text.startswith("\ufeff") else []
     written: set[str] = set()
     for binding in parse_stream(io.StringIO(text, newline="")):
-        chunk = binding.original.string
-        if binding.error or binding.key not in updates:
+        chunk, key = binding.original.string, binding.key
+        if binding.error or key is None or key not in updates:
             parts.append(chunk)
             continue
         lead, _, ending = split_chunk(chunk)
-        value = updates[binding.key]
-        if value is None or binding.key in written:
+        value = updates[key]
+        if value is None or key in written:
             parts.append(lead)
         else:
-            parts.append(f"{lead}{binding.key}={_quoted(value)}{ending}")
-            written.add(binding.key)
+            parts.append(f"{lead}{key}={_quoted(value)}{ending}")
+            written.add(key)
     result = "".join(parts)
     for key, value in updates.items():
         if value is not None and key not in written:
@@ -313,33 +294,3 @@ def _quoted(value: str) -> str:
     if _BARE_VALUE.match(value):
         return value
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # created with mode 0600
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-@contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """Serialise writers of files in ``folder`` (a lock on the folder itself survives the file being replaced)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no advisory locks
-        yield
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

@@ -1,4 +1,5 @@
-"""``anton-tui memory log|show|undo|remote|sync|resolve``: the memory history and its sharing, from a shell.
+"""``anton-tui memory log|show|undo|remote|sync|resolve``: the memory history and its sharing, from a shell;
+``anton-tui memory context "MESSAGE"``: what a new conversation's first turn with that message would be given.
 
 Runs on the same engine as the app (`memory.history_ops` and `memory.sync` over the project's `MemoryStores`), with
 no Textual and no model. Before answering it records whatever changed on disk since the last recorded change, as
@@ -39,7 +40,27 @@ def build_parser() -> argparse.ArgumentParser:
     resolve = sub.add_parser("resolve", help="finish a sync that waits for a choice")
     resolve.add_argument("scope", choices=("global", "project"))
     resolve.add_argument("side", choices=("mine", "theirs"), help="keep this machine's version, or take theirs")
+    context = sub.add_parser("context", help="what the first turn of a new conversation with MESSAGE would be given")
+    context.add_argument("message")
+    context.add_argument("--json", action="store_true", help="one JSON object, for scripts")
+    context.add_argument("--skill", action="append", default=[], metavar="NAME", help="preload a skill (repeatable)")
     return parser
+
+
+def _context(args: argparse.Namespace, folder: Path | None) -> int:
+    """`memory context`: the memory, memory files and preloaded skills the first request would carry."""
+    import json
+
+    from anton_tui.agent.memory_context import describe, first_turn_context
+    from anton_tui.config import load_settings
+
+    try:
+        found = first_turn_context(load_settings(project_dir=folder), args.message, tuple(args.skill))
+    except ValueError as exc:
+        print(f"anton-tui memory context: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(found, ensure_ascii=False) if args.json else describe(found))
+    return 0
 
 
 def _paths(folder: Path | None) -> Any:
@@ -58,7 +79,8 @@ def _stores(folder: Path | None) -> Any:
     managed = next((v["ANTON_MANAGED_MEMORY"] for _w, v in reversed(layers.layers) if v.get("ANTON_MANAGED_MEMORY")),
                    None)  # fmt: skip
     stores = MemoryStores.from_paths(paths, managed_dir=managed_dir(managed))
-    stores.recorder.start()  # what changed while nothing was watching
+    if stores.recorder is not None:
+        stores.recorder.start()  # what changed while nothing was watching
     return stores
 
 
@@ -87,15 +109,34 @@ def _log(args: argparse.Namespace, folder: Path | None) -> int:
 
 
 def run(argv: list[str], folder: Path | None = None) -> int:
-    from anton_tui.memory.history.repo import HistoryError
-
     args = build_parser().parse_args(argv)
-    if args.action == "log":
-        try:
-            return _log(args, folder)
-        except HistoryError as exc:
-            print(f"anton-tui memory: {exc}", file=sys.stderr)
-            return 1
+    if args.action == "context":
+        return _context(args, folder)
+    try:
+        return _log(args, folder) if args.action == "log" else _act(args, folder)
+    except Exception as exc:
+        message = _one_line(exc)
+        if message is None:
+            raise
+        print(f"anton-tui memory: {message}", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: Exception) -> str | None:
+    """What went wrong, in one line, for the failures a user can meet (a broken history, a home that cannot be
+    written, a full disk); None for anything else, which is a bug and shown as one."""
+    from anton_tui.memory.engrams.hippocampus import MemoryFileError
+    from anton_tui.memory.history.writer import HistoryError, describe
+    from anton_tui.memory.sync.syncer import SyncError
+
+    if isinstance(exc, (HistoryError, SyncError, MemoryFileError)):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"memory cannot be changed here: {describe(exc)}"
+    return None
+
+
+def _act(args: argparse.Namespace, folder: Path | None) -> int:
     from anton_tui.memory.history import ops as history_ops
 
     stores = _stores(folder)
@@ -121,9 +162,6 @@ def run(argv: list[str], folder: Path | None = None) -> int:
                 print(f"Nothing to undo: memory already reads as before change {outcome.target.short}.")
             else:
                 print(f"Undid {outcome.target.short} by a new change:\n{_line(outcome.change)}")
-    except HistoryError as exc:
-        print(f"anton-tui memory: {exc}", file=sys.stderr)
-        return 1
     finally:
         stores.recorder.flush()
     return 0

@@ -96,7 +96,9 @@ def _forms(value: str) -> tuple[set[str], set[str]]:
 def _value_matcher(items: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str] | None, dict[str, str], int]:
     """One regex for all known values (longest first), the marker of each form, and the longest form's length."""
     marker_of: dict[str, str] = {}
-    loose, exact, short = [], [], []
+    loose: list[str] = []
+    exact: list[str] = []
+    short: list[str] = []
     for name, value in items:
         marker = f"[{name}]" if name else SECRET
         if len(value) <= SHORT:
@@ -204,7 +206,8 @@ def scrub_cell(cell: Any, redactor: Redactor) -> tuple[Any, tuple[str, ...]]:
             found += scrubbed.found
     stdout = changes.get("stdout", "")
     if stdout and cell.stdout_total_chars > len(cell.stdout):
-        cut = stdout[: len(stdout) - len(re.search(r"\S*$", stdout).group(0))]
+        last_word = re.search(r"\S*$", stdout)  # matches always, perhaps empty
+        cut = stdout[: len(stdout) - len(last_word.group(0) if last_word else "")]
         changes["stdout"] = cut or (
             f"... (output withheld: it could not be scrubbed safely, {cell.stdout_total_chars} chars total)"
         )

@@ -23,7 +23,7 @@ import re
 import string
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -185,13 +185,16 @@ def installed_version() -> str | None:
 def _from_package() -> list[tuple[str, str, re.Pattern[str]]]:
     """(kind, plugin class, regex) of every regex plugin of the installed detect-secrets (imports the package)."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 
-    found = []
-    for kind, plugin in sorted(get_mapping_from_secret_type_to_class().items()):
+    found: list[tuple[str, str, re.Pattern[str]]] = []
+    plugins: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
+    for kind, plugin in sorted(plugins.items()):
         if not issubclass(plugin, RegexBasedDetector) or plugin.__name__ in _SKIPPED_PLUGINS:
             continue
-        found += [(kind, plugin.__name__, regex) for regex in plugin.denylist]
+        # The base class declares `denylist` as an abstract property; each plugin class sets it to its patterns.
+        patterns: Iterable[re.Pattern[str]] = plugin.denylist  # type: ignore[assignment]  # see the line above
+        found += [(kind, plugin.__name__, regex) for regex in patterns]
     return found
 
 

@@ -1,7 +1,10 @@
-"""Where settings come from: the process environment and the two .env files, read and layered but not validated.
+"""Where settings come from, and what each one's raw text means: the process environment and the two .env files,
+read and layered, and `setting_value`, the one function that turns a setting's raw text into its value.
 
-This module reads; `anton_tui.config` validates what it read into a `Settings`. The split lets the app paint its
-first frame from these raw layers (`FirstFrame`) and validate them right after, without loading pydantic first.
+This module reads; `anton_tui.config` validates what it read into a `Settings`, through `setting_value`. The split
+lets the app paint its first frame from these raw layers (`FirstFrame`, through `setting_value` too) and validate
+them right after, without loading pydantic first. The setup screen checks what the user chose with it as well
+(`anton_tui.settings_form`).
 
 Where a value comes from, highest priority first:
 
@@ -21,10 +24,10 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal, Protocol, TypeVar, get_args
 
 from dotenv.parser import parse_stream
 
@@ -41,12 +44,16 @@ EXTRA_ENV_NAMES = {
 }
 
 
-# Defaults of the settings the first frame shows; `anton_tui.config.Settings` uses the same ones.
+MemoryMode = Literal["autopilot", "copilot", "off"]
+AccMode = Literal["off", "passive", "active"]
+Provider = Literal["anthropic", "openai", "openai-compatible"]
+
+# Defaults of the settings the first frame and the setup screen show; `anton_tui.config.Settings` uses the same ones.
 DEFAULT_THEME = "anton-dark"
-DEFAULT_PROVIDER = "anthropic"
+DEFAULT_PROVIDER: Provider = "anthropic"
 DEFAULT_PLANNING_MODEL = "claude-sonnet-4-6"
-DEFAULT_MEMORY_MODE = "autopilot"
-FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n"})
+DEFAULT_CODING_MODEL = "claude-haiku-4-5-20251001"
+DEFAULT_MEMORY_MODE: MemoryMode = "autopilot"
 
 
 class SettingsError(Exception):
@@ -57,13 +64,169 @@ class SettingsError(Exception):
         super().__init__(f"{variable}={value} (from {source}) is not valid: expected {allowed}")
 
 
+def absolute(path: str | os.PathLike[str]) -> Path:
+    """`path` made absolute, a leading `~` taken as the home folder."""
+    return Path(os.path.abspath(os.path.expanduser(path)))
+
+
+class InvalidSetting(ValueError):
+    """A raw value that is none of a setting's values; `allowed` says in words what they are."""
+
+    def __init__(self, allowed: str) -> None:
+        super().__init__(f"expected {allowed}")
+        self.allowed = allowed
+
+
+@dataclass(frozen=True)
+class SettingKind:
+    """How the raw text of one kind of setting becomes its value, and what its values are, in words."""
+
+    allowed: str
+    parse: Callable[[str], object]
+    secret: bool = False  # a bad value is shown masked
+    choices: tuple[str, ...] = ()  # every value, for a setting chosen from a fixed set
+
+
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
+_FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n"})
+
+
+def _yes_or_no(text: str) -> bool:
+    word = text.strip().lower()
+    if word in _TRUE_WORDS or word in _FALSE_WORDS:
+        return word in _TRUE_WORDS
+    raise ValueError(text)
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        number = float(text)  # `10.0` is ten; `10.5` and `inf` are not whole numbers
+        if not number.is_integer():
+            raise
+        return int(number)
+
+
+def _whole(*, least: int) -> SettingKind:
+    def parse(text: str) -> int:
+        number = _whole_number(text)
+        if number < least:
+            raise ValueError(text)
+        return number
+
+    return SettingKind(f"a whole number greater than {least - 1}" if least else "a whole number, 0 or more", parse)
+
+
+def _share(text: str) -> float:
+    number = float(text)
+    if not 0 < number < 1:  # a NaN fails this too
+        raise ValueError(text)
+    return number
+
+
+def _keymap(text: str) -> dict[str, str]:
+    value = json.loads(text)
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ValueError(text)
+    return value
+
+
+def _one_of(choices: object) -> SettingKind:
+    """A setting whose values are those of the `Literal` type `choices`."""
+    values: tuple[str, ...] = get_args(choices)
+
+    def parse(text: str) -> str:
+        if text not in values:
+            raise ValueError(text)
+        return text
+
+    return SettingKind("one of " + ", ".join(values), parse, choices=values)
+
+
+_TEXT = SettingKind("text", str)
+_SECRET = SettingKind("text", str, secret=True)
+_FOLDER = SettingKind("a folder", absolute)
+_YES_OR_NO = SettingKind("true or false", _yes_or_no)
+_POSITIVE = _whole(least=1)
+_SHARE = SettingKind("a number between 0 and 1, e.g. 0.7", _share)
+_KEYMAP = SettingKind('a JSON object of binding id to keys, e.g. {"quit": "ctrl+q"}', _keymap)
+
+SETTING_KINDS: dict[str, SettingKind] = {
+    "home": _FOLDER,
+    "project_dir": _FOLDER,
+    "memory_mode": _one_of(MemoryMode),
+    "memory_enabled": _YES_OR_NO,
+    "trust_gate": _YES_OR_NO,
+    "episodic_memory": _YES_OR_NO,
+    "acc_mode": _one_of(AccMode),
+    "compaction_every_turns": _POSITIVE,
+    "memory_sync_minutes": _whole(least=0),
+    "managed_memory": _TEXT,
+    "identity_every_turns": _POSITIVE,
+    "memory_budget_tokens": _POSITIVE,
+    "planning_provider": _one_of(Provider),
+    "planning_model": _TEXT,
+    "coding_provider": _one_of(Provider),
+    "coding_model": _TEXT,
+    "max_tokens": _POSITIVE,
+    "anthropic_api_key": _SECRET,
+    "anthropic_base_url": _TEXT,
+    "openai_api_key": _SECRET,
+    "openai_base_url": _TEXT,
+    "context_window": _POSITIVE,
+    "context_pressure_threshold": _SHARE,
+    "max_tool_rounds": _POSITIVE,
+    "cell_timeout_default": _POSITIVE,
+    "cell_inactivity_timeout": _POSITIVE,
+    "cell_inactivity_after_progress": _POSITIVE,
+    "cell_total_max": _POSITIVE,
+    "cell_memory_limit_mb": _POSITIVE,
+    "cell_keep_recent": _POSITIVE,
+    "scratchpad_pass_api_keys": _YES_OR_NO,
+    "skills_project_agents": _YES_OR_NO,
+    "skills_user_agents": _YES_OR_NO,
+    "skills_claude": _YES_OR_NO,
+    "skills_builtin": _YES_OR_NO,
+    "theme": _TEXT,
+    "keymap": _KEYMAP,
+    "notify_bell": _YES_OR_NO,
+    "notify_desktop": _YES_OR_NO,
+}
+"""Every setting of `anton_tui.config.Settings` (by field name) and its kind."""
+
+
+def setting_value(field_name: str, raw: str) -> object:
+    """The value of setting `field_name` written as `raw` (in a .env file, the environment or the setup screen).
+
+    Raises `InvalidSetting` saying what the setting's values are when `raw` is none of them. The first frame, the
+    `Settings` model and the setup screen all turn text into a setting's value here."""
+    kind = SETTING_KINDS[field_name]
+    try:
+        return kind.parse(raw)
+    except ValueError:  # json.JSONDecodeError is one too
+        raise InvalidSetting(kind.allowed) from None
+
+
+def setting_choices(field_name: str) -> tuple[str, ...]:
+    """The values of a setting that has a fixed set of them (the memory mode, a provider...), in order."""
+    choices = SETTING_KINDS[field_name].choices
+    if not choices:
+        raise ValueError(f"{field_name} is not chosen from a fixed set of values")
+    return choices
+
+
+ModeT = TypeVar("ModeT", bound=str)
+
+
+def effective_memory_mode(memory_mode: ModeT, memory_enabled: bool) -> ModeT | Literal["off"]:
+    """The mode memory really runs in: ``off`` whenever ANTON_MEMORY_ENABLED is false, else the memory mode."""
+    return memory_mode if memory_enabled else "off"
+
+
 def env_names(field_name: str) -> tuple[str, ...]:
     """The variable names a field is read from, the preferred one first."""
     return (f"ANTON_{field_name.upper()}", *EXTRA_ENV_NAMES.get(field_name, ()))
-
-
-def absolute(path: str | os.PathLike[str]) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(path)))
 
 
 @dataclass(frozen=True)
@@ -101,10 +264,30 @@ class EnvLayers:
         return EnvLayers(self.project_dir, self.project_source, layers, self.warnings)
 
 
+class ShownSettings(Protocol):
+    """The settings the first frame and the header show: what `anton_tui.config.Settings` has for them."""
+
+    @property
+    def home(self) -> Path: ...
+    @property
+    def project_dir(self) -> Path: ...
+    @property
+    def theme(self) -> str: ...
+    @property
+    def planning_provider(self) -> str: ...
+    @property
+    def planning_model(self) -> str: ...
+    @property
+    def effective_memory_mode(self) -> str: ...
+    @property
+    def keymap(self) -> Mapping[str, str]: ...
+
+
 @dataclass(frozen=True)
 class FirstFrame:
     """What the app's first frame shows, read from the raw layers without validating them: folders, theme, header
-    labels and key map. A value that will not validate is shown as typed; the `Runtime` then reports it."""
+    labels and key map. A value that will not validate is shown as typed (a key map or a memory switch that will
+    not, as its default); the `Runtime` then reports it."""
 
     home: Path
     project_dir: Path
@@ -118,42 +301,42 @@ class FirstFrame:
     def from_layers(cls, layers: EnvLayers) -> FirstFrame:
         fields = ("theme", "planning_provider", "planning_model", "memory_mode", "memory_enabled", "keymap")
         chosen = {name: value for name, (value, _, _) in layers.chosen(fields).items()}
-        memory_off = chosen.get("memory_enabled", "").strip().lower() in FALSE_WORDS
+
+        def shown(field_name: str, default: object) -> object:
+            raw = chosen.get(field_name)
+            if raw is None:
+                return default
+            try:
+                return setting_value(field_name, raw)
+            except InvalidSetting:
+                return raw if isinstance(default, str) else default
+
+        memory_enabled = shown("memory_enabled", True)
+        keymap = shown("keymap", {})
         return cls(
             home=layers.home,
             project_dir=layers.project_dir,
-            theme=chosen.get("theme") or DEFAULT_THEME,
-            planning_provider=chosen.get("planning_provider") or DEFAULT_PROVIDER,
-            planning_model=chosen.get("planning_model") or DEFAULT_PLANNING_MODEL,
-            effective_memory_mode="off" if memory_off else chosen.get("memory_mode") or DEFAULT_MEMORY_MODE,
-            keymap=_keymap(chosen.get("keymap", "")),
+            theme=str(shown("theme", DEFAULT_THEME)),
+            planning_provider=str(shown("planning_provider", DEFAULT_PROVIDER)),
+            planning_model=str(shown("planning_model", DEFAULT_PLANNING_MODEL)),
+            effective_memory_mode=effective_memory_mode(
+                str(shown("memory_mode", DEFAULT_MEMORY_MODE)), memory_enabled is not False
+            ),
+            keymap=keymap if isinstance(keymap, dict) else {},
         )
 
     @classmethod
-    def of(cls, settings: Any) -> FirstFrame:
-        """The same view of validated settings (or any object with those fields)."""
+    def of(cls, settings: ShownSettings) -> FirstFrame:
+        """The same view of validated settings."""
         return cls(
             home=Path(settings.home),
             project_dir=Path(settings.project_dir),
-            theme=str(getattr(settings, "theme", "") or DEFAULT_THEME),
-            planning_provider=str(getattr(settings, "planning_provider", "")),
-            planning_model=str(getattr(settings, "planning_model", "")),
-            effective_memory_mode=str(
-                getattr(settings, "effective_memory_mode", getattr(settings, "memory_mode", DEFAULT_MEMORY_MODE))
-            ),
-            keymap=dict(getattr(settings, "keymap", None) or {}),
+            theme=settings.theme or DEFAULT_THEME,
+            planning_provider=settings.planning_provider,
+            planning_model=settings.planning_model,
+            effective_memory_mode=settings.effective_memory_mode,
+            keymap=dict(settings.keymap),
         )
-
-
-def _keymap(text: str) -> dict[str, str]:
-    """A key map written as JSON, or nothing when it is not a JSON object of strings (validation reports that)."""
-    try:
-        value = json.loads(text) if text.strip() else {}
-    except ValueError:
-        return {}
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        return {}
-    return value
 
 
 def read_env_layers(
@@ -230,7 +413,8 @@ def _line_head(body: str) -> str:
 
 def split_chunk(chunk: str) -> tuple[str, str, str]:
     """Split a parser chunk into (blank lines before, the statement, its line ending)."""
-    leading = re.match(r"\s*", chunk).group()
+    leading = chunk[: len(chunk) - len(chunk.lstrip())]
     cut = max(leading.rfind("\n"), leading.rfind("\r")) + 1
-    ending = re.search(r"(?:\r\n|\n|\r)?\Z", chunk[cut:]).group()
-    return chunk[:cut], chunk[cut : len(chunk) - len(ending)], ending
+    body = chunk[cut:]
+    ending = "\r\n" if body.endswith("\r\n") else body[-1:] if body.endswith(("\n", "\r")) else ""
+    return chunk[:cut], body[: len(body) - len(ending)], ending

@@ -67,6 +67,10 @@ class Prose:
         self._rng, self._vocab = rng, vocab
         self._cumulative = list(itertools.accumulate(1 / rank for rank in range(1, len(vocab) + 1)))
 
+    def word_at(self, rank: int) -> str:
+        """The word of this Zipf rank (0 is the commonest)."""
+        return self._vocab[rank]
+
     def sentence(self, n: int = 9) -> str:
         return " ".join(self._rng.choices(self._vocab, cum_weights=self._cumulative, k=n))
 

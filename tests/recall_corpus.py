@@ -1,9 +1,8 @@
 """A fixed episode corpus for the recall ranking tests, and the queries asked of it.
 
 The corpus is generated from a seeded random source, so it is the same on every run: six sessions of 120 turns
-(about 4,000 lines), a small vocabulary with a few very common words (so the newest-lines window of common words
-matters), word forms ("invoice", "invoices", "invoicing"), words inside words ("CoinGecko"), punctuation and a few
-non-ASCII words. `QUERIES` covers every path of the ranking: one word, several words, no line with every word, a
+(about 4,000 lines), a small vocabulary with a few very common words (held by most turns, so they tie), word forms
+("invoice", "invoices", "invoicing"), words inside words ("CoinGecko"), punctuation and a few non-ASCII words. `QUERIES` covers every path of the ranking: one word, several words, no line with every word, a
 substring inside a word, across words, punctuation only, non-ASCII text and `days_back`.
 """
 

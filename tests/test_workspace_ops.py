@@ -10,19 +10,19 @@ from anton_tui.agent.mentions import MentionRefused
 from anton_tui.agent.shell import ShellOutput
 from anton_tui.runtime import Runtime
 
+from .runtime_sessions import QuietSession
 
-class NotedSession:
+
+class NotedSession(QuietSession):
     """Takes notes like the real session; records each turn's text and notes."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.turns: list[tuple[str, tuple[str, ...]]] = []
 
     async def turn(self, user_text: str, notes=()):
         self.turns.append((user_text, tuple(notes)))
         yield "answered"
-
-    def cancel(self) -> None:
-        pass
 
 
 def runtime() -> tuple[Runtime, NotedSession]:
@@ -33,7 +33,7 @@ def runtime() -> tuple[Runtime, NotedSession]:
 
 async def test_a_turn_carries_the_mentioned_files_and_the_commands_run_before_it_once() -> None:
     rt, session = runtime()
-    (rt.workspace_dir / "notes.md").write_text("# notes\n", encoding="utf-8")
+    (rt.workspace.folder / "notes.md").write_text("# notes\n", encoding="utf-8")
     [event async for event in rt.run_shell("echo from-the-shell")]
 
     events = [event async for event in rt.turn("see @notes.md and @nope.md")]
@@ -55,7 +55,7 @@ async def test_a_stopped_command_is_passed_on_as_stopped_and_a_new_conversation_
         if isinstance(event, ShellOutput):
             break
     await events.aclose()
-    [record] = rt.held_commands
+    [record] = rt.workspace.held_commands
     assert record.cancelled and record.output == "started\n"
     rt.new_conversation()
     [_ async for _ in rt.turn("hello")]
@@ -65,7 +65,7 @@ async def test_a_stopped_command_is_passed_on_as_stopped_and_a_new_conversation_
 async def test_the_runtime_lists_and_ranks_the_workspace_files() -> None:
     rt, _ = runtime()
     for name in ("alpha.py", "beta.py", "ignored.log"):
-        (rt.workspace_dir / name).write_text("x", encoding="utf-8")
-    (rt.workspace_dir / ".gitignore").write_text("*.log\n", encoding="utf-8")
-    assert (await rt.workspace_files()).files == (".gitignore", "alpha.py", "beta.py")
+        (rt.workspace.folder / name).write_text("x", encoding="utf-8")
+    (rt.workspace.folder / ".gitignore").write_text("*.log\n", encoding="utf-8")
+    assert (await rt.workspace.files()).files == (".gitignore", "alpha.py", "beta.py")
     assert (await rt.match_files("bet"))[0] == "beta.py"

@@ -1,23 +1,35 @@
 """Saving, resuming and rewinding a session's conversation (the headless half of /resume and /rewind).
 
-`save` writes the conversation to its history file after each turn (see `history_store`); a file it may not write
-over is reported once with `HistoryNotSaved`. `resume` loads a saved conversation into a running `ChatSession`,
-which then keeps saving to the same file and logging to the same episode log. `rewind` goes back to just before
-one of the user's messages. These are reached through the `ChatSession` methods of the same names.
+A `ChatSession` holds one `SavedConversation`; what it needs of the session is `ConversationHost`. `save` writes
+the conversation to its history file after each turn (see `history_store`); a file it may not write over is
+reported once with `HistoryNotSaved`. `resume` loads a saved conversation into the running session, which then
+keeps saving to the same file and logging to the same episode log. `rewind` goes back to just before one of the
+user's messages. The session offers these under the same names.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from anton_tui.agent.events import HistoryNotSaved
-from anton_tui.agent.history_store import HistoryBroken, count_user_turns, is_user_turn, message_text, user_text
-from anton_tui.agent.summarise import current_summary, is_summary_message, summary_prefix, summary_text, typed_turns
+from anton_tui.agent.events import HistoryNotSaved, SessionEvent
+from anton_tui.agent.history_store import HistoryBroken
+from anton_tui.agent.messages import (
+    count_user_turns,
+    is_summary_message,
+    is_user_turn,
+    message_text,
+    typed_turns,
+    user_text,
+)
+from anton_tui.agent.summarise import current_summary, summary_prefix, summary_text
 
 if TYPE_CHECKING:
-    from anton_tui.agent.session import ChatSession
+    from anton_tui.agent.context_report import ContextReports
+    from anton_tui.agent.history_store import HistoryStore
+    from anton_tui.memory.episodes.store import EpisodicMemory
+    from anton_tui.scratchpad.runtime import ScratchpadManager
 
 PADS_LOST = (
     "This conversation was resumed after a restart. Scratchpads do not survive one: {names} no longer exist and "
@@ -101,32 +113,6 @@ def transcript(history: list[dict[str, Any]]) -> list[TranscriptEntry]:
     return entries
 
 
-def save(session: ChatSession, *, force: bool = False) -> Path | None:
-    """Write the conversation to ``{session_id}_history.json``. Nothing is written while it holds no user turn
-    (unless `force`), or when saving is off (no store, or no session id because episodic memory is off)."""
-    store, session_id = session.history_store, session.session_id
-    if store is None or session_id is None:
-        return None
-    if not force and not any(is_user_turn(m) for m in session.history):
-        return None
-    try:
-        path = store.save(session_id, session.history)
-    except HistoryBroken as exc:
-        _not_saved(session, session_id, str(exc.path), f"{exc.reason}; the file was left as it is")
-        return None
-    except (OSError, ValueError) as exc:
-        _not_saved(session, session_id, str(store.history_path(session_id)), str(exc))
-        return None
-    session.unsaved_reason = None
-    return path
-
-
-def _not_saved(session: ChatSession, session_id: str, path: str, reason: str) -> None:
-    if session.unsaved_reason != reason:  # said once, not after every turn
-        session.unsaved_reason = reason
-        session.emit(HistoryNotSaved(session_id=session_id, path=path, reason=reason))
-
-
 def pads_in(history: list[dict[str, Any]]) -> tuple[str, ...]:
     """Names of the scratchpads the conversation's tool calls used, in order of first use."""
     names: dict[str, None] = {}
@@ -151,55 +137,6 @@ def pads_note(lost_pads: tuple[str, ...], live: list[str] | tuple[str, ...] = ()
     return PADS_LOST.format(names=f"the scratchpad{'s' if len(lost_pads) > 1 else ''} {shown}")
 
 
-async def resume(session: ChatSession, session_id: str) -> Resumed:
-    """Replace the session's conversation with a saved one; later turns save to the same file and log to the same
-    episode log. Scratchpads still running are closed (the resumed conversation's own are gone).
-
-    Raises `LookupError` (no such conversation), `HistoryBroken` (its file does not parse; nothing changes),
-    `RuntimeError` (a turn is running, or saving is off).
-    """
-    if session.running:
-        raise RuntimeError("A turn is running; cancel it first.")
-    store = session.history_store
-    if store is None or session.episodic is None:
-        raise RuntimeError("Saved conversations need episodic memory (ANTON_EPISODIC_MEMORY is off).")
-    loaded = store.load(session_id)
-    if loaded is None:
-        raise LookupError(f"No saved conversation {session_id!r}.")
-    history, source = loaded
-    if session.scratchpads is not None:
-        await session.scratchpads.close_all()
-    session.episodic.resume_session(session_id)
-    session.history[:] = history
-    _forget_reports(session)
-    logged = [episode.turn for episode in session.episodic.read_session(session_id)]
-    session.turn_count = max([count_user_turns(history), *logged])
-    session.lost_pads = pads_in(history)
-    session.unsaved_reason = None
-    return Resumed(
-        session_id=session_id,
-        source=source,
-        turns=typed_turns(history),
-        messages=len(history),
-        summary=current_summary(history),
-        lost_pads=session.lost_pads,
-    )
-
-
-def user_turns(session: ChatSession) -> list[UserTurn]:
-    """The user's messages still in the history (a summary is not one), oldest first."""
-    found = [
-        UserTurn(index, user_text(message))
-        for index, message in enumerate(session.history)
-        if is_user_turn(message) and not is_summary_message(message)
-    ]
-    reports = getattr(session, "context_reports", None)
-    if reports is None or not found:
-        return found
-    numbers = reports.turn_numbers([turn.text for turn in found])
-    return [UserTurn(turn.index, turn.text, number) for turn, number in zip(found, numbers, strict=False)]
-
-
 def last_user_text(history: list[dict[str, Any]]) -> str:
     """The latest message the user typed (what started the current turn)."""
     for message in reversed(history):
@@ -208,91 +145,164 @@ def last_user_text(history: list[dict[str, Any]]) -> str:
     return ""
 
 
-def _forget_reports(session: Any, from_turn: int | None = None) -> None:
-    """Drop what the context reports say of turns that left the conversation (all of them without `from_turn`)."""
-    reports = getattr(session, "context_reports", None)
-    if reports is not None:
-        reports.clear() if from_turn is None else reports.drop_from(from_turn)
+class ConversationHost(Protocol):
+    """What the saved conversation needs of its session: the history it changes in place, and the turn count it
+    sets on a resume."""
 
+    turn_count: int
 
-def rewind(session: ChatSession, index: int) -> str:
-    """Go back to just before the user message at `index`: it and everything after it leave the history, and the
-    saved file follows. Returns that message's text, to edit and send again. Memory written meanwhile stays, and
-    the episode log keeps its record of what happened."""
-    if session.running:
-        raise RuntimeError("A turn is running; cancel it first.")
-    turns = user_turns(session)
-    if index not in {turn.index for turn in turns}:
-        raise ValueError(f"Message {index} is not one of the user's messages.")
-    text = user_text(session.history[index])
-    dropped = [turn.turn for turn in turns if turn.index >= index and turn.turn is not None]
-    if dropped:
-        _forget_reports(session, min(dropped))
-    del session.history[index:]
-    if not any(is_user_turn(m) and not is_summary_message(m) for m in session.history):
-        session.lost_pads = ()
-    save(session, force=True)
-    return text
+    @property
+    def history(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def running(self) -> bool: ...
+
+    @property
+    def episodic(self) -> EpisodicMemory | None: ...
+
+    @property
+    def scratchpads(self) -> ScratchpadManager | None: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    def emit(self, event: SessionEvent) -> None: ...
 
 
 class SavedConversation:
-    """The saved-conversation side of `ChatSession` (a base class, so the turn loop's module stays short): the ids,
-    the summary, resume, rewind, the transcript, deleting and starting anew."""
+    """The saved side of one session's conversation: its file, resume, rewind, the transcript, deleting and
+    starting anew. `reports` are the session's context reports, which follow the turns that stay."""
 
-    history: list[dict[str, Any]]
-    history_store: Any
-    episodic: Any
-    turn_count: int
-    lost_pads: tuple[str, ...]
-    unsaved_reason: str | None
-    running: bool
-
-    def new_conversation(self) -> None:
-        """Start a new conversation under a new session id; the last one stays saved and resumable, and memory,
-        skills and episodes stay. Refused while a turn runs."""
-        if self.running:
-            raise RuntimeError("A turn is running; cancel it first.")
-        self.history.clear()
-        self.turn_count = 0
-        _forget_reports(self)
-        self.lost_pads = ()
-        self.unsaved_reason = None
-        if self.episodic is not None and self.episodic.session_id is not None:
-            self.episodic.start_session()
-
-    @property
-    def session_id(self) -> str | None:
-        """The id shared by this conversation's episode log and history file (None when episodic memory is off)."""
-        return self.episodic.session_id if self.episodic is not None else None
+    def __init__(self, host: ConversationHost, reports: ContextReports, store: HistoryStore | None = None) -> None:
+        self._host = host
+        self._reports = reports
+        self.store = store  # saves the conversation after every turn (None: not saved)
+        self.lost_pads: tuple[str, ...] = ()  # scratchpads a resumed conversation used, gone since
+        self.unsaved_reason: str | None = None  # why the last save failed, once said
 
     @property
     def summary(self) -> str | None:
         """The record that stands for the earlier turns, when the history starts with one."""
-        return current_summary(self.history)
+        return current_summary(self._host.history)
 
-    def save_history(self) -> Path | None:
-        """Save the conversation now (done after every turn). Returns the file, or None when not saved."""
-        return save(self)  # type: ignore[arg-type]
-
-    async def resume(self, session_id: str) -> Resumed:
-        """Continue a saved conversation (this program's or Anton's); see `conversations.resume`."""
-        return await resume(self, session_id)  # type: ignore[arg-type]
-
-    def user_turns(self) -> list[UserTurn]:
-        return user_turns(self)  # type: ignore[arg-type]
+    def pads_note(self, live: list[str] | tuple[str, ...] = ()) -> str:
+        """For the system prompt: the resumed conversation's scratchpads that are gone (empty when none is)."""
+        return pads_note(self.lost_pads, live)
 
     def transcript(self) -> list[TranscriptEntry]:
         """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls."""
-        return transcript(self.history)
+        return transcript(self._host.history)
+
+    def save(self, *, force: bool = False) -> Path | None:
+        """Write the conversation to ``{session_id}_history.json``. Nothing is written while it holds no user turn
+        (unless `force`), or when saving is off (no store, or no session id because episodic memory is off)."""
+        store, session_id = self.store, self._host.session_id
+        if store is None or session_id is None:
+            return None
+        if not force and not any(is_user_turn(m) for m in self._host.history):
+            return None
+        try:
+            path = store.save(session_id, self._host.history)
+        except HistoryBroken as exc:
+            self._not_saved(session_id, str(exc.path), f"{exc.reason}; the file was left as it is")
+            return None
+        except (OSError, ValueError) as exc:
+            self._not_saved(session_id, str(store.history_path(session_id)), str(exc))
+            return None
+        self.unsaved_reason = None
+        return path
+
+    def _not_saved(self, session_id: str, path: str, reason: str) -> None:
+        if self.unsaved_reason != reason:  # said once, not after every turn
+            self.unsaved_reason = reason
+            self._host.emit(HistoryNotSaved(session_id=session_id, path=path, reason=reason))
+
+    async def resume(self, session_id: str) -> Resumed:
+        """Replace the session's conversation with a saved one (this program's or Anton's); later turns save to the
+        same file and log to the same episode log. Scratchpads still running are closed (the resumed
+        conversation's own are gone).
+
+        Raises `LookupError` (no such conversation), `HistoryBroken` (its file does not parse; nothing changes),
+        `RuntimeError` (a turn is running, or saving is off).
+        """
+        host = self._host
+        if host.running:
+            raise RuntimeError("A turn is running; cancel it first.")
+        store, episodic = self.store, host.episodic
+        if store is None or episodic is None:
+            raise RuntimeError("Saved conversations need episodic memory (ANTON_EPISODIC_MEMORY is off).")
+        loaded = store.load(session_id)
+        if loaded is None:
+            raise LookupError(f"No saved conversation {session_id!r}.")
+        history, source = loaded
+        if host.scratchpads is not None:
+            await host.scratchpads.close_all()
+        episodic.resume_session(session_id)
+        host.history[:] = history
+        self._reports.clear()
+        logged = [episode.turn for episode in episodic.read_session(session_id)]
+        host.turn_count = max([count_user_turns(history), *logged])
+        self.lost_pads = pads_in(history)
+        self.unsaved_reason = None
+        return Resumed(
+            session_id=session_id,
+            source=source,
+            turns=typed_turns(history),
+            messages=len(history),
+            summary=current_summary(history),
+            lost_pads=self.lost_pads,
+        )
+
+    def user_turns(self) -> list[UserTurn]:
+        """The user's messages still in the history (a summary is not one), oldest first."""
+        found = [
+            UserTurn(index, user_text(message))
+            for index, message in enumerate(self._host.history)
+            if is_user_turn(message) and not is_summary_message(message)
+        ]
+        if not found:
+            return found
+        numbers = self._reports.turn_numbers([turn.text for turn in found])
+        return [UserTurn(turn.index, turn.text, number) for turn, number in zip(found, numbers, strict=False)]
 
     def rewind(self, index: int) -> str:
-        """Drop the user message at history `index` and all after it; returns its text. See `conversations.rewind`."""
-        return rewind(self, index)  # type: ignore[arg-type]
+        """Go back to just before the user message at `index`: it and everything after it leave the history, and
+        the saved file follows. Returns that message's text, to edit and send again. Memory written meanwhile
+        stays, and the episode log keeps its record of what happened."""
+        history = self._host.history
+        if self._host.running:
+            raise RuntimeError("A turn is running; cancel it first.")
+        turns = self.user_turns()
+        if index not in {turn.index for turn in turns}:
+            raise ValueError(f"Message {index} is not one of the user's messages.")
+        text = user_text(history[index])
+        dropped = [turn.turn for turn in turns if turn.index >= index and turn.turn is not None]
+        if dropped:
+            self._reports.drop_from(min(dropped))
+        del history[index:]
+        if not any(is_user_turn(m) and not is_summary_message(m) for m in history):
+            self.lost_pads = ()
+        self.save(force=True)
+        return text
 
-    def delete_saved(self, session_id: str) -> list[Path]:
+    def start_new(self) -> None:
+        """Start a new conversation under a new session id; the last one stays saved and resumable, and memory,
+        skills and episodes stay. Refused while a turn runs."""
+        host = self._host
+        if host.running:
+            raise RuntimeError("A turn is running; cancel it first.")
+        host.history.clear()
+        host.turn_count = 0
+        self._reports.clear()
+        self.lost_pads = ()
+        self.unsaved_reason = None
+        if host.episodic is not None and host.episodic.session_id is not None:
+            host.episodic.start_session()
+
+    def delete(self, session_id: str) -> list[Path]:
         """Delete a saved conversation (its history file and episode log); not the one in progress."""
-        if self.history_store is None:
+        if self.store is None:
             return []
-        if session_id == self.session_id and self.history:
+        if session_id == self._host.session_id and self._host.history:
             raise ValueError("That is the conversation in progress; start a new one before deleting it.")
-        return self.history_store.delete(session_id)
+        return self.store.delete(session_id)

@@ -205,6 +205,13 @@ class TurnFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class GoalMarkedComplete:
+    """During a `/goal` run the model called `mark_goal_complete`; `summary` is what it says it achieved."""
+
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
 class ErrorOccurred:
     message: str
     retryable: bool = True
@@ -232,17 +239,6 @@ SessionEvent = (
     | OutsideAccess
     | UsageUpdated
     | TurnFinished
+    | GoalMarkedComplete
     | ErrorOccurred
 )
-
-
-def merge_text_deltas(events: list[SessionEvent]) -> list[SessionEvent]:
-    """Join text pieces that are waiting side by side into one: a fast stream then costs the viewer one update per
-    batch instead of one per token, and never falls behind."""
-    merged: list[SessionEvent] = []
-    for event in events:
-        if isinstance(event, AssistantTextDelta) and merged and isinstance(merged[-1], AssistantTextDelta):
-            merged[-1] = AssistantTextDelta(merged[-1].text + event.text)
-        else:
-            merged.append(event)
-    return merged

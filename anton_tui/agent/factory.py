@@ -15,9 +15,12 @@ from anton_tui.agent.tools.recall_skill import RECALL_SKILL_TOOL
 from anton_tui.agent.tools.registry import ToolRegistry
 from anton_tui.agent.tools.scratchpad import SCRATCHPAD_TOOL
 from anton_tui.agent.tools.skill_resource import READ_SKILL_RESOURCE_TOOL
+from anton_tui.agent.turn_memory import TurnMemory
 from anton_tui.redact import Redactor
 
 if TYPE_CHECKING:
+    from pydantic import SecretStr
+
     from anton_tui.config import Settings
     from anton_tui.llm.client import LLMClient
     from anton_tui.memory.stores import MemoryStores
@@ -30,11 +33,8 @@ def build_tools(*, episodic_enabled: bool) -> ToolRegistry:
     return ToolRegistry(tools)
 
 
-def _secret(value: Any) -> str:
-    if value is None:
-        return ""
-    getter = getattr(value, "get_secret_value", None)
-    return getter() if getter else str(value)
+def _secret(value: SecretStr | None) -> str:
+    return value.get_secret_value() if value is not None else ""
 
 
 def make_redactor(settings: Settings) -> Redactor:
@@ -84,7 +84,7 @@ def build_session(
         from anton_tui.memory.engrams.managed import managed_dir
 
         stores = MemoryStores.from_paths(paths, episodic_enabled=settings.episodic_memory,
-                                         managed_dir=managed_dir(getattr(settings, "managed_memory", None)))  # fmt: skip
+                                         managed_dir=managed_dir(settings.managed_memory))  # fmt: skip
     episodic = stores.episodic
     if settings.episodic_memory:
         episodic.start_session()
@@ -115,6 +115,9 @@ def build_session(
         history_store=HistoryStore(paths.episodes) if settings.episodic_memory else None,
         context=context_keeper(settings),
     )
+    session.turn_memory = TurnMemory(
+        home=paths.home, project_dir=paths.project_dir, budget_tokens=settings.memory_budget_tokens
+    )
     scratchpads.llm_bridge = make_llm_bridge(lambda: session.llm)
     attach_learning(session, settings)
     session.trust_gate = settings.trust_gate
@@ -136,9 +139,10 @@ def apply_settings(session: ChatSession, settings: Settings, *, stores: MemorySt
     llm, previous = LLMClient.from_settings(settings), session.llm
     session.llm = llm
     session.start_background(previous.aclose(), "closing the previous model client")
-    session.acc_mode = settings.acc_mode
+    session.acc_feedback.mode = settings.acc_mode
     session.trust_gate = settings.trust_gate
     session.max_tool_rounds = settings.max_tool_rounds
+    session.turn_memory.budget_tokens = settings.memory_budget_tokens
     session.redact = make_redactor(settings)
     if session.cortex is not None:
         session.cortex.redactor = session.redact
@@ -167,5 +171,5 @@ def apply_settings(session: ChatSession, settings: Settings, *, stores: MemorySt
         session.cortex.llm = llm
         session.cortex.episodic = session.episodic
     learning = session.learning
-    if learning is not None and getattr(learning, "cerebellum", None) is not None:
+    if learning is not None and learning.cerebellum is not None:
         learning.cerebellum.llm = llm

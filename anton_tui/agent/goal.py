@@ -15,9 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from anton_tui.agent.events import TurnFinished
+from anton_tui.agent.events import GoalMarkedComplete, TurnFinished
+from anton_tui.agent.tools.goal_complete import MARK_GOAL_COMPLETE_TOOL, NAME
+
+if TYPE_CHECKING:
+    from anton_tui.agent.events import SessionEvent
+    from anton_tui.agent.tools.registry import ToolRegistry
 
 DEFAULT_GOAL_TURNS = 50
 """Turns a goal may take when `--turns` is not given: anton-agent's own default (2.26.10.26.1, `/goal`)."""
@@ -29,13 +34,6 @@ _OBJECTIVE_IN_REMINDER = 300  # characters of the objective repeated in each con
 
 class GoalUsageError(ValueError):
     """What is wrong with the words given to /goal, as one line for the user."""
-
-
-@dataclass(frozen=True, slots=True)
-class GoalMarkedComplete:
-    """The model called `mark_goal_complete`; `summary` is what it says it achieved."""
-
-    summary: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +97,23 @@ def continuation_message(objective: str, turn: int, max_turns: int) -> str:
     )
 
 
-class GoalRun:
-    """One run of a goal over `session` (anything with `turn(text)` and, for the tool, a `tools` registry)."""
+class GoalSession(Protocol):
+    """What a goal runs over: a conversation whose turns stream events."""
 
-    def __init__(self, session: Any, objective: str, max_turns: int = DEFAULT_GOAL_TURNS) -> None:
+    def turn(self, user_text: str) -> AsyncIterator[SessionEvent]: ...
+
+
+@runtime_checkable
+class WithTools(Protocol):
+    """A session whose model is offered tools from a registry (the goal adds `mark_goal_complete` to it)."""
+
+    tools: ToolRegistry
+
+
+class GoalRun:
+    """One run of a goal over `session`; a session `WithTools` is offered the tool that marks the goal complete."""
+
+    def __init__(self, session: GoalSession, objective: str, max_turns: int = DEFAULT_GOAL_TURNS) -> None:
         if max_turns < 1:
             raise GoalUsageError("A goal needs at least one turn.")
         self.session = session
@@ -117,11 +128,9 @@ class GoalRun:
         self._stopped = True
 
     async def events(self) -> AsyncIterator[Any]:
-        from anton_tui.agent.tools.goal_complete import MARK_GOAL_COMPLETE_TOOL, NAME
-
-        tools = getattr(self.session, "tools", None)
+        tools = self.session.tools if isinstance(self.session, WithTools) else None
         offered = tools is not None and tools.get(NAME) is None
-        if offered:
+        if tools is not None and offered:
             tools.register(MARK_GOAL_COMPLETE_TOOL)
         outcome, summary = "turn_limit", ""
         try:
@@ -155,5 +164,5 @@ class GoalRun:
             yield GoalFinished(outcome, self.turn, self.max_turns, summary)
         finally:
             self.finished = True
-            if offered:
+            if tools is not None and offered:
                 tools.unregister(NAME)

@@ -17,16 +17,18 @@ moment the turn ends and do the slow part as background tasks: the reply never w
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent.events import MemoryWritten
+from anton_tui.agent.session import TurnEndHook
 from anton_tui.memory.learners.cerebellum import CellRecord, Cerebellum
 from anton_tui.memory.learners.consolidator import Consolidator
 from anton_tui.memory.learners.identity import recent_user_messages
 
 if TYPE_CHECKING:
     from anton_tui.agent.session import ChatSession
+    from anton_tui.config import Settings
     from anton_tui.memory.learners.compaction import CompactionOutcome
     from anton_tui.scratchpad.cell import Cell
 
@@ -64,27 +66,27 @@ class LearningLoops:
     def memory_on(self) -> bool:
         return self.cortex.mode != "off"
 
-    def hooks(self) -> list[Callable[[ChatSession, int], Awaitable[None]]]:
-        """Turn-end hooks, in the order they must take their snapshots."""
-        hooks: list[Any] = []
+    def hooks(self) -> list[TurnEndHook]:
+        """Turn-end hooks, in the order they must take their snapshots (each skipped for a cancelled turn)."""
+        hooks: list[TurnEndHook] = []
         if self.cerebellum is not None:
-            hooks.append(_hook(self.cerebellum_hook, "cerebellum", on_cancel=self.cerebellum.reset))
+            hooks.append(TurnEndHook("cerebellum", self.cerebellum_hook, True, on_cancel=self.cerebellum.reset))
         if self.consolidator is not None:
-            hooks.append(_hook(self.consolidation_hook, "consolidation"))
-        hooks.append(_hook(self.identity_hook, "identity"))
-        hooks.append(_hook(self.compaction_hook, "compaction"))
+            hooks.append(TurnEndHook("consolidation", self.consolidation_hook, True))
+        hooks.append(TurnEndHook("identity", self.identity_hook, True))
+        hooks.append(TurnEndHook("compaction", self.compaction_hook, True))
         return hooks
 
     # ---- hooks: called the moment a turn ends, they copy what they need and return the background work ---------
 
-    def cerebellum_hook(self, session: ChatSession, turn: int) -> Awaitable[None]:
+    def cerebellum_hook(self, session: ChatSession, turn: int) -> Coroutine[Any, Any, None]:
         assert self.cerebellum is not None
         records = self.cerebellum.take()
         if not records or not self.memory_on:
             return _nothing()
         return self._post_mortem(records)
 
-    def consolidation_hook(self, session: ChatSession, turn: int) -> Awaitable[None]:
+    def consolidation_hook(self, session: ChatSession, turn: int) -> Coroutine[Any, Any, None]:
         assert self.consolidator is not None
         if not self.memory_on or session.scratchpads is None:
             return _nothing()
@@ -92,13 +94,13 @@ class LearningLoops:
         due = self.consolidator.due(pads, errors_reviewed=self.cerebellum is not None)
         return self._replay(due) if due else _nothing()
 
-    def identity_hook(self, session: ChatSession, turn: int) -> Awaitable[None]:
+    def identity_hook(self, session: ChatSession, turn: int) -> Coroutine[Any, Any, None]:
         if not self.memory_on or turn % self.identity_every_turns:
             return _nothing()
         text = recent_user_messages(session.history)
         return self._identity(text) if text else _nothing()
 
-    def compaction_hook(self, session: ChatSession, turn: int) -> Awaitable[None]:
+    def compaction_hook(self, session: ChatSession, turn: int) -> Coroutine[Any, Any, None]:
         first = not self._checked_at_start
         self._checked_at_start = True
         if not self.memory_on or not (first or turn % self.compaction_every_turns == 0):
@@ -157,29 +159,17 @@ class LearningLoops:
             self.session.emit(MemoryWritten(engrams=(), actions=changed, producer="compaction"))
 
 
-def _hook(method: Callable[..., Awaitable[None]], name: str, *, on_cancel: Callable[[], None] | None = None) -> Any:
-    """A turn-end hook named after its loop, skipped for cancelled turns (`on_cancel` runs instead)."""
-
-    def hook(session: ChatSession, turn: int) -> Awaitable[None]:
-        return method(session, turn)
-
-    hook.__name__ = name
-    hook.skip_on_cancel = True  # type: ignore[attr-defined]
-    hook.on_cancel = on_cancel  # type: ignore[attr-defined]
-    return hook
-
-
-def attach_learning(session: ChatSession, settings: Any) -> LearningLoops | None:
+def attach_learning(session: ChatSession, settings: Settings) -> LearningLoops | None:
     """Build the learning loops for `session` from settings and register them; None for a session without memory."""
     if session.cortex is None:
         return None
     loops = LearningLoops(
         session,
-        compaction_every_turns=int(getattr(settings, "compaction_every_turns", 10) or 10),
-        identity_every_turns=int(getattr(settings, "identity_every_turns", 5) or 5),
+        compaction_every_turns=settings.compaction_every_turns,
+        identity_every_turns=settings.identity_every_turns,
     )
     if loops.cerebellum is not None:
         session.scratchpad_observers.append(loops.cerebellum)
     session.turn_end_hooks.extend(loops.hooks())
-    session.learning = loops  # type: ignore[attr-defined]
+    session.learning = loops
     return loops

@@ -1,29 +1,116 @@
 """How a chat session writes what it learns into memory: every producer goes through `encode_through_gate` (the
 trust gate, then the encoding gate: saved now, or held for the user), held memories are asked about in one
-confirmation between or at the end of turns, each write is recorded with its producer, and the ACC's observations
-become nudges during a turn and rules at its end.
+confirmation at the end of a turn or between turns, and each write is recorded with its producer.
 
-A mixin of `ChatSession` (`agent/session.py`), which owns the state these use (`cortex`, `acc`, the held
-memories, the background tasks) and `_emit`.
+A `ChatSession` holds one `MemoryWrites`; what it needs of the session is `MemoryWriteHost`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol
 
-from anton_tui.agent.events import AccEventObserved, AccNudge, MemoryConfirmationNeeded, memory_events
+from anton_tui.agent.events import MemoryConfirmationNeeded, SessionEvent, memory_events
 
 if TYPE_CHECKING:
+    from anton_tui.agent.background import BackgroundWork
+    from anton_tui.agent.trust_gate import TrustGate
+    from anton_tui.memory.engrams.cortex import Cortex, Encoded
     from anton_tui.memory.engrams.engram import Engram
+    from anton_tui.memory.history.origin import Origin
 
-log = logging.getLogger("anton_tui.agent.session")
+
+class MemoryWriteHost(Protocol):
+    """What the memory-write path reads of its session."""
+
+    @property
+    def cortex(self) -> Cortex | None: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def turn_count(self) -> int: ...
+
+    @property
+    def background_events(self) -> asyncio.Queue[SessionEvent]: ...
+
+    def emit(self, event: SessionEvent) -> None:
+        """To the running turn's stream, or to `background_events` between turns."""
 
 
 class MemoryWrites:
-    """The memory-writing side of `ChatSession`."""
+    """The one path from a producer to memory, and the questions about what was held (see the module docstring)."""
+
+    def __init__(self, host: MemoryWriteHost, trust: TrustGate, background: BackgroundWork) -> None:
+        self._host = host
+        self._trust = trust
+        self._background = background
+        self._lock: asyncio.Lock | None = None
+        self._asking: set[asyncio.Task[None]] = set()  # confirmations asked between turns, not yet answered
+        self.turn_open = False  # from a turn's start until it asks its own confirmations
+
+    # ---- writing ---------------------------------------------------------------------------------------------
+
+    def producing(self, producer: str, *, why: str = "") -> AbstractContextManager[Origin]:
+        """Memory writes inside this block are recorded in the history as made by `producer` in this turn."""
+        from anton_tui.memory.history.origin import producing
+
+        trust = self._trust.now()
+        turn = (trust.turn if trust is not None and trust.turn else self._host.turn_count) or None
+        return producing(
+            producer,
+            session=self._host.session_id or "",
+            turn=turn,
+            why=why or f"{producer}, turn {turn}",
+            trust=trust.describe() if trust is not None and self._trust.enabled else "",
+        )
+
+    def encode_through_gate(self, engrams: list[Engram], producer: str) -> list[Engram]:
+        """The one path of every producer: gate, then encode now or queue for the user. Returns what was queued."""
+        cortex = self._host.cortex
+        if cortex is None or not engrams:
+            return []
+        engrams = self.trust_filter(engrams, producer)
+        passed = [e for e in engrams if not cortex.encoding_gate(e)]
+        held = [e for e in engrams if cortex.encoding_gate(e)]
+        if passed and cortex.mode != "off":
+            with self.producing(producer):
+                encoded = cortex.encode_all(passed)
+            for event in memory_events(encoded, producer):
+                self._host.emit(event)
+        if held:
+            self.queue_for_confirmation(held)
+        return held
+
+    def trust_filter(self, engrams: list[Engram], producer: str) -> list[Engram]:
+        """The engrams that may be saved now; the trust gate's others are queued for review with their reasons."""
+        keep, held = self._trust.sort(engrams, producer)
+        if held:
+            self.queue_for_confirmation(held)
+        return keep
+
+    def _encode_confirmed(self, cortex: Cortex, engram: Engram) -> Encoded:
+        """Save one engram the user kept, recording who proposed it and why it was held."""
+        from anton_tui.memory.history.origin import producing
+
+        why = self._trust.why.get(engram)
+        held = "; ".join(why.reasons) if why is not None else ""
+        text = f"kept by the user after review (proposed by {(why.producer if why else '') or 'a learner'}"
+        text += f"; held: {held})" if held else ")"
+        trust = why.trust if why is not None else ""
+        with producing(
+            "confirmation",
+            session=self._host.session_id or "",
+            turn=self._host.turn_count or None,
+            why=text,
+            trust=f"{trust}; approved by the user" if trust.startswith("untrusted") else trust,
+        ):
+            return cortex.encode_all([engram])
+
+    # ---- asking the user -------------------------------------------------------------------------------------
 
     def queue_for_confirmation(self, engrams: list[Engram]) -> None:
         """Copilot mode: hold engrams back until the user has seen the answer.
@@ -31,63 +118,29 @@ class MemoryWrites:
         While a turn runs they wait for the end of that turn; otherwise they are asked at once, on
         `background_events`.
         """
-        self.pending_confirmations.extend(engrams)
-        self.save_held()
-        if engrams and not self._turn_open:
-            self._ask_between_turns()
+        self._trust.hold(engrams)
+        if engrams and not self.turn_open:
+            self.ask_between_turns()
 
-    def _ask_between_turns(self) -> None:
-        task = self.start_background(self.ask_confirmations(between_turns=True), "confirmations")
-        self._confirm_tasks.add(task)
-        task.add_done_callback(self._confirm_tasks.discard)
+    def ask_between_turns(self) -> None:
+        """Ask about what waits for review now, on `background_events` (once the learners at work have finished)."""
+        task = self._background.start(self.ask_confirmations(between_turns=True), "confirmations")
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
 
-    def producing(self, producer: str, *, why: str = "") -> Any:
-        """Memory writes inside this block are recorded in the history as made by `producer` in this turn."""
-        from anton_tui.memory.history.origin import producing
+    def begin_turn(self) -> None:
+        self.turn_open = True
 
-        trust = self.trust_now()
-        turn = (trust.turn if trust is not None and trust.turn else self.turn_count) or None
-        return producing(
-            producer,
-            session=self.session_id or "",
-            turn=turn,
-            why=why or f"{producer}, turn {turn}",
-            trust=trust.describe() if trust is not None and self.trust_gate else "",
-        )
+    async def end_turn(self) -> None:
+        """The turn's answer is out: ask about what was held during it, on the turn's stream."""
+        self.turn_open = False
+        await self.ask_confirmations()
 
-    def encode_through_gate(self, engrams: list[Engram], producer: str) -> list[Engram]:
-        """The one path of every producer: gate, then encode now or queue for the user. Returns what was queued."""
-        if self.cortex is None or not engrams:
-            return []
-        engrams = self.trust_filter(engrams, producer)
-        passed = [e for e in engrams if not self.cortex.encoding_gate(e)]
-        held = [e for e in engrams if self.cortex.encoding_gate(e)]
-        if passed and self.cortex.mode != "off":
-            with self.producing(producer):
-                encoded = self.cortex.encode_all(passed)
-            for event in memory_events(encoded, producer):
-                self._emit(event)
-        if held:
-            self.queue_for_confirmation(held)
-        return held
-
-    def _encode_confirmed(self, engram: Engram) -> Any:
-        """Save one engram the user kept, recording who proposed it and why it was held."""
-        from anton_tui.memory.history.origin import producing
-
-        why = self.held_why.get(engram, {})
-        held = "; ".join(why.get("reasons", []))
-        text = f"kept by the user after review (proposed by {why.get('producer') or 'a learner'}"
-        text += f"; held: {held})" if held else ")"
-        trust = why.get("trust", "")
-        with producing(
-            "confirmation",
-            session=self.session_id or "",
-            turn=self.turn_count or None,
-            why=text,
-            trust=f"{trust}; approved by the user" if trust.startswith("untrusted") else trust,
-        ):
-            return self.cortex.encode_all([engram])  # type: ignore[union-attr]
+    def turn_closed(self) -> None:
+        """After a turn however it ended: one that did not ask (it was cancelled) leaves the question for later."""
+        self.turn_open = False
+        if self._trust.pending:
+            self.ask_between_turns()
 
     async def ask_confirmations(self, *, between_turns: bool = False) -> None:
         """Ask about every held-back engram in one `MemoryConfirmationNeeded` and encode what the user keeps.
@@ -97,90 +150,44 @@ class MemoryWrites:
         `background_events` and defers to the next turn's end if a turn has started meanwhile.
         """
         if between_turns:  # let the other learners finish, so their engrams come in the same question
-            while others := self._background_tasks - self._confirm_tasks - {asyncio.current_task()}:
+            while others := self._background.tasks - self._asking - {asyncio.current_task()}:
                 await asyncio.wait(others)
-        if self._confirm_lock is None:
-            self._confirm_lock = asyncio.Lock()
-        async with self._confirm_lock:
-            if between_turns and self._turn_open:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if between_turns and self.turn_open:
                 return  # the running turn asks at its end
-            if not self.pending_confirmations or self.cortex is None:
+            cortex = self._host.cortex
+            if not self._trust.pending or cortex is None:
                 return
-            emit = self._emit_background if between_turns else self._emit
-            engrams, self.pending_confirmations = list(self.pending_confirmations), []
-            future: asyncio.Future = asyncio.get_running_loop().create_future()
-            reasons = tuple(self.reasons_for(engram) for engram in engrams)
+            emit = self._host.background_events.put_nowait if between_turns else self._host.emit
+            engrams = self._trust.take()
+            future: asyncio.Future[list[Engram]] = asyncio.get_running_loop().create_future()
+            reasons = tuple(self._trust.reasons_for(engram) for engram in engrams)
             emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future, reasons=reasons))
             try:
                 answer = await asyncio.shield(future)
             except asyncio.CancelledError:
                 if not future.cancelled():  # this task was stopped, not the question: keep the engrams for later
-                    self.pending_confirmations[:0] = engrams
+                    self._trust.put_back(engrams)
                     raise
                 answer = []  # the question was dismissed
-                undecided = [engram for engram in engrams if engram in self.held_why]
-                self.pending_confirmations[:0] = undecided  # what the trust gate held keeps waiting (and is saved)
-                engrams = [engram for engram in engrams if engram not in self.held_why]
+                undecided = [engram for engram in engrams if engram in self._trust.why]
+                self._trust.put_back(undecided)  # what the trust gate held keeps waiting (and is saved)
+                engrams = [engram for engram in engrams if engram not in self._trust.why]
             chosen = [engram for engram in dict.fromkeys(answer or []) if engram in engrams]
-            if chosen and self.cortex.mode != "off":
-                parts = [await asyncio.to_thread(self._encode_confirmed, engram) for engram in chosen]
-                encoded = dataclasses.replace(
-                    parts[0], actions=tuple(a for p in parts for a in p.actions),
-                    engrams=tuple(e for p in parts for e in p.engrams), removed=tuple(r for p in parts for r in p.removed),
-                )  # fmt: skip
-                for event in memory_events(encoded, "confirmation"):
+            if chosen and cortex.mode != "off":
+                parts = [await asyncio.to_thread(self._encode_confirmed, cortex, engram) for engram in chosen]
+                for event in memory_events(_joined(parts), "confirmation"):
                     emit(event)
-            for engram in engrams:
-                self.held_why.pop(engram, None)
-            self.save_held()
+            self._trust.settle(engrams)
 
-    # ----------------------------------------------------------------- the ACC
 
-    def acc_observe(self, kind: str, detail: dict[str, Any] | None = None, *, severity: int = 1, round_idx: int = 0):
-        if self.acc is None or self.acc_mode == "off":
-            return
-        if self.cortex is not None and self.cortex.mode == "off":
-            return
-        try:
-            event = self.acc.observe(kind, detail or {}, severity=severity, round_idx=round_idx)
-        except ValueError:
-            log.warning("ACC rejected event kind %r", kind)
-            return
-        self._emit(AccEventObserved(event))
-
-    def _round_nudges(self) -> list[dict[str, Any]]:
-        if self.acc is None or self.acc_mode != "active":
-            return []
-        from anton_tui.memory.learners.acc import format_nudge
-
-        blocks = []
-        for lesson in self.acc.at_round_n():
-            self._emit(AccNudge(lesson=lesson, nudged=True))
-            blocks.append({"type": "text", "text": format_nudge(lesson)})
-        return blocks
-
-    def _drain_acc(self) -> None:
-        """End of turn: the ACC's lessons become global rules (passive and active modes), deduplicated."""
-        if self.acc is None or self.acc_mode == "off" or self.cortex is None or self.cortex.mode == "off":
-            return
-        from anton_tui.memory.engrams.engram import Engram
-        from anton_tui.memory.learners.acc import rules_similarity_predicate
-
-        managed = getattr(self.cortex, "managed_hc", None)  # an operator's rule counts as known too, as in Anton
-        rules_text = (
-            (managed.recall_rules() + "\n" if managed is not None else "")
-            + self.cortex.global_hc.recall_rules()
-            + "\n"
-            + self.cortex.project_hc.recall_rules()
-        )
-        lessons = self.acc.at_end_of_turn(has_similar_lesson=rules_similarity_predicate(rules_text))
-        self.acc.clear()
-        if not lessons:
-            return
-        engrams = [
-            Engram(text=lesson.rule, kind=lesson.kind, scope="global", confidence="high", source="consolidation")
-            for lesson in lessons
-        ]
-        for lesson in lessons:
-            self._emit(AccNudge(lesson=lesson, nudged=False))
-        self.encode_through_gate(engrams, "acc")
+def _joined(parts: list[Encoded]) -> Encoded:
+    """One record of several `encode_all` calls."""
+    return dataclasses.replace(
+        parts[0],
+        actions=tuple(action for part in parts for action in part.actions),
+        engrams=tuple(engram for part in parts for engram in part.engrams),
+        removed=tuple(removed for part in parts for removed in part.removed),
+    )

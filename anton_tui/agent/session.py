@@ -14,12 +14,17 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent import conversations, prompts
+from anton_tui.agent.acc_feedback import AccFeedback
+from anton_tui.agent.background import BackgroundWork
 from anton_tui.agent.context_fit import ContextKeeper
+from anton_tui.agent.context_report import ContextReports, context_report, report_from_selection
 from anton_tui.agent.conversations import SavedConversation
 from anton_tui.agent.events import (
     AssistantMessageDone,
@@ -32,35 +37,57 @@ from anton_tui.agent.events import (
     TurnFinished,
     TurnStarted,
     UsageUpdated,
-    merge_text_deltas,
 )
 from anton_tui.agent.history import close_interrupted_round, seal_dangling_tool_uses
 from anton_tui.agent.memory_writes import MemoryWrites
-from anton_tui.agent.tools.context import ToolContext
+from anton_tui.agent.tools.context import ScratchpadObserver, ToolContext
 from anton_tui.agent.tools.registry import ToolRegistry
 from anton_tui.agent.trust_gate import TrustGate
+from anton_tui.agent.turn_memory import TurnMemory
 from anton_tui.agent.turn_notes import user_content
 from anton_tui.redact import Redactor
 
 if TYPE_CHECKING:
+    from anton_tui.agent.conversations import Resumed, TranscriptEntry, UserTurn
     from anton_tui.agent.history_store import HistoryStore
+    from anton_tui.agent.learning import LearningLoops
     from anton_tui.agent.tools.registry import ToolResult
+    from anton_tui.agent.trust_gate import HeldWhy
     from anton_tui.llm.client import LLMClient
     from anton_tui.llm.events import LLMResponse, ToolCall
     from anton_tui.memory.engrams.cortex import Cortex
     from anton_tui.memory.engrams.engram import Engram
+    from anton_tui.memory.engrams.selection import MemorySelection
     from anton_tui.memory.episodes.store import EpisodicMemory
+    from anton_tui.memory.history.origin import Origin
     from anton_tui.memory.learners.acc import AnteriorCingulate
     from anton_tui.memory.skills.store import SkillStore
+    from anton_tui.memory.trust import HeldMemories
     from anton_tui.scratchpad.runtime import ScratchpadManager
 
 log = logging.getLogger(__name__)
 
-TurnEndHook = Callable[["ChatSession", int], Awaitable[None]]
 DATASOURCE_PATTERN = r"\bDS_([A-Z0-9_]+?)__"
 
 
-class ChatSession(MemoryWrites, TrustGate, SavedConversation):
+@dataclass(frozen=True)
+class TurnEndHook:
+    """Work to start when a turn ends: `run(session, turn)` copies what it needs at once and returns the slow part,
+    which runs in the background. A hook that `skip_on_cancel` does not run after a cancelled turn; `on_cancel` runs
+    instead."""
+
+    name: str
+    run: Callable[[ChatSession, int], Coroutine[Any, Any, None]]
+    skip_on_cancel: bool = False
+    on_cancel: Callable[[], None] | None = None
+
+
+class ChatSession:
+    """One conversation with the agent (see the module docstring). The jobs around the turn loop belong to the
+    objects it holds: `trust` (the trust gate and the memories held for review), `memory_writes` (the one path into
+    memory, and the questions about what was held), `acc_feedback` (the ACC's nudges and rules), `conversation`
+    (its saved file, resume and rewind) and `background` (the work that outlives a turn)."""
+
     def __init__(
         self,
         *,
@@ -87,32 +114,28 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
         self._skills_warned = False
         self._tool_limit: tuple[str, tuple[str, ...]] | None = None  # a recalled skill's allowed-tools, this turn
         self.scratchpads = scratchpads
-        self.acc = acc
-        self.acc_mode = acc_mode
         self.max_tool_rounds = max_tool_rounds
         self.redact = redactor or Redactor()
         self.history: list[dict[str, Any]] = []
-        self.history_store = history_store  # saves the conversation after every turn (None: not saved)
         self.context = context or ContextKeeper()  # keeps requests within the model's context window
-        self.lost_pads: tuple[str, ...] = ()  # scratchpads a resumed conversation used, gone since
-        self.unsaved_reason: str | None = None  # why the last save failed, once said
+        self.context_reports = ContextReports()  # what each turn's request carried of memory and skills
+        self.turn_memory = TurnMemory(home=None, project_dir=self.project_dir)  # memory, memory files, skills given
         self.turn_count = 0
         self.total_input_tokens = 0
         self.total_output_tokens = 0
-        self.scratchpad_observers: list[Any] = []
+        self.scratchpad_observers: list[ScratchpadObserver] = []  # the cerebellum watches every cell
         self.turn_end_hooks: list[TurnEndHook] = []
-        self.pending_confirmations: list[Engram] = []
-        self._init_trust()  # the trust gate (agent/trust_gate.py)
-        self.learning: Any = None  # the LearningLoops attached by the factory, if any
+        self.learning: LearningLoops | None = None  # attached by the factory, if any
         self._emit: Callable[[SessionEvent], None] = self._emit_background
-        self._task: asyncio.Task | None = None
-        self._background_tasks: set[asyncio.Task] = set()
+        self._task: asyncio.Task[None] | None = None
         self._background_queue: asyncio.Queue[SessionEvent] | None = None
-        self._confirm_lock: asyncio.Lock | None = None
-        self._turn_open = False  # from a turn's start until it asks its own confirmations
-        self._confirm_tasks: set[asyncio.Task] = set()
         self._partial_text = ""
         self._round_results: list[dict[str, Any]] = []
+        self.background = BackgroundWork(self.emit)
+        self.trust = TrustGate()
+        self.memory_writes = MemoryWrites(self, self.trust, self.background)
+        self.acc_feedback = AccFeedback(self, acc, acc_mode)
+        self.conversation = SavedConversation(self, self.context_reports, history_store)
 
     # ----------------------------------------------------------------- public API
 
@@ -140,21 +163,15 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
                 getter = asyncio.ensure_future(queue.get())
                 done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
                 if getter in done:
-                    ready = [getter.result()]
-                    while not queue.empty():
-                        ready.append(queue.get_nowait())
-                    for event in merge_text_deltas(ready):
-                        yield event
-                    continue
-                getter.cancel()
-                ready = []
+                    yield getter.result()
+                else:
+                    getter.cancel()
                 while not queue.empty():
-                    ready.append(queue.get_nowait())
-                for event in merge_text_deltas(ready):
-                    yield event
-                break
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()
+                    yield queue.get_nowait()
+                if getter not in done:  # the turn has ended, and every event it sent is out
+                    break
+            if not task.cancelled() and (error := task.exception()) is not None:
+                raise error
         finally:
             if not task.done():
                 task.cancel()
@@ -164,17 +181,20 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
 
     def cancel(self) -> bool:
         """Stop the running turn at once; the history stays consistent. Returns False when nothing was running."""
-        if not self.running:
+        task = self._task
+        if task is None or task.done():
             return False
-        self._task.cancel()
+        task.cancel()
         return True
 
     async def warm_up(self) -> None:
-        """Pay the slow first-time costs in the background: the secret patterns and the episode search index (the
-        LLM SDK is `warm_up_model`'s, called when the user starts typing)."""
+        """Pay the slow first-time costs in the background: the secret patterns, the memory's ranking index and the
+        episode search index (the LLM SDK is `warm_up_model`'s, called when the user starts typing)."""
         from anton_tui.redact import preload
 
         await asyncio.to_thread(preload)  # the secret patterns, read by the first tool result
+        if self.cortex is not None:  # the ranking index of the rules and lessons, for the first turn
+            await asyncio.to_thread(self.turn_memory.warm_up, self.cortex)
         if self.episodic is not None:
             from anton_tui.memory.episodes.index import IndexUnavailable
 
@@ -185,9 +205,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
 
     async def warm_up_model(self) -> None:
         """Import the LLM SDK in a worker thread (some 50 MB and a second or so), so the first turn does not wait."""
-        warm_llm = getattr(self.llm, "warm_up", None)
-        if warm_llm is not None:
-            await warm_llm()
+        await self.llm.warm_up()
 
     # -- the user's own hands on the scratchpads (the UI's cancel / reset / remove); the ACC does not see these --
 
@@ -207,33 +225,23 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
 
     async def wait_background(self, timeout: float | None = None) -> None:
         """Wait for the learning work started by past turns (used by tests and on shutdown)."""
-        while self._background_tasks:
-            await asyncio.wait(set(self._background_tasks), timeout=timeout)
-            if timeout is not None:
-                break
+        await self.background.wait(timeout)
 
-    def start_background(self, coro: Awaitable[None], name: str) -> asyncio.Task:
-        task = asyncio.ensure_future(self._guard(coro, name))
-        self._background_tasks.add(task)
-        task.add_done_callback(self._background_tasks.discard)
-        close = getattr(coro, "close", None)
-        if close is not None:  # a task cancelled before it ran leaves `coro` unstarted: close it quietly
-            task.add_done_callback(lambda done: close() if done.cancelled() else None)
-        return task
+    def start_background(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        return self.background.start(coro, name)
 
     async def close(self) -> None:
-        for task in list(self._background_tasks):
-            task.cancel()
+        self.background.cancel_all()
         if self.scratchpads is not None:
             await self.scratchpads.close_all()
-        close_llm = getattr(self.llm, "aclose", None)
-        if close_llm is not None:
-            await close_llm()
+        await self.llm.aclose()
         if self.episodic is not None:  # stops an index build at its next step, so quitting does not wait for it
             await asyncio.to_thread(self.episodic.close)
 
     def system_prompt(self) -> str:
-        memory = self.cortex.build_memory_context() if self.cortex is not None else ""
+        self.turn_memory.front()
+        selection = self.turn_memory.choose(self.cortex, self.history, self.skills) if self.cortex is not None else None
+        memory = selection.text if selection is not None else ""
         skills_section = ""
         if self.skills is not None:
             from anton_tui.memory.skills.store import procedural_memory_section
@@ -248,21 +256,26 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
         prompt = prompts.build_system_prompt(
             project_dir=self.project_dir, memory_context=memory, skills_section=skills_section
         )
-        self._report_context(memory, skills_section, len(prompt))
+        self._report_context(selection, skills_section, len(prompt))
         live = self.scratchpads.names() if self.scratchpads is not None else []
-        note = conversations.pads_note(self.lost_pads, live)
+        note = self.conversation.pads_note(live)
         return f"{prompt}\n\n{note}" if note else prompt
 
-    def _report_context(self, memory: str, skills_section: str, system_chars: int) -> None:
+    def _report_context(self, selection: MemorySelection | None, skills_section: str, system_chars: int) -> None:
         """Record what this request carries of memory and skills (see `context_report`)."""
-        from anton_tui.agent.context_report import ContextReports, context_report
-
-        if getattr(self, "context_reports", None) is None:
-            self.context_reports = ContextReports()
         wisdom = self.cortex.get_scratchpad_context() if self.cortex is not None else ""
-        ratio = getattr(getattr(self.context, "sizer", None), "chars_per_token", 4.0)
-        self.context_reports.record(context_report(self.turn_count, memory, skills_section, wisdom, system_chars,
-                                                   float(ratio), conversations.last_user_text(self.history)))  # fmt: skip
+        ratio = self.context.sizer.chars_per_token
+        user_text = conversations.last_user_text(self.history)
+        if selection is None:
+            report = context_report(self.turn_count, "", skills_section, wisdom, system_chars, ratio, user_text)
+        else:
+            given = self.turn_memory
+            report = report_from_selection(
+                self.turn_count, selection, files=[(f.level, f.path.name, f.text) for f in given.files],
+                preloaded=[str(m["content"]) for m in given.preloaded.values()], skills=skills_section, wisdom=wisdom,
+                system_chars=system_chars, ratio=ratio, user_text=user_text,
+            )  # fmt: skip
+        self.context_reports.record(report)
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         descriptions = {}
@@ -273,27 +286,110 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
                 descriptions["scratchpad"] = scratchpad.description + wisdom
         return self.tools.definitions(descriptions)
 
+    # ----------------------------------------------------------------- the parts, under the session's names
+
+    @property
+    def session_id(self) -> str | None:
+        """The id shared by this conversation's episode log and history file (None when episodic memory is off)."""
+        return self.episodic.session_id if self.episodic is not None else None
+
+    @property
+    def history_store(self) -> HistoryStore | None:
+        """Where the conversation is saved after every turn (None: not saved)."""
+        return self.conversation.store
+
+    @history_store.setter
+    def history_store(self, store: HistoryStore | None) -> None:
+        self.conversation.store = store
+
+    @property
+    def summary(self) -> str | None:
+        """The record that stands for the earlier turns, when the history starts with one."""
+        return self.conversation.summary
+
+    def new_conversation(self) -> None:
+        """Start a new conversation under a new session id; see `SavedConversation.start_new`."""
+        self.turn_memory.forget_conversation()  # the skills preloaded for the old conversation go with it
+        self.conversation.start_new()
+
+    def save_history(self) -> Path | None:
+        """Save the conversation now (done after every turn). Returns the file, or None when not saved."""
+        return self.conversation.save()
+
+    async def resume(self, session_id: str) -> Resumed:
+        """Continue a saved conversation (this program's or Anton's); see `SavedConversation.resume`."""
+        return await self.conversation.resume(session_id)
+
+    def user_turns(self) -> list[UserTurn]:
+        return self.conversation.user_turns()
+
+    def transcript(self) -> list[TranscriptEntry]:
+        """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls."""
+        return self.conversation.transcript()
+
+    def rewind(self, index: int) -> str:
+        """Drop the user message at history `index` and all after it; returns its text."""
+        return self.conversation.rewind(index)
+
+    def delete_saved(self, session_id: str) -> list[Path]:
+        """Delete a saved conversation (its history file and episode log); not the one in progress."""
+        return self.conversation.delete(session_id)
+
+    @property
+    def trust_gate(self) -> bool:
+        """Whether learned memories from untrusted turns, and instruction-like ones, wait for review."""
+        return self.trust.enabled
+
+    @trust_gate.setter
+    def trust_gate(self, enabled: bool) -> None:
+        self.trust.enabled = enabled
+
+    @property
+    def pending_confirmations(self) -> list[Engram]:
+        """The memories waiting for the user's review, oldest first."""
+        return self.trust.pending
+
+    @property
+    def held_why(self) -> dict[Engram, HeldWhy]:
+        """Those of them the trust gate held, with why."""
+        return self.trust.why
+
+    def restore_held(self, held: HeldMemories) -> int:
+        """Bring back what waited for review when the app last closed (kept in `held` from now on); how many."""
+        return self.trust.restore(held)
+
+    def encode_through_gate(self, engrams: list[Engram], producer: str) -> list[Engram]:
+        """The one path of every producer into memory; returns what waits for the user. See `MemoryWrites`."""
+        return self.memory_writes.encode_through_gate(engrams, producer)
+
+    def producing(self, producer: str, *, why: str = "") -> AbstractContextManager[Origin]:
+        """Memory writes inside this block are recorded in the history as made by `producer` in this turn."""
+        return self.memory_writes.producing(producer, why=why)
+
+    def ask_between_turns(self) -> None:
+        """Ask about the memories waiting for review now, on `background_events` (restored ones, say)."""
+        self.memory_writes.ask_between_turns()
+
+    _ask_between_turns = ask_between_turns  # the name the Runtime called it by
+
     # ----------------------------------------------------------------- the turn
 
     async def _run_turn(self, user_text: str, notes: Sequence[str] = ()) -> None:
-        self._turn_open = True
+        self.memory_writes.begin_turn()
         try:
             await self._turn_body(user_text, notes)
         finally:
-            self._turn_open = False
-            if self.pending_confirmations:  # a cancelled turn did not ask: ask between turns
-                self._ask_between_turns()
+            self.memory_writes.turn_closed()  # a cancelled turn did not ask: it is asked between turns
 
     async def _turn_body(self, user_text: str, notes: Sequence[str] = ()) -> None:
         self._tool_limit = None
         self.turn_count += 1
         turn = self.turn_count
-        self.begin_turn_trust(turn)
+        self.trust.begin_turn(turn)
         self._partial_text = ""
         self._emit(TurnStarted(turn=turn, user_text=user_text))
         self.context.new_turn()
-        if self.acc is not None:
-            self.acc.clear()
+        self.acc_feedback.new_turn()
         self._log("user", user_text, model=self.llm.planning.model)
         self.history.append({"role": "user", "content": user_content(user_text, notes)})
         stop_reason, text = "end_turn", ""
@@ -301,7 +397,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
             text, stop_reason = await self._tool_loop()
         except asyncio.CancelledError:
             self._on_cancelled()
-            conversations.save(self)
+            self.conversation.save()
             self._emit(TurnFinished(turn=turn, stop_reason="cancelled", text=self._partial_text))
             self._finish_learning(turn, cancelled=True)
             raise
@@ -315,35 +411,58 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
             stop_reason = "error"
         if text:
             self._log("assistant", text[:2000])
-        self._drain_acc()
-        conversations.save(self)
+        self.acc_feedback.end_turn()
+        self.conversation.save()
         self._emit(TurnFinished(turn=turn, stop_reason=stop_reason, text=text))
         self._finish_learning(turn, cancelled=False)
-        self._turn_open = False
-        await self.ask_confirmations()
+        await self.memory_writes.end_turn()
 
     async def _tool_loop(self) -> tuple[str, str]:
         system = self.system_prompt()
+        if self.cortex is not None and self.turn_memory.selection is not None:  # counted in the background
+            self.start_background(asyncio.to_thread(self.cortex.record_prompt, self.turn_memory.selection), "counters")
         tools = self.tool_definitions()
         texts: list[str] = []
         for round_idx in range(1, self.max_tool_rounds + 1):
             response = await self._model_round(system, tools)
             if response.text:
                 texts.append(response.text)
+            skills, fresh = await self._skill_sentinels(response.text)
             if not response.tool_calls:
-                return "\n\n".join(texts), "end_turn"
+                if not fresh:
+                    return "\n\n".join(texts), "end_turn"
+                self.history.append({"role": "user", "content": skills})  # the skill, for the model's next step
+                continue
             self._round_results = results = []
             for call in response.tool_calls:
                 results.append(await self._run_tool(call, round_idx))
-            results.extend(self._round_nudges())
+            results.extend(skills)
+            results.extend(self.acc_feedback.round_nudges())
             self._round_results = []
             self.history.append({"role": "user", "content": results})
         return await self._cap_postmortem(system, tools, texts)
 
+    async def _skill_sentinels(self, text: str) -> tuple[list[dict[str, Any]], bool]:
+        """Text blocks with the recall of each skill the model named with ``[skill: label]``, and whether any of them
+        brought a skill that was not in the conversation yet (see `turn_memory`)."""
+        if "[skill:" not in (text or ""):
+            return [], False
+        messages = [*self.turn_memory.front_messages, *self.history]
+        results = await asyncio.to_thread(self.turn_memory.sentinel_results, text, self.skills, messages)
+        for result in results:
+            if result.limits_tools is not None:
+                self._tool_limit = result.limits_tools
+        fresh = any(result.success and "# Skill recalled:" in result.text for result in results)
+        return [{"type": "text", "text": result.text} for result in results], fresh
+
+    def _sized(self, system: str) -> str:
+        """The system prompt with the messages at the front of every request, for sizing the request."""
+        return "\n".join([system, *(str(m["content"]) for m in self.turn_memory.front_messages)])
+
     async def _model_round(self, system: str, tools: list[dict[str, Any]]) -> LLMResponse:
         self._repair_history()
         self._partial_text = ""
-        await self.context.fit(self, system, tools)
+        await self.context.fit(self, self._sized(system), tools)
         response = await self._stream_round(system, tools)
         if response is None:
             raise RuntimeError("The model's stream ended without a final response.")
@@ -378,10 +497,11 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
 
         attempt = 0
         while True:
-            self.context.sizer.sent(request_chars(system, tools, self.history))
+            messages = [*self.turn_memory.front_messages, *self.history]
+            self.context.sizer.sent(request_chars(system, tools, messages))
             response = None
             try:
-                async for event in self.llm.plan_stream(system=system, messages=self.history, tools=tools):
+                async for event in self.llm.plan_stream(system=system, messages=messages, tools=tools):
                     if isinstance(event, TextDelta):
                         self._partial_text += event.text
                         self._emit(AssistantTextDelta(event.text))
@@ -392,7 +512,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
                 if err.kind != "context_too_long" or self._partial_text:
                     raise
                 attempt += 1
-                if not await self.context.recover(self, system, tools, attempt, err):
+                if not await self.context.recover(self, self._sized(system), tools, attempt, err):
                     raise
 
     SKILL_TOOLS = ("recall_skill", "read_skill_resource")
@@ -416,9 +536,11 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
     async def _run_tool(self, call: ToolCall, round_idx: int) -> dict[str, Any]:
         import re
 
-        self.acc_observe("tool_call", {"name": call.name, "args_summary": str(call.input)[:120]}, round_idx=round_idx)
+        self.acc_feedback.observe(
+            "tool_call", {"name": call.name, "args_summary": str(call.input)[:120]}, round_idx=round_idx
+        )
         self._emit(ToolCallStarted(id=call.id, name=call.name, input=call.input))
-        code = str(call.input.get("code", "")) if isinstance(call.input, dict) else ""
+        code = str(call.input.get("code", ""))
         datasources = sorted({m.lower() for m in re.findall(DATASOURCE_PATTERN, code)})
         self._log("tool_call", str(call.input), tool=call.name, datasources=datasources)
         started = time.monotonic()
@@ -433,7 +555,7 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
             if result.limits_tools is not None:
                 self._tool_limit = result.limits_tools
         result = dataclasses.replace(result, text=self.redact(result.text))  # what the model reads is scrubbed
-        self.acc_observe(
+        self.acc_feedback.observe(
             "tool_result",
             {"name": call.name, "success": result.success, "error": "" if result.success else result.text[:300]},
             severity=1 if result.success else 5,
@@ -450,13 +572,15 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
             )
         )
         self._log("tool_result", result.text, tool=call.name)
-        block = {"type": "tool_result", "tool_use_id": call.id, "content": result.text}
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": result.text}
         if not result.success:
             block["is_error"] = True  # as Anton writes it: the key only on failures
         return block
 
     async def _cap_postmortem(self, system: str, tools: list[dict[str, Any]], texts: list[str]) -> tuple[str, str]:
-        self.acc_observe("cap_exhausted", {"cap": self.max_tool_rounds}, severity=9, round_idx=self.max_tool_rounds)
+        self.acc_feedback.observe(
+            "cap_exhausted", {"cap": self.max_tool_rounds}, severity=9, round_idx=self.max_tool_rounds
+        )
         note = {"type": "text", "text": prompts.CAP_POSTMORTEM.format(cap=self.max_tool_rounds)}
         self.history[-1]["content"].append(note)
         response = await self._model_round(system, tools)
@@ -485,7 +609,9 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
     def _repair_history(self) -> None:
         sealed = seal_dangling_tool_uses(self.history, prompts.SEALED_RESULT)
         if sealed:
-            self.acc_observe("history_repair", {"reason": "orphaned_tool_use", "sealed_count": sealed}, severity=5)
+            self.acc_feedback.observe(
+                "history_repair", {"reason": "orphaned_tool_use", "sealed_count": sealed}, severity=5
+            )
             self._emit(HistoryRepaired(reason="orphaned_tool_use", sealed_count=sealed))
 
     def _on_cancelled(self) -> None:
@@ -501,21 +627,11 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
     def _finish_learning(self, turn: int, *, cancelled: bool) -> None:
         """Start the turn-end hooks in the background; on cancel, `skip_on_cancel` hooks run their `on_cancel()`."""
         for hook in list(self.turn_end_hooks):
-            if cancelled and getattr(hook, "skip_on_cancel", False):
-                on_cancel = getattr(hook, "on_cancel", None)
-                if on_cancel is not None:
-                    on_cancel()
+            if cancelled and hook.skip_on_cancel:
+                if hook.on_cancel is not None:
+                    hook.on_cancel()
                 continue
-            self.start_background(hook(self, turn), getattr(hook, "__name__", "turn-end hook"))
-
-    async def _guard(self, coro: Awaitable[None], name: str) -> None:
-        try:
-            await coro
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.warning("background task %s failed", name, exc_info=True)
-            self._emit(ErrorOccurred(message=f"Background {name} failed: {exc}", retryable=False))
+            self.background.start(hook.run(self, turn), hook.name)
 
     # ----------------------------------------------------------------- plumbing
 
@@ -533,20 +649,20 @@ class ChatSession(MemoryWrites, TrustGate, SavedConversation):
             skills=self.skills,
             scratchpads=self.scratchpads,
             emit=self.emit,
-            acc_observe=self.acc_observe,
+            acc_observe=self.acc_feedback.observe,
             turn=self.turn_count,
             scratchpad_observers=self.scratchpad_observers,
-            history=self.history,
+            history=[*self.turn_memory.front_messages, *self.history],  # what the model sees
             log_episode=self._log,
             redactor=self.redact,
             session_id=self.session_id or "",
-            taint=self.taint,
-            trust_filter=self.trust_filter,
+            taint=self.trust.taint,
+            trust_filter=self.memory_writes.trust_filter,
         )
 
     def _log(self, role: str, content: str, **meta: Any) -> None:
         if self.episodic is None:
             return
-        if self.turn_trust.untrusted:
+        if self.trust.turn_trust.untrusted:
             meta = {**meta, "trust": "untrusted"}  # a later recall of these lines taints that turn too
         self.episodic.log_turn(self.turn_count, role, self.redact(content), **meta)

@@ -65,8 +65,7 @@ def describe_recent_work(session: ChatSession) -> str:
         if text:
             lines.append(f"**{message['role']}**: {text[:MESSAGE_CHARS]}")
     pads = session.scratchpads
-    for name in pads.names() if pads is not None else []:
-        pad = pads.get(name)
+    for name, pad in [(name, pads.get(name)) for name in pads.names()] if pads is not None else []:
         lines.append(f"\n## Scratchpad `{name}`")
         for cell in pad.cells if pad is not None else []:
             lines.append(f"### Cell {cell.index}: {cell.description or '(no description)'}")

@@ -18,13 +18,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from anton_tui.agent.history_store import is_user_turn
+from anton_tui.agent.messages import COMPACTED_MARKER, OLDER_MARKER, is_summary_message, is_user_turn
 
 if TYPE_CHECKING:
     from anton_tui.llm.client import LLMClient
 
-COMPACTED_MARKER = "[COMPACTED CONTEXT — REFERENCE ONLY]"
-OLDER_MARKER = "[Context summary of earlier conversation]"  # Anton 2.26.5's summaries: the record follows this line
 SUMMARY_NOTE = (
     "Summary of the earlier part of this conversation, kept for reference only; it is not a new request. The most "
     "recent user message comes first: if the user has since changed direction, narrowed the task or cancelled "
@@ -59,18 +57,6 @@ CLIP_TEXT, CLIP_BLOCK, CLIP_TOOL = 2000, 1000, 500
 
 
 # --------------------------------------------------------------------------- the summary message
-
-
-def is_summary_message(message: dict[str, Any]) -> bool:
-    content = message.get("content")
-    if message.get("role") != "user" or not isinstance(content, str):
-        return False
-    return content.lstrip().startswith((COMPACTED_MARKER, OLDER_MARKER))
-
-
-def typed_turns(history: list[dict[str, Any]]) -> int:
-    """How many messages of `history` the user typed (tool results and summaries are not among them)."""
-    return sum(1 for m in history if is_user_turn(m) and not is_summary_message(m))
 
 
 def summary_text(message: dict[str, Any]) -> str:

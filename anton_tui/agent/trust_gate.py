@@ -1,15 +1,17 @@
 """The session's trust gate: holds learned memories from untrusted turns, and instruction-like ones, for review.
 
-`ChatSession` takes these methods from `TrustGate`. `taint(reason)` marks the running turn untrusted (a cell reached
-outside, an untrusted episode was recalled); `trust_filter(engrams, producer)` lets through what may be saved and
-queues the rest for the confirmation modal, with why each was held (`hold_reasons`). What waits is written to the
-`held` store after every change, and read back at start (`restore_held`), so it survives exit. The setting
-`ANTON_TRUST_GATE=false` switches the gate off (`trust_gate`), as Anton behaves.
+A `ChatSession` holds one `TrustGate`. `taint(reason)` marks the running turn untrusted (a cell reached outside, an
+untrusted episode was recalled); `sort(engrams, producer)` tells what may be saved from what must wait, with why
+each was held (`hold_reasons`). The gate also keeps every memory that waits for the user's review (`pending`, those
+the memory mode asks about as well): it writes them to the `held` store after every change and reads them back at
+start (`restore`), so they survive exit. The setting `ANTON_TRUST_GATE=false` switches the gate off (`enabled`), as
+Anton behaves.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from anton_tui.memory.trust import (
     HeldMemories,
@@ -24,72 +26,105 @@ if TYPE_CHECKING:
     from anton_tui.memory.engrams.engram import Engram
 
 
+@dataclass(frozen=True)
+class HeldWhy:
+    """Why the gate held one engram: who proposed it, the reasons, and the trust of the turn it came from."""
+
+    producer: str
+    reasons: tuple[str, ...]
+    trust: str
+
+
 class TrustGate:
-    """Trust bookkeeping of a chat session (see the module docstring)."""
+    """The trust of the running turn, and the memories that wait for review (see the module docstring)."""
 
-    trust_gate: bool = True
-    pending_confirmations: list[Engram]
-
-    def _init_trust(self) -> None:
+    def __init__(self, *, enabled: bool = True) -> None:
+        self.enabled = enabled
         self.turn_trust = TurnTrust()
-        self.held: HeldMemories | None = None
-        self.held_why: dict[Engram, dict[str, Any]] = {}  # engram -> producer, reasons, trust
+        self.store: HeldMemories | None = None  # where `pending` is kept between runs (None: not kept)
+        self.pending: list[Engram] = []  # every memory waiting for the user's review, oldest first
+        self.why: dict[Engram, HeldWhy] = {}  # those the gate held (not the memory mode), with why
 
-    def begin_turn_trust(self, turn: int) -> None:
+    # ---- the turn's trust --------------------------------------------------------------------------------------
+
+    def begin_turn(self, turn: int) -> None:
         self.turn_trust = TurnTrust(turn)
         current_turn.set(self.turn_trust)  # the learners this turn starts inherit it
 
     def taint(self, reason: str) -> None:
         self.turn_trust.taint(reason)
 
-    def trust_now(self) -> TurnTrust | None:
+    def now(self) -> TurnTrust | None:
+        """The trust of the turn whose work runs here (a learner runs with the turn that started it)."""
         return current_turn.get()
 
-    def trust_filter(self, engrams: list[Engram], producer: str) -> list[Engram]:
-        """The engrams that may be saved now; the others are queued for review with their reasons."""
-        if not self.trust_gate:
-            return list(engrams)
-        trust = self.trust_now()
+    # ---- what may be saved ---------------------------------------------------------------------------------------
+
+    def sort(self, engrams: list[Engram], producer: str) -> tuple[list[Engram], list[Engram]]:
+        """`(may be saved now, held for review)`; the held ones are remembered with their reasons."""
+        if not self.enabled:
+            return list(engrams), []
+        trust = self.now()
         keep, held = [], []
         for engram in engrams:
             reasons = hold_reasons(engram.text, producer, trust)
             if reasons:
                 described = trust.describe() if trust is not None else ""
-                self.held_why[engram] = {"producer": producer, "reasons": reasons, "trust": described}
+                self.why[engram] = HeldWhy(producer, tuple(reasons), described)
                 held.append(engram)
             else:
                 keep.append(engram)
-        if held:
-            self.queue_for_confirmation(held)  # type: ignore[attr-defined]
-        return keep
+        return keep, held
 
     def reasons_for(self, engram: Engram) -> tuple[str, ...]:
-        return tuple(self.held_why.get(engram, {}).get("reasons", ()))
+        why = self.why.get(engram)
+        return why.reasons if why is not None else ()
 
-    def save_held(self) -> None:
+    # ---- the memories that wait ----------------------------------------------------------------------------------
+
+    def hold(self, engrams: list[Engram]) -> None:
+        """Add to what waits for review."""
+        self.pending.extend(engrams)
+        self.save()
+
+    def take(self) -> list[Engram]:
+        """All that waits, to ask about now (the queue is left empty)."""
+        engrams, self.pending = list(self.pending), []
+        return engrams
+
+    def put_back(self, engrams: list[Engram]) -> None:
+        """Engrams taken but not decided wait again, ahead of any held since."""
+        self.pending[:0] = engrams
+
+    def settle(self, engrams: list[Engram]) -> None:
+        """The user has decided about these: they no longer wait."""
+        for engram in engrams:
+            self.why.pop(engram, None)
+        self.save()
+
+    def save(self) -> None:
         """Write what waits for review to the held store (after every change of the queue)."""
-        if self.held is None:
+        if self.store is None:
             return
         items = []
-        for engram in self.pending_confirmations:
-            why = self.held_why.get(engram, {})
-            items.append(engram_to_json(engram, why.get("producer", ""), list(why.get("reasons", [])),
-                                        why.get("trust", "")))  # fmt: skip
+        for engram in self.pending:
+            why = self.why.get(engram, HeldWhy("", (), ""))
+            items.append(engram_to_json(engram, why.producer, list(why.reasons), why.trust))
         try:
-            self.held.save(items)
+            self.store.save(items)
         except OSError:
             pass  # the queue in memory still holds them; the next change tries again
 
-    def restore_held(self, held: HeldMemories) -> int:
-        """Read back what waited for review when the app last closed; returns how many."""
-        self.held = held
+    def restore(self, store: HeldMemories) -> int:
+        """Read back what waited for review when the app last closed; returns how many. `store` is kept after."""
+        self.store = store
         restored = 0
-        for item in held.load():
+        for item in store.load():
             engram = engram_from_json(item)
-            if not engram.text or engram in self.pending_confirmations:
+            if not engram.text or engram in self.pending:
                 continue
-            self.held_why[engram] = {"producer": item.get("producer", ""), "reasons": list(item.get("reasons", [])),
-                                     "trust": item.get("trust", "")}  # fmt: skip
-            self.pending_confirmations.append(engram)
+            reasons = tuple(str(reason) for reason in item.get("reasons") or ())
+            self.why[engram] = HeldWhy(str(item.get("producer") or ""), reasons, str(item.get("trust") or ""))
+            self.pending.append(engram)
             restored += 1
         return restored

@@ -8,7 +8,7 @@ stream events into the provider-neutral ones.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from types import ModuleType
 from typing import Any
 
@@ -92,7 +92,7 @@ class AnthropicProvider(BaseProvider):
                 params["tool_choice"] = request.tool_choice
         return params
 
-    async def _stream_once(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    async def _stream_once(self, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
         builder = ResponseBuilder()
         tool_ids: dict[int, str] = {}
         finished = False

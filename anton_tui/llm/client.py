@@ -9,7 +9,7 @@ coding as the quick reflexes the rest of the brain leans on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import Any
@@ -228,7 +228,7 @@ class UnconfiguredProvider:
     def _fail(self, request: LLMRequest) -> LLMError:
         return LLMError(self.display_name, request.model, "config", self.problem, retryable=False)
 
-    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
         raise self._fail(request)
         yield  # pragma: no cover - makes this an async generator
 

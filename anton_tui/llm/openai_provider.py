@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from types import ModuleType
 from typing import Any
 
@@ -94,7 +94,7 @@ class OpenAIProvider(BaseProvider):
                 params["tool_choice"] = choice
         return params
 
-    async def _stream_once(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    async def _stream_once(self, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
         builder = ResponseBuilder()
         tool_ids: dict[int, str] = {}
         finish_reason: str | None = None
@@ -194,7 +194,7 @@ def to_openai_tool_choice(choice: dict[str, Any] | None) -> Any:
     kind = choice.get("type")
     if kind == "tool":
         return {"type": "function", "function": {"name": choice["name"]}}
-    return {"any": "required", "auto": "auto", "none": "none"}.get(kind)
+    return {"any": "required", "auto": "auto", "none": "none"}.get(str(kind))
 
 
 def to_openai_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

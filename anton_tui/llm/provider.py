@@ -14,7 +14,7 @@ import logging
 import random
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from types import ModuleType
@@ -71,7 +71,7 @@ class LLMProvider(Protocol):
     name: str  # "anthropic" | "openai" | "openai-compatible"
     display_name: str
 
-    def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]: ...
 
     async def complete(self, request: LLMRequest) -> LLMResponse: ...
 
@@ -134,7 +134,7 @@ class BaseProvider:
         self.timeout = timeout
 
     # -- to be provided by subclasses -------------------------------------------------
-    def _stream_once(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    def _stream_once(self, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
         raise NotImplementedError
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
@@ -151,7 +151,7 @@ class BaseProvider:
         self._sdk()
 
     # -- public API --------------------------------------------------------------------
-    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream one answer. Failures before anything was emitted are retried; after that the
         error carries the text received so far."""
         attempt = 0

@@ -1,7 +1,7 @@
 """The memory stores of one project: both memory scopes, the skills, the episode log and where they live.
 
-The `Runtime` builds one `MemoryStores`; the session's cortex, the slash commands, the inspector and the file watcher
-all use that same set.
+The `Runtime` holds one `MemoryStores`, and the session's cortex and the Runtime's services share that same set. The
+UI never holds it: it sees memory through the Runtime's snapshots.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from anton_tui.memory.engrams.hippocampus import Hippocampus
 from anton_tui.memory.episodes.store import EpisodicMemory
@@ -19,6 +19,25 @@ from anton_tui.memory.skills.store import SkillStore
 from anton_tui.paths import AntonPaths
 
 SCOPES = ("global", "project")
+
+
+class StoreSettings(Protocol):
+    """The settings the stores are made from (a subset of `anton_tui.config.Settings`); the skill sources read their
+    own switches from the same object."""
+
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def project_dir(self) -> Path: ...
+
+    @property
+    def episodic_memory(self) -> bool: ...
+
+    @property
+    def managed_memory(self) -> str | None:
+        """The administrator's read-only memory folder ("off": none; None: the system's, when there is one)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -56,17 +75,16 @@ class MemoryStores:
         )
 
     @classmethod
-    def from_settings(cls, settings: Any) -> MemoryStores:
+    def from_settings(cls, settings: StoreSettings) -> MemoryStores:
         """Stores for `settings.home` and `settings.project_dir` (episodes follow `settings.episodic_memory`)."""
         from anton_tui.memory.engrams.managed import managed_dir
         from anton_tui.memory.skills.sources import sources_for_settings
 
-        enabled = bool(getattr(settings, "episodic_memory", True))
         return cls.from_paths(
             AntonPaths.from_settings(settings),
-            episodic_enabled=enabled,
+            episodic_enabled=bool(settings.episodic_memory),
             skill_sources=sources_for_settings(settings),
-            managed_dir=managed_dir(getattr(settings, "managed_memory", None)),
+            managed_dir=managed_dir(settings.managed_memory),
         )
 
     def shared(self) -> bool:

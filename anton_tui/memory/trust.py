@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
+
+from anton_tui.memory.files.locking import atomic_write
 
 LEARNERS = frozenset({"consolidator", "cerebellum", "identity", "acc", "memorize"})
 
@@ -92,10 +93,7 @@ class HeldMemories:
         return [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
 
     def save(self, items: list[dict[str, Any]]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(items, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(items, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
 def engram_to_json(engram: Any, producer: str, reasons: list[str], trust: str) -> dict[str, Any]:

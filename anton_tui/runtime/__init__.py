@@ -1,17 +1,48 @@
 """The engine's face to the UI: the `Runtime` (settings, session, memory stores, scratchpads and background work
-behind typed async operations) and `RuntimeStarter`, which builds one from the settings' sources."""
+behind typed async operations and snapshots), the result types it hands out, and `RuntimeStarter`, which builds one
+from the settings' sources."""
 
+from anton_tui.runtime.memory_reads import (
+    CompactionFile,
+    CompactionTable,
+    EntryListing,
+    EpisodeSearch,
+    EpisodeTurn,
+    MemoryOverview,
+    ScopeEntries,
+    ScopeOverview,
+    SessionTurns,
+)
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl, SettingsLike
-from anton_tui.runtime.runtime import Runtime, SkillListing, SkillSaved, off_loop
+from anton_tui.runtime.runtime import Runtime
+from anton_tui.runtime.skill_edits import SkillRenameError, SkillSaved
+from anton_tui.runtime.skill_install import SkillInstallReport
+from anton_tui.runtime.skill_reads import SkillListing, SkillLookup, SkillPart, SkillUsage, SkillUsageListing
 from anton_tui.runtime.start import RuntimeStarter
+from anton_tui.runtime.usage import UsageFigures
 
 __all__ = [
     "ChatSessionLike",
+    "CompactionFile",
+    "CompactionTable",
+    "EntryListing",
+    "EpisodeSearch",
+    "EpisodeTurn",
+    "MemoryOverview",
     "Runtime",
     "RuntimeStarter",
+    "ScopeEntries",
+    "ScopeOverview",
     "ScratchpadControl",
+    "SessionTurns",
     "SettingsLike",
+    "SkillInstallReport",
     "SkillListing",
+    "SkillLookup",
+    "SkillPart",
+    "SkillRenameError",
     "SkillSaved",
-    "off_loop",
+    "SkillUsage",
+    "SkillUsageListing",
+    "UsageFigures",
 ]

@@ -20,15 +20,18 @@ SETUP_ATTEMPTS = 20  # bad values dropped, at most, to open the setup screen
 class RuntimeStarter:
     """Builds the `Runtime` for one project's settings' sources; `theme` overrides the theme setting for this run,
     and `demo` builds the recorded demo in a throw-away folder instead. `resume` names a saved conversation to
-    continue once the runtime is built ("" for the newest one, "?" to choose from the list); the app does that."""
+    continue once the runtime is built ("" for the newest one, "?" to choose from the list); the app does that.
+    `skills` are preloaded for the conversation (``--skill``): in its first request and every one after."""
 
     def __init__(
-        self, layers: EnvLayers, *, theme: str | None = None, demo: bool = False, resume: str | None = None
-    ) -> None:
+        self, layers: EnvLayers, *, theme: str | None = None, demo: bool = False, resume: str | None = None,
+        skills: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
         self.layers = layers
         self.theme = theme
         self.demo = demo
         self.resume = resume
+        self.skills = skills
 
     @property
     def first_frame(self) -> FirstFrame:
@@ -51,7 +54,7 @@ class RuntimeStarter:
         if self.demo or self.resume is None or self.resume == "?":
             return None
         from anton_tui.agent.conversations import transcript
-        from anton_tui.agent.history_store import HistoryBroken, HistoryStore, parse_history
+        from anton_tui.agent.history_store import HistoryBroken, HistoryStore
         from anton_tui.paths import AntonPaths
 
         store = HistoryStore(AntonPaths(self.layers.home, self.layers.project_dir).episodes)
@@ -59,8 +62,7 @@ class RuntimeStarter:
             session_id = self.resume or store.newest()
             if not session_id:
                 return None
-            path = store.history_path(session_id)
-            return session_id, transcript(parse_history(path.read_bytes(), path))
+            return session_id, transcript(store.read_saved(session_id))
         except (OSError, ValueError, HistoryBroken):
             return None
 
@@ -74,11 +76,18 @@ class RuntimeStarter:
             settings.theme = self.theme
         if self.demo:
             return build_demo_runtime(settings)
+        from anton_tui.agent.events import ErrorOccurred
         from anton_tui.agent.factory import build_session
         from anton_tui.memory.stores import MemoryStores
 
         stores = MemoryStores.from_settings(settings)
-        return Runtime(settings, build_session(settings, stores=stores), stores=stores)
+        session = build_session(settings, stores=stores)
+        for label in self.skills:
+            try:
+                session.turn_memory.preload(stores.skills, label)
+            except ValueError as exc:  # said in the app, which goes on without it
+                session.emit(ErrorOccurred(f"--skill {label}: {exc}", retryable=False))
+        return Runtime(settings, session, stores=stores, control=session)
 
     def settings_for_setup(self) -> tuple[Any, dict[str, str | None]]:
         """Settings that load once every bad value is left out, for the setup screen to fix them (None when even
@@ -86,7 +95,8 @@ class RuntimeStarter:
         them with its own, so the next start does not stop at the same value."""
         from anton_tui.config import settings_from_layers
 
-        layers, dropped = self.layers, []
+        layers = self.layers
+        dropped: list[SettingsError] = []
         project_env = str(self.layers.project_dir / ".anton" / ".env")
         for _ in range(SETUP_ATTEMPTS):
             try:
@@ -103,7 +113,7 @@ class RuntimeStarter:
     def reread(self) -> RuntimeStarter:
         """A starter for the same project with its sources read again (after the setup screen wrote them)."""
         layers = read_env_layers(self.layers.project_dir, environ=dict(self.layers.layers[-1][1]))
-        return RuntimeStarter(layers, theme=self.theme, demo=self.demo, resume=self.resume)
+        return RuntimeStarter(layers, theme=self.theme, demo=self.demo, resume=self.resume, skills=self.skills)
 
 
 def build_demo_runtime(settings: Any) -> Runtime:
@@ -114,6 +124,7 @@ def build_demo_runtime(settings: Any) -> Runtime:
         replay.settings,
         replay.session,
         stores=replay.stores,
+        control=replay.session,
         closing=replay,
         banner=DEMO_BANNER,
         suggest_prompt=replay.next_prompt,

@@ -1,17 +1,23 @@
-"""The Runtime's running account of the conversation's usage, for the status line: tokens in and out, an estimated
-cost at list prices (known models only), and how full the model's context window was at the last request.
+"""The running account of the conversation's usage, for the status line: tokens in and out, an estimated cost at
+list prices (known models only), and how full the model's context window was at the last request.
 
-`Runtime.note_usage(event)` takes each `UsageUpdated` the session emits (one per model request) and returns the
-figures to show. Each request is priced with the planning model in use when it was answered
-(`llm/pricing.py`); the cost is shown only while the current model has a price, and counts the requests that had
-one. The context used is the last request's input tokens against the window the session sizes requests by
-(`agent/context_window.py`, or `ANTON_CONTEXT_WINDOW`).
+`Usage.note(event)` takes each `UsageUpdated` the session emits (one per model request) and returns the figures to
+show. Each request is priced with the planning model in use when it was answered (`llm/pricing.py`); the cost is
+shown only while the current model has a price, and counts the requests that had one. The context used is the last
+request's input tokens against the window the session sizes requests by (`agent/context_window.py`, or
+`ANTON_CONTEXT_WINDOW`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+from anton_tui.runtime.protocols import ModelAccess, ModelSettings
+
+if TYPE_CHECKING:
+    from anton_tui.agent.events import UsageUpdated
 
 
 @dataclass(frozen=True)
@@ -32,29 +38,35 @@ class UsageFigures:
         return f"~{format_usd(self.cost_usd)}"
 
 
-class UsageOps:
-    """Usage figures of the `Runtime` (over its `session` and `settings`)."""
+class Usage:
+    """Tokens and cost of one conversation, over the session's model (or the settings' when it has none)."""
 
-    session: Any
-    settings: Any
-    _priced_usd: float = 0.0
+    def __init__(self, session: ModelAccess, settings: Callable[[], ModelSettings]) -> None:
+        self._session = session
+        self._settings = settings
+        self._priced_usd = 0.0
+
+    @property
+    def provider_label(self) -> str:
+        """What the header calls the planning provider: the session's own name for it when it has one."""
+        llm = self._session.llm
+        return llm.planning.provider.name if llm is not None else self._settings().planning_provider
 
     @property
     def answering_model(self) -> str:
-        role = getattr(getattr(self.session, "llm", None), "planning", None)
-        return str(getattr(role, "model", None) or getattr(self.settings, "planning_model", ""))
+        llm = self._session.llm
+        return llm.planning.model if llm is not None else self._settings().planning_model
 
     def model_window(self) -> int:
         """Tokens the planning model takes in one request, as the session sizes requests by."""
-        keeper, llm = getattr(self.session, "context", None), getattr(self.session, "llm", None)
-        window = getattr(keeper, "window", None)
-        if callable(window) and llm is not None:
-            return int(window(llm))
+        llm = self._session.llm
+        if llm is not None:
+            return self._session.context.window(llm)
         from anton_tui.agent.context_window import context_window
 
-        return context_window(self.answering_model, getattr(self.settings, "context_window", None))
+        return context_window(self.answering_model, self._settings().context_window)
 
-    def note_usage(self, event: Any) -> UsageFigures:
+    def note(self, event: UsageUpdated) -> UsageFigures:
         """Count one `UsageUpdated` and give the figures the status line shows after it."""
         from anton_tui.llm.pricing import cost_usd, price_of
 

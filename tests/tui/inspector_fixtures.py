@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
@@ -18,6 +17,9 @@ from anton_tui.paths import AntonPaths
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.runtime import Runtime
 from anton_tui.tui.widgets.inspector import InspectorPane
+
+from ..runtime_sessions import QuietSession
+from .app_support import AppSettings
 
 GLOBAL_RULES = """\
 # Rules
@@ -145,19 +147,9 @@ def seeded_stores(tmp_path: Path, *, skills: bool = True, episodes: bool = True)
     return MemoryStores.from_paths(paths)
 
 
-class QuietSession:
-    """A session that is never asked anything: the inspector only reads the runtime's stores."""
-
-    async def turn(self, text: str):
-        yield  # pragma: no cover
-
-    def cancel(self) -> None:
-        pass
-
-
 def runtime_over(stores: MemoryStores) -> Runtime:
-    settings = SimpleNamespace(home=stores.paths.home, project_dir=stores.paths.project_dir)
-    return Runtime(settings, QuietSession(), stores=stores)
+    """A Runtime over `stores` whose session is never asked anything: the inspector only reads memory."""
+    return Runtime(AppSettings(stores.paths.home, stores.paths.project_dir), QuietSession(), stores=stores)
 
 
 class InspectorHost(App):

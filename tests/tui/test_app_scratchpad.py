@@ -161,11 +161,8 @@ async def test_cancelling_the_turn_marks_the_running_cell() -> None:
 
 
 async def test_pad_actions_without_engine_support_are_explained() -> None:
-    class PlainSession(ScriptedSession):
-        cancel_cell = reset_pad = remove_pad = None  # type: ignore[assignment]
-
-    session = PlainSession([*cell_run("main", 1), TurnFinished(1, "end_turn", "")])
-    app = scripted_app(make_settings(), session)
+    session = ScriptedSession([*cell_run("main", 1), TurnFinished(1, "end_turn", "")])
+    app = scripted_app(make_settings(), session, controls_pads=False)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
         await app.workers.wait_for_complete()

@@ -19,6 +19,8 @@ from anton_tui.tui.screens.skills import SkillsScreen
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.runtime import Runtime
 
+from ..runtime_sessions import QuietSession
+
 GLOBAL_RULES = """# Rules
 
 ## Always
@@ -148,18 +150,6 @@ class Learning:
         return self.lines
 
 
-class QuietSession:
-    """A session with no model: nothing it is asked needs one."""
-
-    learning = None
-
-    async def turn(self, text: str):
-        yield  # pragma: no cover
-
-    def cancel(self) -> None:
-        pass
-
-
 def context(stores: MemoryStores, recorder: Recorder | None = None, *, session=None, **overrides) -> CommandContext:
     ui = recorder if isinstance(recorder, AppSide) else AppSide(recorder.answers if recorder else None)
     if recorder is not None and ui is not recorder:
@@ -188,14 +178,14 @@ def test_parse_splits_name_and_keeps_free_text() -> None:
 
 async def test_completion_offers_the_next_word(stores: MemoryStores) -> None:
     ctx = context(stores)
-    assert complete("/sk") == ["/skill", "/skills"]
-    assert complete("/skill s") == ["/skill save", "/skill show"]
-    assert complete("/memory rules ") == ["/memory rules delete", "/memory rules edit"]
-    assert complete("/skill show c", ctx) == ["/skill show csv_summary"]
-    assert complete("/theme n", ctx) == ["/theme nord"]
-    assert complete("/skill show c") == []  # labels need the stores
-    assert complete("hello") == [] and complete("/zzz") == []
-    assert set(complete("/")) == {"/" + spec.name.split()[0] for spec in COMMANDS}
+    assert await complete("/sk") == ["/skill", "/skills"]
+    assert await complete("/skill s") == ["/skill save", "/skill show"]
+    assert await complete("/memory rules ") == ["/memory rules delete", "/memory rules edit"]
+    assert await complete("/skill show c", ctx) == ["/skill show csv_summary"]
+    assert await complete("/theme n", ctx) == ["/theme nord"]
+    assert await complete("/skill show c") == []  # labels need the runtime
+    assert await complete("hello") == [] and await complete("/zzz") == []
+    assert set(await complete("/")) == {"/" + spec.name.split()[0] for spec in COMMANDS}
 
 
 async def test_help_lists_every_command(stores: MemoryStores) -> None:
@@ -247,7 +237,7 @@ async def test_skill_edit_opens_the_named_skill_in_the_skills_screen(stores: Mem
     assert recorder.calls == [("open_skills", "csv_summary")]
     output = await run("/skill edit no_such_thing_at_all", context(stores, Recorder()))
     assert output.level == "error" and "No skill is labelled no_such_thing_at_all" in output.plain(200)
-    assert complete("/skill edit c", context(stores)) == ["/skill edit csv_summary"]
+    assert await complete("/skill edit c", context(stores)) == ["/skill edit csv_summary"]
 
 
 # --------------------------------------------------------------------------- /memory
@@ -571,10 +561,11 @@ async def test_palette_offers_rename_and_delete_for_the_selected_skill(stores: M
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        titles = [command.title for command in palette_commands(app, screen)]
+        labels = await app.runtime.skills.labels()
+        titles = [command.title for command in palette_commands(app, screen, labels)]
         assert f"Delete skill {screen.selected_label}" in titles and "New skill" in titles
         assert "Save the open skill file" not in titles
-        actions = {command.action for command in palette_commands(app, screen)}
+        actions = {command.action for command in palette_commands(app, screen, labels)}
     listed = {name.split("(")[0] for name in PALETTE_ACTIONS}
     assert {action.split("(")[0] for action in actions} <= listed
 
@@ -657,3 +648,18 @@ async def test_memory_reset_clears_a_scope_and_undo_brings_it_back(stores: Memor
     reset = history_ops.log(stores)[0]
     assert "archived" in reset.summary and history_ops.undo(stores, reset.short).done
     assert sorted(p.name for p in (project_dir / ".anton" / "episodes").glob("*.jsonl")) == logs
+
+
+async def test_skill_load_preloads_a_skill_for_the_conversation(stores: MemoryStores, fake_llm) -> None:
+    from tests.session_helpers import make_session
+
+    session = make_session(fake_llm)
+    output = await run("/skill load csv_sumary", context(stores, session=session))
+    assert output.level == "success" and "Loaded skill csv_summary for this conversation" in output.plain()
+    [message] = session.turn_memory.front()
+    assert "1. Load the file" in message["content"], "its procedure goes at the front of every request"
+    output = await run("/skill load totally_else", context(stores, session=session))
+    assert output.level == "error" and "Not loaded" in output.plain()
+    assert (await run("/skill load", context(stores, session=session))).level == "error"
+    assert (await run("/skill load csv_summary", context(stores))).level == "error", "a session that cannot"
+    await session.close()

@@ -45,7 +45,7 @@ def seed_skill() -> SkillStore:
 
 
 def tree_labels(screen: SkillsScreen) -> list[str]:
-    return [node.data.label for node in screen.tree.root.children if node.data is not None]
+    return [node.data.label for node in screen.skill_tree.root.children if node.data is not None]
 
 
 async def test_skill_edit_opens_the_editor_and_ctrl_s_writes_the_procedure(fake_llm) -> None:
@@ -113,6 +113,7 @@ async def test_skill_save_from_the_chat_appears_in_the_open_skills_screen_and_th
         await type_in_prompt(pilot, "/skill edit")  # opened while the model is still drafting
         await wait_for(pilot, lambda: isinstance(app.screen, SkillsScreen), what="the skills screen")
         screen = app.screen
+        await wait_for(pilot, lambda: tree_labels(screen), what="the skills listed in the tree")
         assert tree_labels(screen) == ["csv-summary"], "the draft is not saved yet"
 
         await wait_for(pilot, lambda: "monthly-revenue" in tree_labels(screen), timeout=6,

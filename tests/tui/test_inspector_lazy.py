@@ -8,6 +8,7 @@ warm-up (the SDK import) only after the watcher runs.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import threading
 import time
@@ -60,16 +61,16 @@ class ReadLog:
             monkeypatch.setattr(cls, "read_snapshot", self._recording(cls.read_snapshot))
 
     def _recording(self, read):
-        def recorded(tab):
+        async def recorded(tab):
             tab_id = tab.id.removeprefix("inspector-").removesuffix("-tab")
             started = time.perf_counter()
             if tab_id == self.hold and not self.count(tab_id):
                 self.reads.append((tab_id, started, float("inf")))  # in flight
-                assert self.release.wait(10), "the held read was never released"
-                snapshot = read(tab)
+                assert await asyncio.to_thread(self.release.wait, 10), "the held read was never released"
+                snapshot = await read(tab)
                 self.reads[self.reads.index((tab_id, started, float("inf")))] = (tab_id, started, time.perf_counter())
                 return snapshot
-            snapshot = read(tab)
+            snapshot = await read(tab)
             self.reads.append((tab_id, started, time.perf_counter()))
             return snapshot
 

@@ -20,6 +20,7 @@ from anton_tui.tui.screens.resume import ResumeScreen, RewindScreen
 
 from tests.fakellm import Reply
 from tests.session_helpers import quiet_coder
+from tests.tui.app_support import KeptNotificationsApp
 from tests.tui.e2e_support import (
     PLANNER,
     SIZE,
@@ -43,7 +44,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "anton_histories"
 
 
 def resuming_app(resume: str) -> AntonApp:
-    return AntonApp(RuntimeStarter(read_env_layers(), resume=resume), cursor_blink=False)
+    return KeptNotificationsApp(RuntimeStarter(read_env_layers(), resume=resume), cursor_blink=False)
 
 
 async def two_turns(fake_llm) -> str:
@@ -108,7 +109,7 @@ async def test_a_resumed_conversation_is_in_the_chat_before_the_engine_is_built(
     save_global_env(fake_llm)
     quiet_coder(fake_llm)
     session_id = await two_turns(fake_llm)
-    app = AntonApp(SlowStart(read_env_layers(), resume=session_id), cursor_blink=False)
+    app = KeptNotificationsApp(SlowStart(read_env_layers(), resume=session_id), cursor_blink=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: len(user_messages(app)) == 2, what="the conversation before the engine")
         assert app.runtime is None
@@ -148,6 +149,23 @@ async def test_the_inspector_comes_after_the_resumed_conversation_and_also_when_
             await started(pilot)
             await wait_for(pilot, lambda: any(shown in text for text in notices(app) + notifications(app)), what=shown)
             await wait_for(pilot, lambda: bool(app.screen.query(InspectorPane)), what="the inspector")
+
+
+async def test_a_broken_saved_conversation_says_why_at_start_and_nothing_opens_empty(fake_llm) -> None:
+    save_global_env(fake_llm)
+    episodes = project_dir() / ".anton" / "episodes"
+    episodes.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "20261125_085200_history.json", episodes)  # an older one that reads well
+    (episodes / "20261126_090000_history.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)  # valid, too deep
+    for resume in ("20261126_090000", ""):  # --resume ID, then --continue (the newest is the broken one)
+        app = resuming_app(resume)
+        async with app.run_test(size=SIZE) as pilot:
+            await started(pilot)
+            said = "20261126_090000_history.json cannot be read (it is nested more than"
+            await wait_for(pilot, lambda: any(said in text for text in notifications(app)), what=said)
+            assert not user_messages(app) and not any("Resumed conversation" in t for t in notices(app))
+            listed = await app.runtime.list_conversations()
+            assert [row.source for row in listed] == ["broken", "history"]
 
 
 async def test_the_resume_list_filters_resumes_and_deletes_after_asking(fake_llm) -> None:

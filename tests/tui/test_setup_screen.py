@@ -15,11 +15,13 @@ from anton_tui.config import needs_setup
 from anton_tui.runtime.runtime import save_settings
 from anton_tui.tui.screens.setup import SetupOutcome, SetupScreen
 
+from .app_support import KeepsNotifications, notifications
+
 SIZE = (120, 40)
 EXISTING = "# Anton environment variables\n# my own note\nANTON_THEME=nord\nCUSTOM_TOOL_TOKEN=abc123\n"
 
 
-class SetupHost(App[None]):
+class SetupHost(KeepsNotifications, App[None]):
     cursor_blink = False
 
     def __init__(self, settings: Settings, *, first_run: bool = False) -> None:
@@ -161,7 +163,7 @@ async def test_invalid_input_is_refused_and_nothing_is_written(
         await settle(pilot)
         assert message in error_text(app)
         assert app.screen is screen and not app.results
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
         assert any(message in m for m in messages)
     assert not env_file(project_dir).exists()
 
@@ -190,7 +192,7 @@ async def test_an_environment_override_is_reported(project_dir: Path, monkeypatc
         app.screen.query_one("#memory-mode", Select).value = "copilot"
         await pilot.press("ctrl+s")
         await settle(pilot)
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
     assert "ANTON_MEMORY_MODE=copilot" in env_file(project_dir).read_text()
     assert any("environment overrides ANTON_MEMORY_MODE" in m for m in messages)
     assert app.results[0].memory_mode == "off"
@@ -253,7 +255,7 @@ async def test_each_value_says_where_it_comes_from_and_which_one_is_in_effect(
         key.value = "sk-ant-typed-here"
         await pilot.press("ctrl+s")
         await settle(pilot)
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
     assert "ANTON_ANTHROPIC_API_KEY=sk-ant-typed-here" in env_file(project_dir).read_text()
     warning = next(m for m in messages if "environment" in m)
     assert "ANTHROPIC_API_KEY" in warning and "ANTON_ACC_MODE" in warning
@@ -303,18 +305,18 @@ async def test_tab_at_80x24_never_focuses_the_scrolling_form_and_keeps_the_focus
 def test_a_key_of_the_wrong_shape_is_refused_with_the_reason(
     project_dir: Path, provider: str, key: str, said: str
 ) -> None:
-    from anton_tui.tui.screens.setup import SetupError, SetupValues, env_updates
+    from anton_tui.settings_form import SetupError, SetupValues, setup_updates
 
     values = SetupValues(provider, key, "", "m1", "m2", "autopilot", True, "passive")
     with pytest.raises(SetupError) as caught:
-        env_updates(values, load_settings())
-    assert said in str(caught.value) and caught.value.field == "api-key"
+        setup_updates(values, load_settings())
+    assert said in str(caught.value) and caught.value.entry == "api_key"
 
 
 def test_keys_of_the_right_shape_and_any_key_of_a_compatible_server_pass(project_dir: Path) -> None:
-    from anton_tui.tui.screens.setup import SetupValues, env_updates
+    from anton_tui.settings_form import SetupValues, setup_updates
 
     for provider, key, url in [("anthropic", "sk-ant-api03-Ab_9-x", ""), ("openai", "sk-proj-Ab_9", ""),
                                ("openai-compatible", "anything-goes", "http://localhost:11434/v1")]:  # fmt: skip
         values = SetupValues(provider, key, url, "m1", "m2", "autopilot", True, "passive")
-        assert key in env_updates(values, load_settings()).values()
+        assert key in setup_updates(values, load_settings()).values()

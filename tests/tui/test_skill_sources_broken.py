@@ -37,7 +37,7 @@ async def test_the_skills_screen_shows_it_under_its_source_and_opens_it_read_onl
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         await settle(pilot)
-        [group] = [node for node in screen.tree.root.children if node.data is None]
+        [group] = [node for node in screen.skill_tree.root.children if node.data is None]
         assert str(group.label).startswith("~/.claude/skills")
         children = {str(child.label).split("  ")[0]: child for child in group.children}
         assert set(children) == {"lint", "half-typed"}
@@ -48,13 +48,13 @@ async def test_the_skills_screen_shows_it_under_its_source_and_opens_it_read_onl
         assert any("YAML" in str(child.label) for child in broken.children)
         assert "1 broken" in str(screen.query_one("#skills-title").render())
 
-        screen.tree.select_node(broken)
+        screen.skill_tree.select_node(broken)
         await settle(pilot)
         assert screen.open_ref == NodeRef("half-typed", "SKILL.md", "raw", "claude")
         assert screen.editor.read_only and screen.editor.text == BAD_SKILL_MD.decode()
         info = str(screen.query_one("#skills-file-info").render())
         assert "YAML" in info and "~/.claude/skills" in info
-        screen.tree.focus()
+        screen.skill_tree.focus()
         await pilot.press("delete")  # it is not one of the user's skills: nothing is deleted, not even theirs
         await settle(pilot)
         assert app.screen is screen, "no deletion is offered for another tool's skill"

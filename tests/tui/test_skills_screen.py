@@ -6,7 +6,6 @@ import json
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from textual.app import App
@@ -18,6 +17,9 @@ from anton_tui.paths import AntonPaths
 from anton_tui.runtime import Runtime
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.skills import FormModal, NodeRef, SkillsScreen
+
+from ..runtime_sessions import QuietSession
+from .app_support import AppSettings, KeepsNotifications, notifications
 
 V5_META = """{
   "label": "csv_summary",
@@ -66,7 +68,7 @@ BROKEN_META = '{"label": "half_done", "name": '
 SIZE = (120, 40)
 
 
-class SkillsHost(App[None]):
+class SkillsHost(KeepsNotifications, App[None]):
     cursor_blink = False
 
     def __init__(self, store: SkillStore) -> None:
@@ -82,15 +84,7 @@ def runtime_over(store: SkillStore) -> Runtime:
     """A runtime whose skills are `store` (its other memory lives beside the skills folder)."""
     paths = AntonPaths(store.root.parent / "home", store.root.parent / "project")
     stores = replace(MemoryStores.from_paths(paths), skills=store)
-    return Runtime(SimpleNamespace(home=paths.home, project_dir=paths.project_dir), QuietSession(), stores=stores)
-
-
-class QuietSession:
-    async def turn(self, text: str):
-        yield  # pragma: no cover
-
-    def cancel(self) -> None:
-        pass
+    return Runtime(AppSettings(paths.home, paths.project_dir), QuietSession(), stores=stores)
 
 
 async def settle(pilot) -> None:
@@ -135,7 +129,7 @@ async def choose(pilot, screen: SkillsScreen, ref: NodeRef) -> None:
     await settle(pilot)
     node = screen._find(ref)
     assert node is not None, f"{ref} is not in the tree"
-    screen.tree.select_node(node)
+    screen.skill_tree.select_node(node)
     await settle(pilot)
 
 
@@ -153,7 +147,7 @@ async def test_saving_an_older_layout_skill_asks_then_converts_it_keeping_a_back
         screen = app.screen
         await settle(pilot)  # the screen reads the skills in a worker
         assert isinstance(screen, SkillsScreen)
-        screen.tree.move_cursor(screen._find(NodeRef("csv_summary")))
+        screen.skill_tree.move_cursor(screen._find(NodeRef("csv_summary")))
         await pilot.press("enter")  # a skill node opens its procedure
         await settle(pilot)
         assert screen.open_ref == NodeRef("csv_summary", "declarative.md", "procedure")
@@ -229,7 +223,7 @@ async def test_an_empty_procedure_is_refused_and_nothing_is_written(store: Skill
         assert screen.editor.text == ""
         await pilot.press("ctrl+s")
         await settle(pilot)
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
     assert any("procedure cannot be empty" in m for m in messages)
     assert folder_bytes(store.root / "csv_summary") == before
 
@@ -286,14 +280,14 @@ async def test_rename_moves_every_file_and_refuses_taken_or_bad_labels(store: Sk
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         await settle(pilot)  # the screen reads the skills in a worker
-        screen.tree.move_cursor(screen._find(NodeRef("csv_summary")))
+        screen.skill_tree.move_cursor(screen._find(NodeRef("csv_summary")))
         await pilot.press("f2")
         await settle(pilot)
         app.screen.query_one("#label", Input).value = "summarize-csv"
         await pilot.press("enter")
         await settle(pilot)
-        assert any("older layout" in str(n.message) for n in app._notifications)
-        screen.tree.move_cursor(screen._find(NodeRef("fetch-prices")))
+        assert any("older layout" in message for message in notifications(app))
+        screen.skill_tree.move_cursor(screen._find(NodeRef("fetch-prices")))
         await pilot.press("f2")
         await settle(pilot)
         modal = app.screen
@@ -324,7 +318,7 @@ async def test_delete_asks_first_and_removes_the_folder_on_yes(store: SkillStore
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         await settle(pilot)  # the screen reads the skills in a worker
-        screen.tree.move_cursor(screen._find(NodeRef("fetch-prices")))
+        screen.skill_tree.move_cursor(screen._find(NodeRef("fetch-prices")))
         await pilot.press("f8")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)
@@ -349,7 +343,7 @@ async def test_broken_skill_is_marked_and_opens_read_only_without_touching_it(st
         await settle(pilot)  # the screen reads the skills in a worker
         node = screen._find(NodeRef("half_done", None, "broken"))
         assert "broken" in str(node.label)
-        screen.tree.select_node(node)
+        screen.skill_tree.select_node(node)
         await settle(pilot)
         assert screen.open_ref == NodeRef("half_done", "meta.json", "raw")
         assert screen.editor.read_only and screen.editor.text == BROKEN_META
@@ -376,7 +370,7 @@ async def test_refresh_tree_picks_up_changes_and_keeps_the_cursor(store: SkillSt
         (store.root / "csv_summary" / "chunks.md").write_text("# Chunks\n")
         screen.refresh_tree()
         await settle(pilot)
-        assert screen.tree.cursor_node.data == NodeRef("csv_summary", "stats.json", "stats")
+        assert screen.skill_tree.cursor_node.data == NodeRef("csv_summary", "stats.json", "stats")
         assert screen._find(NodeRef("aaa-first")) is not None
         assert screen._find(NodeRef("csv_summary", "chunks.md", "chunks")) is not None
         assert "3 saved · 1 broken" in str(screen.query_one("#skills-title").render())
@@ -394,7 +388,7 @@ async def test_unsaved_edits_survive_switching_files_and_closing_asks(store: Ski
         assert str(screen._find(procedure).label).endswith("●")  # marked as holding unsaved text
         await choose(pilot, screen, procedure)
         assert screen.editor.text == "1. Load\n2. describe()!"
-        screen.tree.focus()
+        screen.skill_tree.focus()
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)
@@ -430,13 +424,13 @@ async def test_built_in_skills_are_listed_apart_and_editing_one_offers_a_copy(tm
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         await settle(pilot)
-        groups = [node for node in screen.tree.root.children if node.data is None]
+        groups = [node for node in screen.skill_tree.root.children if node.data is None]
         assert [str(node.label).split("  ")[0] for node in groups] == ["Built-in"]
         assert sorted(child.data.label for child in groups[0].children) == ["explore-data-file", "python-helper-in-scratchpad"]
         assert "hides Built-in" in str(screen._find(NodeRef("analysis-to-skill")).label)
         assert "1 saved · 2 read-only" in str(screen.query_one("#skills-title").render())
 
-        screen.tree.select_node(screen._find(NodeRef("explore-data-file")))
+        screen.skill_tree.select_node(screen._find(NodeRef("explore-data-file")))
         await settle(pilot)
         assert "read-only (Built-in)" in str(screen.query_one("#skills-file-info").render())
         await type_at_end(pilot, screen.editor, *"7. Mine")
@@ -446,7 +440,7 @@ async def test_built_in_skills_are_listed_apart_and_editing_one_offers_a_copy(tm
         await pilot.press("y")
         await settle(pilot)
         node = screen._find(NodeRef("explore-data-file"))
-        assert node is not None and node.parent is screen.tree.root, "the copy is one of the user's skills now"
+        assert node is not None and node.parent is screen.skill_tree.root, "the copy is one of the user's skills now"
 
     assert (BUILTIN_ROOT / "explore-data-file" / "SKILL.md").read_bytes() == builtin_before
     copy = store.load("explore-data-file")

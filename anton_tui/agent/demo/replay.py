@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from anton_tui.llm.errors import LLMError
@@ -71,7 +71,7 @@ class ReplayProvider:
             )
         return {"text": "", "tool_calls": [{"name": name, "input": recorded[name]}]}
 
-    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
         forced = (request.tool_choice or {}).get("type") == "tool"
         reply = self._structured(request) if forced else self._round(request)
         builder = ResponseBuilder()

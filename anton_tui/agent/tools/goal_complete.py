@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from anton_tui.agent.events import GoalMarkedComplete
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolDef, ToolResult
 
@@ -33,8 +34,6 @@ INPUT_SCHEMA: dict[str, Any] = {
 
 
 async def handle_mark_goal_complete(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolResult:
-    from anton_tui.agent.goal import GoalMarkedComplete
-
     summary = " ".join(str(tool_input.get("summary") or "").split())
     if not summary:
         return ToolResult("ERROR: give a short summary of what was achieved.", success=False)

@@ -56,8 +56,8 @@ def entries_to_engrams(entries: list[Any]) -> list:
         text = str(entry.get("text", "")).strip()
         if not text:
             continue
-        kind = entry.get("kind") if entry.get("kind") in KINDS else "lesson"
-        scope = entry.get("scope") if entry.get("scope") in SCOPES else "project"
+        kind = str(entry.get("kind")) if entry.get("kind") in KINDS else "lesson"
+        scope = str(entry.get("scope")) if entry.get("scope") in SCOPES else "project"
         if kind == "profile":
             scope = "global"
         topic = str(entry.get("topic") or "") or None

@@ -7,13 +7,16 @@ the pre/post-execute observers (the cerebellum) around each cell. The runtime it
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anton_tui.agent.events import OutsideAccess, ScratchpadActivity, SecretsRemoved
 from anton_tui.agent.tools.context import ToolContext
 from anton_tui.agent.tools.registry import ToolDef, ToolResult
 from anton_tui.scratchpad.cell import Cell
 from anton_tui.scratchpad.events import CellOutside
+
+if TYPE_CHECKING:
+    from anton_tui.scratchpad.runtime import ScratchpadManager
 
 ACTIONS = ("exec", "view", "reset", "remove", "dump", "install")
 KILL_PREFIXES = ("Cancelled", "Cell timed out", "Cell killed")
@@ -51,7 +54,7 @@ def _fire(ctx: ToolContext, hook: str, cell: Cell) -> None:
             pass
 
 
-async def _exec(ctx: ToolContext, name: str, tool_input: dict[str, Any]) -> ToolResult:
+async def _exec(ctx: ToolContext, pads: ScratchpadManager, name: str, tool_input: dict[str, Any]) -> ToolResult:
     from anton_tui.scratchpad.formatting import format_cell_result
 
     code = tool_input.get("code")
@@ -69,7 +72,7 @@ async def _exec(ctx: ToolContext, name: str, tool_input: dict[str, Any]) -> Tool
     ctx.acc_observe(
         "scratchpad_call", {"name": name, "code_len": len(code), "one_line_description": description}, severity=1
     )
-    pad = await ctx.scratchpads.get_or_create(name)
+    pad = await pads.get_or_create(name)
     prelim = Cell(code=code, description=description, estimated_seconds=estimate)
     _fire(ctx, "on_pre_execute", prelim)
     cell = await pad.execute(
@@ -115,7 +118,7 @@ async def handle_scratchpad(ctx: ToolContext, tool_input: dict[str, Any]) -> Too
         return ToolResult(f"ERROR: {exc}", success=False)
 
     if action == "exec":
-        return await _exec(ctx, name, tool_input)
+        return await _exec(ctx, ctx.scratchpads, name, tool_input)
     if action == "remove":
         removed = await ctx.scratchpads.remove(name)
         return ToolResult(f"Scratchpad '{name}' removed." if removed else f"No scratchpad named '{name}'.")

@@ -3,8 +3,9 @@
 A step indexes what it can in about `STEP_SECONDS`: lines appended to a file since it was indexed, a rewritten file
 again under a new id (its old rows are marked dead), files that are new; a removed file's rows are marked dead. It
 runs with no journal and no syncing, as suits a file that can always be rebuilt, and marks the database half
-written (`user_version=0`) until it is over, so a step cut short is noticed and the index built afresh. A build of
-more than `BULK_WORK` bytes defers FTS5's merging and the list of distinct words to its end.
+written (`user_version=0`) until it is over, so a step cut short is noticed and the index built afresh. Each file a
+step reads has its turn documents written again in the turn index (`turn_index`), committed just before the step's
+transaction. A build of more than `BULK_WORK` bytes defers FTS5's merging and the list of distinct words to its end.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
-from anton_tui.memory.episodes.files import FolderView
+from anton_tui.memory.episodes.files import FileStamp, FolderView
 from anton_tui.memory.episodes.index_store import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -47,6 +48,14 @@ from anton_tui.memory.episodes.record import (
     many_line_fields,
     reading,
     session_start,
+    split_lines,
+)
+from anton_tui.memory.episodes.turn_index import (
+    TURNS_NAME,
+    TurnIndexBusy,
+    TurnIndexDamaged,
+    TurnWriter,
+    turn_documents,
 )
 
 logger = logging.getLogger(__name__)
@@ -59,7 +68,7 @@ BULK_WORK = 8 << 20  # more unindexed data than this is built as one big build (
 BULK_SEGMENTS = 256  # segments a big build lets pile up before merging some (a million lines make about 120)
 DEAD_LIMIT = 10_000  # dead rows tolerated before a rebuild, or this share of the live rows if that is more:
 DEAD_SHARE = 0.125  # until then BM25's statistics still count them, a little off
-FTS_TABLES = ("words", "tokens")
+FTS_TABLES = ("tokens",)
 CACHE_MIN_KIB, CACHE_MAX_KIB = 2048, 8192
 
 
@@ -91,15 +100,33 @@ class IndexBuilder:
         self.remove_database = remove_database
         self._step_aside = step_aside  # called between files and chunks: waits while searches run elsewhere
         self.folder = FolderView(episodes_dir)
+        self._turn_writer: TurnWriter | None = None  # kept from step to step of one refresh (merges go on between)
 
     def begin(self) -> None:
         """A refresh starts: look at every file again (between its steps only the newest are looked at again)."""
         self.folder.forget()
 
+    def finish(self) -> None:
+        """A refresh is over: the turn index's writer finishes its merges and lets the index go."""
+        writer, self._turn_writer = self._turn_writer, None
+        if writer is not None:
+            writer.close()
+
+    def _remove_all(self) -> None:
+        self.finish()
+        self.remove_database()
+
+    def _turns(self, *, create: bool) -> TurnWriter:
+        if self._turn_writer is None or create:
+            self.finish()
+            self._turn_writer = TurnWriter(self.episodes_dir / TURNS_NAME, create=create)
+        return self._turn_writer
+
     def step(self, stats: RefreshStats) -> bool:
         """One transaction's worth of indexing, newest files first; True when there was nothing left to do."""
         db = self.db
         known = db.known() if self.path.exists() else None
+        created = known is None
         if known is None:
             stats.rebuilt = True
             known = self._create_schema()
@@ -118,6 +145,7 @@ class IndexBuilder:
         if not stale and not removed:
             if bulk:
                 self._finish_bulk(conn)
+            self._note_folder(conn)
             return True
         if pending > BULK_WORK and not bulk:
             # A big build: segments are merged once at the end, not all along, and the word list made then too.
@@ -126,13 +154,26 @@ class IndexBuilder:
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 0)")
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('crisismerge', {BULK_SEGMENTS})")
             conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('bulk', 1)")
+        try:
+            turn_writer = self._turns(create=created or not known)
+        except TurnIndexBusy as exc:
+            raise IndexUnavailable(str(exc)) from exc
+        except TurnIndexDamaged as exc:  # (an index whose turn part is gone is built afresh)
+            if created:
+                raise IndexUnavailable(str(exc)) from exc
+            logger.warning("Recall index %s is damaged (%s); building it afresh", self.path, exc)
+            self._remove_all()
+            stats.rebuilt = True
+            return False
         conn.execute("PRAGMA user_version=0")  # half written until the step is over
         deadline = time.monotonic() + STEP_SECONDS
         conn.execute("BEGIN")
         try:
             writer = _LineWriter(conn, word_list=not bulk)
             for name in removed:
-                _forget(conn, known.pop(name).id, drop=True)
+                file_id = known.pop(name).id
+                _forget(conn, file_id, drop=True)
+                turn_writer.drop_file(file_id)
                 stats.files_removed += 1
             new = sorted((name for name in stale if name not in known), reverse=True)
             ids = _new_file_ids(conn, len(new))
@@ -148,24 +189,39 @@ class IndexBuilder:
                 known[name] = Known(file_id, -1, 0, 0, 0, 0, b"", 0)
             for name in sorted(stale, reverse=True):
                 self._step_aside()
-                stats.lines_added += self._index_file(conn, writer, name, known, stats)
+                stats.lines_added += self._index_file(conn, writer, turn_writer, name, known, stats)
                 if time.monotonic() >= deadline or self.stop.is_set():
                     break
             writer.flush()
+            turn_writer.commit()  # (first: a step cut short between the two leaves user_version at 0)
             conn.execute("COMMIT")
         except BaseException:
             self.db.close()  # no journal to roll back with: user_version stays 0, so the index is rebuilt
+            self.finish()
             raise
         if self._too_many_dead(conn):
             logger.info("Recall index %s has many dead rows; building it afresh", self.path)
-            self.remove_database()
+            self._remove_all()
             stats.rebuilt = True
             return False
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return False
 
+    def _note_folder(self, conn: sqlite3.Connection) -> None:
+        """Remember the folder's mtime as of the full look that found the index up to date: a new process whose
+        folder still has it starts from the index's list of files instead of looking at every file."""
+        mtime = self.folder.last_mtime
+        if mtime is None or self.folder_stamp(conn) == mtime:
+            return
+        conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('folder_mtime', ?)", (mtime,))
+
+    @staticmethod
+    def folder_stamp(conn: sqlite3.Connection) -> int | None:
+        row = conn.execute("SELECT v FROM meta WHERE k = 'folder_mtime'").fetchone()
+        return None if row is None else int(row[0])
+
     def _create_schema(self) -> dict[str, Known]:
-        self.remove_database()
+        self._remove_all()  # (the turn index too: it is made afresh by the step's writer)
         conn = self.db.connect()
         try:
             conn.executescript(
@@ -205,17 +261,25 @@ class IndexBuilder:
         return dead > conn.execute("SELECT count(*) FROM lines").fetchone()[0] * DEAD_SHARE
 
     def _index_file(
-        self, conn: sqlite3.Connection, writer: _LineWriter, name: str, known: dict[str, Known], stats: RefreshStats
+        self,
+        conn: sqlite3.Connection,
+        writer: _LineWriter,
+        turn_writer: TurnWriter,
+        name: str,
+        known: dict[str, Known],
+        stats: RefreshStats,
     ) -> int:
         """Index the part of one file not indexed yet (all of it if the file was rewritten); returns lines added.
 
-        What the index now knows of the file is put in `known` (and in the database when the writer flushes)."""
+        What the index now knows of the file is put in `known` (and in the database when the writer flushes); the
+        file's turn documents are all written again (a turn that goes on, or a new turn after it, changes them)."""
         old = known[name]
         path = self.episodes_dir / f"{name}{SUFFIX}"
         try:
             handle = open(path, "rb")  # noqa: SIM115 (closed by the `with handle:` below, once the missing file is ruled out)
         except FileNotFoundError:
             _forget(conn, old.id, drop=True)
+            turn_writer.drop_file(old.id)
             del known[name]
             return 0
         except OSError as exc:
@@ -230,6 +294,7 @@ class IndexBuilder:
             else:
                 if old.size >= 0:  # it was indexed before: its rows die, and it is read again under a new id
                     _forget(conn, file_id, drop=False)
+                    turn_writer.drop_file(file_id)
                     file_id = _new_file_ids(conn, 1)[0]
                     conn.execute("UPDATE files SET id = ? WHERE id = ?", (file_id, old.id))
                     stats.files_reindexed.append(name)
@@ -238,9 +303,10 @@ class IndexBuilder:
                 "SELECT turn, first, part, lines FROM turns WHERE file_id = ?", (file_id,)
             )} if start else {}  # fmt: skip
             fields, decode_many = line_fields(), many_line_fields()
+            texts = _turn_texts(path, fd, start) if start else {}  # each turn's lines, in the order turns began
             first_id = file_id << FILE_SHIFT
             ids: list[int] = []
-            texts: list[str] = []
+            contents: list[str] = []
             offsets: list[int] = []
             added, indexed_bytes, position, carry = 0, start, start, b""
             too_many = False
@@ -292,19 +358,45 @@ class IndexBuilder:
                         too_many = True
                         break
                     ids.append(first_id | ((TURN_TOP - slot[1]) << SLOT_BITS) | (SLOT_TOP - slot[2]))
-                    texts.append(episode.content)
+                    contents.append(episode.content)
+                    said = texts.get(episode.turn)
+                    if said is None:
+                        texts[episode.turn] = [episode.content]
+                    else:
+                        said.append(episode.content)
                     offsets.append(starts[number])
                     slot[2] += 1
                     added += 1
                 if len(ids) >= 4 * BATCH:
-                    writer.add(ids, texts, offsets)
-                    ids, texts, offsets = [], [], []
-            writer.add(ids, texts, offsets)
+                    writer.add(ids, contents, offsets)
+                    ids, contents, offsets = [], [], []
+            writer.add(ids, contents, offsets)
             tail = tail_hash(fd, indexed_bytes)
+        began = [turn for turn in texts if turn in turns]  # (a turn past the last one indexable has no slot)
+        turn_writer.replace_file(
+            file_id,
+            turn_documents([turn_key(file_id, turns[turn][0]) for turn in began], ["\n".join(texts[t]) for t in began]),
+        )
         writer.turns += [(file_id, turn, first, part, used) for turn, (first, part, used) in turns.items()]
         writer.files.append((st.st_size, st.st_mtime_ns, st.st_ino, indexed_bytes, line_no, tail, part_count, file_id))
         known[name] = Known(file_id, st.st_size, st.st_mtime_ns, st.st_ino, indexed_bytes, line_no, tail, part_count)
         return added
+
+
+def _turn_texts(path: Path, fd: int, end: int) -> dict[int, list[str]]:
+    """The lines of each turn in the first `end` bytes of a file (indexed before), turns in the order they began."""
+    data = os.pread(fd, end, 0)
+    try:
+        lines = many_line_fields()(data)
+    except ValueError:
+        decoded = (decode_line(path, number, offset, raw, complete)
+                   for number, (offset, raw, complete) in enumerate(split_lines(data), start=1))  # fmt: skip
+        lines = [line for line in decoded if line is not None]
+    texts: dict[int, list[str]] = {}
+    for line in lines:
+        if line.role not in MEMORY_ROLES:
+            texts.setdefault(line.turn, []).append(line.content)
+    return texts
 
 
 class _LineWriter:
@@ -336,7 +428,6 @@ class _LineWriter:
             return
         conn = self.conn
         conn.executemany("INSERT INTO lines(id, offset) VALUES (?, ?)", zip(ids, offsets, strict=False))
-        conn.executemany("INSERT INTO words(rowid, content) VALUES (?, ?)", zip(ids, texts, strict=False))
         conn.executemany("INSERT INTO tokens(rowid, content) VALUES (?, ?)", zip(ids, texts, strict=False))
         if not self.word_list:
             return
@@ -361,7 +452,7 @@ class _LineWriter:
         self.spills, self.turns, self.files = [], [], []
 
 
-def _cache_kib(disk: dict[str, os.stat_result]) -> int:
+def _cache_kib(disk: dict[str, FileStamp]) -> int:
     """The writer's page cache: a fortieth of the episode files, between 2 and 8 MB (a small history's build
     gains nothing from more, and the app's memory stays flat while it runs)."""
     return max(CACHE_MIN_KIB, min(CACHE_MAX_KIB, sum(st.st_size for st in disk.values()) // 40 // 1024))

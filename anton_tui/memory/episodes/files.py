@@ -3,7 +3,8 @@
 The recall index compares these with what it has indexed before every search. Looking at thousands of files each
 time would cost more than the search, so a full look happens when the folder itself changed (a file was added,
 removed or replaced), or when the last one is more than `FULL_EVERY` seconds old; in between only the newest
-`RECENT` files are looked at again, since lines are appended to the sessions in progress.
+`RECENT` files are looked at again, since lines are appended to the sessions in progress. A new process may start
+from what the index last saw (`seed`) when the folder's own mtime says no file was added, removed or replaced since.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from anton_tui.memory.episodes.record import SUFFIX
 
@@ -18,14 +20,33 @@ FULL_EVERY = 2.0
 RECENT = 8
 
 
-def disk_files(folder: Path) -> dict[str, os.stat_result]:
-    """Every session file in `folder` (name without the suffix) with its stat."""
+class FileStamp(NamedTuple):
+    """What tells a file's versions apart: its size, mtime and inode (named as in `os.stat_result`)."""
+
+    st_size: int
+    st_mtime_ns: int
+    st_ino: int
+
+
+def stamp(st: os.stat_result) -> FileStamp:
+    return FileStamp(st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def folder_mtime(folder: Path) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def disk_files(folder: Path) -> dict[str, FileStamp]:
+    """Every session file in `folder` (name without the suffix) with its stamp."""
     found = {}
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
                 if entry.name.endswith(SUFFIX) and not entry.name.startswith(".") and entry.is_file():
-                    found[entry.name[: -len(SUFFIX)]] = entry.stat()
+                    found[entry.name[: -len(SUFFIX)]] = stamp(entry.stat())
     except (FileNotFoundError, NotADirectoryError):
         pass
     return found
@@ -38,37 +59,50 @@ class FolderView:
         self.folder = folder
         self._prefix = f"{folder}{os.sep}"
         self.version = 0
-        self._files: dict[str, os.stat_result] | None = None
+        self._files: dict[str, FileStamp] | None = None
         self._folder_mtime: int | None = None
         self._swept = 0.0
         self._recent: list[str] = []
         self.fresh = False  # whether the last `files()` looked at every file
 
-    def files(self) -> dict[str, os.stat_result]:
-        try:
-            folder_mtime = os.stat(self.folder).st_mtime_ns
-        except (FileNotFoundError, NotADirectoryError):
-            folder_mtime = None
+    @property
+    def seen(self) -> bool:
+        """Whether the folder was looked at (or seeded) yet."""
+        return self._files is not None
+
+    @property
+    def last_mtime(self) -> int | None:
+        """The folder's own mtime as of the last full look."""
+        return self._folder_mtime
+
+    def seed(self, files: dict[str, FileStamp], mtime: int) -> None:
+        """Take `files` for what the folder held when its mtime was `mtime` (the caller checked it still is): the
+        next look checks only the folder's mtime and the newest files, and a full look follows `FULL_EVERY` later."""
+        self._files, self._folder_mtime, self._swept = files, mtime, time.monotonic()
+        self._recent = sorted(files, reverse=True)[:RECENT]
+        self.version += 1
+
+    def files(self) -> dict[str, FileStamp]:
+        mtime = folder_mtime(self.folder)
         now = time.monotonic()
-        if self._files is None or folder_mtime != self._folder_mtime or now - self._swept > FULL_EVERY:
-            return self._sweep(folder_mtime, now)
+        if self._files is None or mtime != self._folder_mtime or now - self._swept > FULL_EVERY:
+            return self._sweep(mtime, now)
         self.fresh = False
         for name in self._recent:
             try:
-                st = os.stat(f"{self._prefix}{name}{SUFFIX}")
+                st = stamp(os.stat(f"{self._prefix}{name}{SUFFIX}"))
             except OSError:
-                return self._sweep(folder_mtime, now)
-            old = self._files[name]
-            if (st.st_size, st.st_mtime_ns, st.st_ino) != (old.st_size, old.st_mtime_ns, old.st_ino):
+                return self._sweep(mtime, now)
+            if st != self._files[name]:
                 self._files[name] = st
                 self.version += 1
         return self._files
 
-    def _sweep(self, folder_mtime: int | None, now: float) -> dict[str, os.stat_result]:
+    def _sweep(self, mtime: int | None, now: float) -> dict[str, FileStamp]:
         files = disk_files(self.folder)
-        if self._files is None or _stamps(files) != _stamps(self._files):
+        if self._files is None or files != self._files:
             self.version += 1
-        self._files, self._folder_mtime, self._swept = files, folder_mtime, now
+        self._files, self._folder_mtime, self._swept = files, mtime, now
         self._recent = sorted(files, reverse=True)[:RECENT]
         self.fresh = True
         return files
@@ -76,7 +110,3 @@ class FolderView:
     def forget(self) -> None:
         """Look at every file again next time (after this process changed some)."""
         self._files = None
-
-
-def _stamps(files: dict[str, os.stat_result]) -> dict[str, tuple[int, int, int]]:
-    return {name: (st.st_size, st.st_mtime_ns, st.st_ino) for name, st in files.items()}

@@ -1,17 +1,18 @@
 """A search index over the episode files, so recall is ranked and stays fast across years of sessions.
 
-The index is a SQLite database beside the JSONL files (``.recall-index.sqlite3``) and holds no copy of their text:
-for each recallable line only where it is (its file, byte offset and length), and two FTS5 indexes without content:
-one of stemmed words ranked with BM25 (so "prices" finds "price") and one of the plain words with row ids only,
-plus the distinct plain words with a trigram index of their own, which together find the exact text (so "gecko"
-finds "CoinGecko", as Anton's substring search does). Matching lines are read back from the JSONL files.
+The index holds no copy of the text. It is a SQLite database beside the JSONL files (``.recall-index.sqlite3``):
+for each recallable line only where it is (its file and byte offset), an FTS5 index without content of the plain
+words (row ids only), and the distinct plain words with a trigram index of their own, which together find the exact
+text (so "gecko" finds "CoinGecko", as Anton's substring search does); and beside it the turn index
+(`turn_index`, ``.recall-index.turns/``), one document of stemmed words per turn, which ranks the turns by BM25 (so
+"prices" finds "price"; `recall_rank` says how). Matching turns are read back from the JSONL files.
 
 It is derived data, built from the files and rebuilt whenever it is missing, outdated, damaged or was left half
 written. Each file's indexed byte offset, size, mtime and inode are remembered: new lines are added as they appear,
 a rewritten file is read again, and a removed one forgotten (its rows are marked dead, and once dead rows pile up
 the index is built afresh). Building goes newest session first, in steps of large transactions with the settings
 suited to a file that can always be rebuilt; between steps the lock is let go, and recall meanwhile answers from
-what is indexed plus a scan of the files not reached yet (see `episode_scan`). Readers hold a shared lock and the
+what is indexed plus a scan of the files not reached yet (see `scan`). Readers hold a shared lock and the
 one process updating the index an exclusive one; whoever cannot get the lock it needs in time raises
 `IndexUnavailable`, and the caller scans the files instead.
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import fcntl
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from anton_tui.memory.episodes.build import IndexBuilder, RefreshStats
-from anton_tui.memory.episodes.files import FolderView
+from anton_tui.memory.episodes.files import FileStamp, FolderView, folder_mtime
 from anton_tui.memory.episodes.index_store import (
     SCHEMA_VERSION,
     Database,
@@ -45,19 +45,15 @@ from anton_tui.memory.episodes.index_store import (
     is_corruption,
     pending_bytes,
 )
-from anton_tui.memory.episodes.recall_bm25 import Bm25
-from anton_tui.memory.episodes.recall_query import (
-    LineReader,
-    TextCheck,
-    line_scores,
-    load_turns,
-    rank_turns,
-    window_for,
-)
-from anton_tui.memory.episodes.record import SUFFIX, Episode
+from anton_tui.memory.episodes.recall_query import LineReader, load_turns
+from anton_tui.memory.episodes.recall_rank import query_words, rank_turns
+from anton_tui.memory.episodes.record import SUFFIX, Episode, many_line_fields
 from anton_tui.memory.episodes.scan import scan_turns
+from anton_tui.memory.episodes.turn_index import TURNS_NAME, TurnIndexDamaged, TurnSearcher, analyzer, remove
 
-__all__ = ["INDEX_NAME", "LOCK_NAME", "SCHEMA_VERSION", "IndexUnavailable", "RecallIndex", "RefreshStats"]
+__all__ = [
+    "INDEX_NAME", "LOCK_NAME", "SCHEMA_VERSION", "IndexUnavailable", "RecallIndex", "RefreshStats", "preload",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -86,13 +82,21 @@ class _View:
     names: dict[int, str]
 
     @classmethod
-    def of(cls, known: dict[str, Known] | None, disk: dict[str, os.stat_result], version: int) -> _View:
+    def of(cls, known: dict[str, Known] | None, disk: dict[str, FileStamp], version: int) -> _View:
         stale, pending = pending_bytes(disk, known)
         held = known or {}
         skip = {held[name].id for name in stale if name in held}
         gone = {entry.id for name, entry in held.items() if name not in disk}
         names = {entry.id: name for name, entry in held.items()}
         return cls(known, version, stale, bool(gone), pending, skip | gone, names)
+
+
+def preload() -> None:
+    """Import and set up what a search needs (the JSON decoder, tantivy and its word analysers), so that the first
+    recall does not pay for it; a refresh does it first, as the app's warm-up runs one right after start."""
+    many_line_fields()
+    query_words("")
+    analyzer()
 
 
 class RecallIndex:
@@ -113,7 +117,7 @@ class RecallIndex:
         self._folder = FolderView(self.episodes_dir)
         self._view: _View | None = None
         self._lines = LineReader(self.episodes_dir)
-        self._bm25 = Bm25()
+        self._turns = TurnSearcher(self.episodes_dir / TURNS_NAME)
         self._searchers: dict[int, int] = {}  # threads answering a recall now, and how deep
         self._searches_changed = threading.Condition()
         self._builder_steps = IndexBuilder(
@@ -149,6 +153,7 @@ class RecallIndex:
 
         `IndexUnavailable` if another process holds the lock for longer than `wait` seconds.
         """
+        preload()
         with self._write_guard:
             self._stop.clear()
             return self._refresh(self.lock_wait if wait is None else wait, max_steps=max_steps)
@@ -214,6 +219,7 @@ class RecallIndex:
         with self._read_guard:
             self._reader.close()
             self._lines.close()
+            self._turns.close()
         if self._write_guard.acquire(timeout=5):
             try:
                 self._writer.close()
@@ -221,9 +227,11 @@ class RecallIndex:
                 self._write_guard.release()
 
     def _retrying(self, action: Callable[[], T]) -> T:
-        """Run `action`; a damaged database is deleted and rebuilt once, any other database error is reported."""
+        """Run `action`; a damaged index is deleted and rebuilt once, any other database error is reported."""
         try:
             return action()
+        except TurnIndexDamaged as exc:
+            logger.warning("Recall index %s is damaged (%s); rebuilding it from the episode files", self.path, exc)
         except sqlite3.DatabaseError as exc:
             if not is_corruption(exc):
                 raise IndexUnavailable(f"{self.path}: {exc}") from exc
@@ -237,7 +245,7 @@ class RecallIndex:
             self._write_guard.release()
         try:
             return action()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, TurnIndexDamaged) as exc:
             raise IndexUnavailable(f"{self.path}: {exc}") from exc
 
     def _locked(self, mode: int, wait: float) -> UpdateLock:
@@ -250,13 +258,16 @@ class RecallIndex:
         return lock
 
     def _remove_database(self) -> None:
-        """Delete the database and its journal (only ever under the exclusive lock, so no reader is inside)."""
+        """Delete the database, its journal and the turn index (only ever under the exclusive lock, so no reader is
+        inside)."""
         with self._read_guard:
             self._reader.close()
             self._lines.close()
+            self._turns.close()
         self._writer.close()
         for suffix in ("", "-journal", "-wal", "-shm"):
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        remove(self.episodes_dir / TURNS_NAME)
 
     # ---- searching -----------------------------------------------------------------------------------------
 
@@ -268,6 +279,8 @@ class RecallIndex:
         wait = BUSY_WAIT if self.building else self.lock_wait
         with self._read_guard, self._locked(fcntl.LOCK_SH, wait):
             known = self._reader.known() if self.path.exists() else None
+            if known is not None and not self._folder.seen:
+                self._seed_folder(known)
             disk = self._folder.files()
             view = self._view
             if view is None or view.known is not known or view.version != self._folder.version:
@@ -282,34 +295,40 @@ class RecallIndex:
                 scanned = scan_turns(paths, query, max_results=max_results, since=since)
             turns: list[list[Episode]] = []
             if known:
-                turns = self._indexed_turns(query, max_results, since, view, any_word=not scanned)
+                turns = self._indexed_turns(query, max_results, since, view)
         if stale and (view.pending > SMALL_WORK or self.building):
             self.build_in_background()
         return (turns + scanned)[:max_results]
 
-    def _indexed_turns(
-        self, query: str, max_results: int, since: datetime | None, view: _View, *, any_word: bool
-    ) -> list[list[Episode]]:
-        """The best turns of the indexed files; `any_word` allows ranking by any of the query's words when no
-        line has them all (not when the files not indexed yet already hold the exact text)."""
+    def _seed_folder(self, known: dict[str, Known]) -> None:
+        """A first search: when the folder's mtime is the one the index noted when it was last up to date, no file
+        was added, removed or replaced since, so the index's own list of files stands for a look at each file."""
+        noted = IndexBuilder.folder_stamp(self._reader.connect())
+        if noted is not None and noted == folder_mtime(self.episodes_dir):
+            make = tuple.__new__
+            self._folder.seed({name: make(FileStamp, k[1:4]) for name, k in known.items()}, noted)
+
+    def _indexed_turns(self, query: str, max_results: int, since: datetime | None, view: _View) -> list[list[Episode]]:
+        """The best turns of the indexed files."""
         conn = self._reader.connect()
         reader = self._lines
         reader.use(view.names)
         conn.execute("BEGIN")
         try:
             dead, bulk, spill = (flag == 1 for flag in conn.execute(_FLAGS).fetchone())
-            check = TextCheck(query, reader)
-            scores = line_scores(
+            keys = rank_turns(
                 conn,
+                self._turns,
+                (self._reader.inode, self._reader.data_version),
                 query,
-                check,
+                max_results,
+                since=since,
+                skip_files=view.skip,
+                reader=reader,
                 dead=dead,
                 word_list=not bulk,
-                any_word=any_word,
-                bm25=self._bm25,
-                window=window_for(max_results),
+                spill=spill,
             )
-            keys = rank_turns(conn, scores, check, max_results, since, view.skip, spill)
             return load_turns(conn, reader, keys, spill)
         finally:
             if conn.in_transaction:
@@ -327,8 +346,16 @@ class RecallIndex:
 
     def _steps(self, wait: float, *, patient: bool, max_steps: int | None) -> RefreshStats:
         stats = RefreshStats()
-        repaired = False
         self._builder_steps.begin()
+        try:
+            self._run_steps(stats, wait, patient=patient, max_steps=max_steps)
+        finally:
+            self._builder_steps.finish()
+        self.last_refresh = stats
+        return stats
+
+    def _run_steps(self, stats: RefreshStats, wait: float, *, patient: bool, max_steps: int | None) -> None:
+        repaired = False
         while not self._stop.is_set():
             try:
                 lock = self._locked(fcntl.LOCK_EX, wait)
@@ -347,11 +374,10 @@ class RecallIndex:
                     logger.warning(
                         "Recall index %s is damaged (%s); rebuilding it from the episode files", self.path, exc
                     )
+                    self._builder_steps.finish()
                     self._remove_database()
                     repaired, done = True, False
             stats.steps += 1
             if done or (max_steps is not None and stats.steps >= max_steps):
                 break
             time.sleep(0.01)  # let readers in
-        self.last_refresh = stats
-        return stats

@@ -1,6 +1,6 @@
 """The recall index's database file: its schema, its lock, its connections, and what it knows of each file.
 
-Shared by the part that searches the index (`episode_index`) and the part that builds it (`episode_build`).
+Shared by the part that searches the index (`index`) and the part that builds it (`build`).
 """
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ import hashlib
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-SCHEMA_VERSION = 2
+from anton_tui.memory.episodes.files import FileStamp
+
+SCHEMA_VERSION = 3
 TAIL_BYTES = 64
-WORDS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # the ranked index's words: stemmed, accents folded
 
-SCHEMA = f"""
+SCHEMA = """
 CREATE TABLE files(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, started TEXT,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
@@ -31,7 +32,6 @@ CREATE INDEX spill_base ON spill(base);
 CREATE TABLE dead(id INTEGER PRIMARY KEY);
 CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE terms(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
-CREATE VIRTUAL TABLE words USING fts5(content, content='', tokenize='{WORDS_TOKENIZE}');
 CREATE VIRTUAL TABLE tokens USING fts5(
     content, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE term_grams USING fts5(term, content='terms', content_rowid='id', tokenize='trigram');
@@ -48,8 +48,9 @@ class IndexUnavailable(Exception):
     """The index cannot answer right now (busy, unwritable or unreadable); scan the files instead."""
 
 
-@dataclass
-class Known:
+class Known(NamedTuple):
+    """What the index holds of one file: its id, its size, mtime and inode when read, how far it was indexed."""
+
     id: int
     size: int
     mtime_ns: int
@@ -73,7 +74,7 @@ def tail_hash(fd: int, end: int) -> bytes:
     return hashlib.sha1(os.pread(fd, end - start, start)).digest()
 
 
-def unchanged(st: os.stat_result, known: Known | None) -> bool:
+def unchanged(st: FileStamp | os.stat_result, known: Known | None) -> bool:
     return known is not None and (st.st_size, st.st_mtime_ns, st.st_ino) == (known.size, known.mtime_ns, known.inode)
 
 
@@ -124,6 +125,7 @@ class Database:
         self.writer = writer
         self.conn: sqlite3.Connection | None = None
         self.inode: int | None = None
+        self.data_version = 0  # as `known` last read it: moves when another connection commits
         self._known: tuple[int, dict[str, Known] | None] | None = None
 
     def connect(self) -> sqlite3.Connection:
@@ -164,7 +166,7 @@ class Database:
         as it changes the files' rows, so that it stays true.
         """
         conn = self.connect()
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = self.data_version = conn.execute("PRAGMA data_version").fetchone()[0]
         if (
             self._known is not None
             and self._known[0] == version
@@ -176,12 +178,13 @@ class Database:
             rows = conn.execute(
                 "SELECT name, id, size, mtime_ns, inode, indexed_bytes, line_count, tail_hash, turns FROM files"
             )
-            known = {row[0]: Known(*row[1:]) for row in rows}
+            make = tuple.__new__  # (what `Known._make` does, without its check: the columns are the fields)
+            known = {row[0]: make(Known, row[1:]) for row in rows}
         self._known = (version, known)
         return known
 
 
-def pending_bytes(disk: dict[str, os.stat_result], known: dict[str, Known] | None) -> tuple[list[str], int]:
+def pending_bytes(disk: dict[str, FileStamp], known: dict[str, Known] | None) -> tuple[list[str], int]:
     """Files the index is behind on, and about how many bytes it still has to read for them."""
     stale, pending = [], 0
     for name, st in disk.items():
@@ -189,6 +192,8 @@ def pending_bytes(disk: dict[str, os.stat_result], known: dict[str, Known] | Non
         if unchanged(st, old):
             continue
         stale.append(name)
-        appended = old is not None and old.size >= 0 and st.st_ino == old.inode and st.st_size > old.size
-        pending += st.st_size - old.indexed_bytes if appended else st.st_size
+        if old is not None and old.size >= 0 and st.st_ino == old.inode and st.st_size > old.size:
+            pending += st.st_size - old.indexed_bytes  # appended to
+        else:
+            pending += st.st_size
     return stale, pending

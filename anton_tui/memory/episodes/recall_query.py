@@ -1,44 +1,33 @@
-"""Ranking recall answers from the index: which lines match a query, how well, and the turns they belong to.
-
-A line scores the BM25 of the query's stemmed words (all of them, or any of them when no line has all), plus a fixed
-bonus when its content holds the query's exact text in any case; each list of matches is ranked over its newest
-lines only, ten for each turn asked for (between `WINDOW_MIN` and `WINDOW`), so common words stay fast. A turn
-scores the sum of its lines; ties go to the newer turn.
+"""Reading recall's answers back from the index: turn keys and line ids, the lines of a turn read from their files,
+and the lines that hold a query's exact text.
 
 The index keeps no copy of the text. The exact-text lines come from an index of the unstemmed words: the query's
 words narrow the lines down (a word at either end of the query may be part of a longer word, found through a
 trigram index of the distinct words), and when that alone cannot prove a line holds the text, the line is read back
 from its JSONL file and checked. A query made only of punctuation is looked for by reading the files, newest first.
+The newest `WINDOW` such lines are found; ranking is `recall_rank`'s.
 """
 
 from __future__ import annotations
 
-import heapq
 import os
 import re
 import sqlite3
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
-from anton_tui.memory.episodes.recall_bm25 import Bm25, not_dead
 from anton_tui.memory.episodes.record import (
     MEMORY_ROLES,
-    SESSION_FORMAT,
     SUFFIX,
     Episode,
+    many_line_fields,
     quick_parse,
     quick_parse_many,
 )
 from anton_tui.memory.episodes.scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
 
-WINDOW = 2000  # each match list is ranked over at most this many of its newest lines,
-WINDOW_MIN = 200  # at least this many,
-WINDOW_PER_RESULT = 10  # and this many for each turn asked for between the two
-EXACT_SCORE = -1.0  # what a line containing the query's exact text adds (BM25 scores are negative: lower is better)
+WINDOW = 2000  # at most this many of the newest lines holding a query's exact text are found
 MAX_TERMS = 400  # a word of the query that is part of more distinct words than this does not narrow anything
 CHECK_BUDGET = 20_000  # lines read back at most to confirm the exact text
 # A line's id is (file id << FILE_SHIFT) | (turn part << SLOT_BITS) | slot, counted so that a smaller id is newer:
@@ -55,13 +44,13 @@ SPAN_READ = 256 << 10  # a turn's lines less than this far apart are read back a
 _WORD = re.compile(r"[^\W_]+")
 
 
+def not_dead(rowid: str, dead: bool) -> str:
+    """The SQL condition that leaves out the dead rows (of removed or rewritten files), when there are any."""
+    return f" AND {rowid} NOT IN (SELECT id FROM dead)" if dead else ""
+
+
 def phrase(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
-
-
-def window_for(max_results: int) -> int:
-    """How many of the newest lines of each list of matches are ranked when `max_results` turns are asked for."""
-    return min(WINDOW, max(WINDOW_MIN, WINDOW_PER_RESULT * max_results))
 
 
 def turn_key(file_id: int, part: int) -> int:
@@ -143,6 +132,11 @@ class LineReader:
             block = os.pread(fd, last - first + READ_AHEAD, first)
         except OSError:
             return [None] * len(rows)
+        whole = block.find(b"\n", last - first)
+        if whole > 0:  # the turn's lines one after the other, as they mostly are: decoded at once
+            together = _decode_together(block[:whole], len(rows))
+            if together is not None:
+                return together
         raws: list[bytes] = []
         for line_id, offset in rows:
             start = offset - first
@@ -178,148 +172,6 @@ class TextCheck:
         return episode is not None and self.pattern.search(episode.content) is not None
 
 
-@dataclass
-class Scores:
-    """Line scores, and the lines whose exact-text bonus is not confirmed yet (line id to byte offset)."""
-
-    lines: dict[int, float] = field(default_factory=dict)
-    worded: set[int] = field(default_factory=set)
-    unconfirmed: dict[int, int] = field(default_factory=dict)
-
-    def add(self, rows: Iterable[tuple[int, float]], *, words: bool) -> None:
-        rows = list(rows)
-        if words:
-            self.worded.update(rowid for rowid, _score in rows)
-        lines = self.lines
-        if not lines:  # (0.0 + score is score)
-            lines.update(rows)
-            return
-        get = lines.get
-        for rowid, score in rows:
-            lines[rowid] = get(rowid, 0.0) + score
-
-    def confirm(self, check: TextCheck, line_id: int) -> bool:
-        """Check one provisional bonus; True when it was wrong (and is taken back)."""
-        offset = self.unconfirmed.pop(line_id)
-        if check.holds(line_id, offset):
-            return False
-        if line_id in self.worded:
-            self.lines[line_id] -= EXACT_SCORE
-        else:
-            del self.lines[line_id]
-        return True
-
-
-def line_scores(
-    conn: sqlite3.Connection,
-    query: str,
-    check: TextCheck,
-    *,
-    dead: bool,
-    word_list: bool,
-    any_word: bool = True,
-    bm25: Bm25 | None = None,
-    window: int = WINDOW,
-) -> Scores:
-    """Matching lines with their scores: BM25 of the stemmed words, plus `EXACT_SCORE` for the exact text.
-
-    `word_list` says the list of distinct words is complete (it is made at the end of a big build). Exact-text
-    bonuses the index alone cannot prove are given provisionally; `rank_turns` confirms those that matter.
-    """
-    scores = Scores()
-    bm25 = bm25 or Bm25()
-    skip_dead = not_dead("rowid", dead)
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
-    if words:
-        scores.add(bm25.window(conn, words, window, dead=dead), words=True)
-    exact, scores.unconfirmed = exact_lines(conn, query, check, skip_dead, word_list, window)
-    scores.add(((rowid, EXACT_SCORE) for rowid in exact), words=False)
-    if not scores.worded and scores.unconfirmed and len(words) > 1:
-        for line_id in list(scores.unconfirmed):  # whether any line holds the text decides what comes next
-            scores.confirm(check, line_id)
-    if not scores.lines and len(words) > 1 and any_word:  # nothing has every word: rank lines by any of them
-        for word in words:
-            scores.add(bm25.window(conn, [word], window, dead=dead), words=True)
-    return scores
-
-
-def rank_turns(
-    conn: sqlite3.Connection,
-    scores: Scores,
-    check: TextCheck,
-    limit: int,
-    since: datetime | None,
-    skip_files: set[int],
-    spill: bool | None = None,
-) -> list[int]:
-    """Keys of the best `limit` turns, confirming the provisional exact-text bonuses of the turns that win.
-
-    A bonus that turns out wrong only makes its turn's score worse, so once every line of the winning turns is
-    confirmed, no other turn could have beaten them.
-    """
-    spilled = None
-    if spill is None:
-        spill = conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0] == 1
-    if spill:
-        spilled = dict(conn.execute("SELECT key, base FROM spill"))
-    allowed = None
-    if since is not None:
-        rows = conn.execute("SELECT id FROM files WHERE started >= ?", (since.strftime(SESSION_FORMAT),))
-        allowed = {file_id for (file_id,) in rows}
-    while True:
-        keys = best_turns(scores.lines, limit, allowed, skip_files, spilled)
-        if not scores.unconfirmed:
-            return keys
-        winners = set(keys)
-        due = [
-            line_id
-            for line_id in scores.unconfirmed
-            if (spilled.get(line_id >> SLOT_BITS, line_id >> SLOT_BITS) if spilled else line_id >> SLOT_BITS) in winners
-        ]
-        wrong = [line_id for line_id in due if scores.confirm(check, line_id)]
-        if not wrong:
-            return keys  # the winners' scores stand: nothing else could have beaten them
-
-
-def best_turns(
-    lines: dict[int, float],
-    limit: int,
-    allowed: set[int] | None,
-    skip_files: set[int],
-    spilled: dict[int, int] | None,
-) -> list[int]:
-    """Keys of the best `limit` turns: summed line scores (lower is better), ties newest first.
-
-    A turn's key orders turns newest first as they were recorded: by file (named by the session's start), then by
-    the place of the turn's first line in its file. Only turns of `allowed` files (all when None) count, and none
-    of `skip_files` (being read some other way).
-    """
-    totals: dict[int, float] = {}
-    get = totals.get
-    for rowid, score in lines.items():
-        key = rowid >> SLOT_BITS
-        totals[key] = get(key, 0.0) + score
-    if spilled:
-        merged: dict[int, float] = {}
-        for key, total in totals.items():
-            base = spilled.get(key, key)
-            merged[base] = merged.get(base, 0.0) + total
-        totals = merged
-    if skip_files or allowed is not None:
-        totals = {
-            key: total
-            for key, total in totals.items()
-            if key >> TURN_BITS not in skip_files and (allowed is None or key >> TURN_BITS in allowed)
-        }
-    best = heapq.nsmallest(limit, zip(totals.values(), totals, strict=False))
-    if not best:
-        return []
-    # Totals are compared rounded (so sums in another order tie); the rounding can only let in near-ties.
-    edge = best[-1][0] + 1e-6
-    pool = [(round(total, 6), key) for key, total in totals.items() if total <= edge]
-    return [key for _total, key in sorted(pool)[:limit]]
-
-
 def load_turns(
     conn: sqlite3.Connection, reader: LineReader, keys: list[int], spill: bool | None = None
 ) -> list[list[Episode]]:
@@ -348,6 +200,17 @@ def load_turns(
         if episodes:
             turns.append(episodes)
     return turns
+
+
+def _decode_together(block: bytes, count: int) -> list[Episode | None] | None:
+    """The `count` well-formed lines that make up `block`, or None when it holds other lines or a bad one."""
+    try:
+        lines = many_line_fields()(block)
+    except ValueError:
+        return None
+    if len(lines) != count:
+        return None
+    return [Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta) for line in lines]
 
 
 # ---- the exact text -----------------------------------------------------------------------------------------------

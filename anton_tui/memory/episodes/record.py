@@ -2,7 +2,7 @@
 
 Anton writes each line with ``json.dumps(asdict(episode), ensure_ascii=False)`` and its reader drops any line that
 is not exactly that shape; `parse_episode` applies the same rules, and a line it rejects is reported once and left
-untouched on disk. Both the episode log (`episodes`) and its search index (`episode_index`) read files through here.
+untouched on disk. Both the episode log (`episodes`) and its search index (`index`) read files through here.
 """
 
 from __future__ import annotations

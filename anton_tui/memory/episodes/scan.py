@@ -138,6 +138,7 @@ def _episode(line: Any) -> Episode:
 def matching_offsets(data: bytes, pattern: re.Pattern[str], prefilter: re.Pattern[bytes] | None) -> list[int]:
     """Byte offsets of the lines in `data` whose content contains the pattern (memory lines and bad lines left out)."""
     offsets = []
+    candidates: Iterable[int]
     if prefilter is None:
         candidates = (offset for offset, _raw, _complete in split_lines(data))
     else:

@@ -2,7 +2,7 @@
 
 Each line of ``<episodes>/<session>.jsonl`` is one `Episode` in exactly the shape Anton writes, so both programs
 can share a workspace. `recall` answers with whole exchanges (the question plus everything said and run to answer
-it), best match first; a derived SQLite index (`episode_index`) keeps that ranked and fast, and plain scanning of
+it), best match first; a derived index (`index`) keeps that ranked and fast, and plain scanning of
 the files takes over whenever the index cannot be used. The JSONL files are the only source of truth.
 
 Brain analogy: the medial temporal lobe's episodic store — every experience kept with its time and place, and

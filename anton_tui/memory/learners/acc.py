@@ -102,9 +102,9 @@ class AnteriorCingulate:
         rules: set[str] = set()
         covered: dict[str, list[str]] = {}
         for lesson in fired:
-            specific, same_failure = _SUPERSEDED_BY.get(lesson.detector, (None, None))
-            if specific in names and same_failure(self._events):
-                covered.setdefault(specific, []).append(lesson.detector)  # reported, through the specific lesson
+            superseding = _SUPERSEDED_BY.get(lesson.detector)
+            if superseding is not None and superseding[0] in names and superseding[1](self._events):
+                covered.setdefault(superseding[0], []).append(lesson.detector)  # reported, through the specific lesson
                 continue
             if lesson.rule in rules:
                 continue
@@ -119,6 +119,11 @@ class AnteriorCingulate:
         """Every lesson this turn supports that memory does not already hold. Events are kept until `clear()`."""
         predicate = has_similar_lesson or self._has_similar_lesson
         return [lesson for lesson in self._fired() if predicate is None or not predicate(lesson.rule)]
+
+    def patterns_seen(self) -> frozenset[str]:
+        """The detectors that fired on this turn's events (those folded into another's lesson too), whether or not
+        memory already holds their rule: what outcome tracking counts (see `engrams.outcomes`)."""
+        return frozenset(name for lesson in self._fired() for name in lesson.detectors)
 
     def at_round_n(self) -> list[Lesson]:
         """Lessons from detectors that have not nudged yet this turn; each detector nudges at most once per turn.
@@ -136,7 +141,7 @@ class AnteriorCingulate:
         self._nudged.clear()
 
 
-def events_from_records(records: Iterable[Mapping[str, Any]]) -> list[Event]:
+def events_from_records(records: Iterable[object]) -> list[Event]:
     """Build events from plain records `{kind, severity=1, detail={}, round_idx=0}`, e.g. a replayed JSON array."""
     events: list[Event] = []
     for position, record in enumerate(records):

@@ -169,7 +169,7 @@ class Cerebellum:
             messages=[{"role": "user", "content": format_cells(records)}],
             max_tokens=MAX_TOKENS,
         )
-        engrams = []
+        engrams: list[Engram] = []
         for lesson in report.lessons:
             text = sanitize_text(lesson.text)
             if text and len(engrams) < self.max_lessons_per_flush:

@@ -134,7 +134,7 @@ class Consolidator:
             messages=[{"role": "user", "content": f"Scratchpad cells, in order:\n\n{summarize_cells(cells)}"}],
             max_tokens=MAX_TOKENS,
         )
-        engrams = []
+        engrams: list[Engram] = []
         for item in result.items:
             text = sanitize_text(item.text)
             if text and len(engrams) < self.max_engrams:

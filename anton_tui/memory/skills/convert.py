@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from anton_tui.memory.files.locking import folder_lock
 from anton_tui.memory.skills.format import (
     SkillFormatError,
     folder_kind,
-    folder_lock,
     new_front_matter,
     normalize_name,
     parse_meta,

@@ -1,6 +1,6 @@
 """Which skill folders changed since the last look: a change feed over the skills folders, read by the listing.
 
-The skill listing (`skill_listing.py`) runs every turn. Instead of checking every skill's files by `stat` to notice
+The skill listing (`listing.py`) runs every turn. Instead of checking every skill's files by `stat` to notice
 edits made by any program, it can ask this feed which skill folders changed. The feed is a Linux inotify instance
 with one non-recursive watch on each followed skills folder (a "root") and one on each skill folder in it. The
 kernel queues an inotify event inside the very call that changes a file (write, truncate, rename, delete, chmod), so
@@ -20,7 +20,7 @@ is simply not vouched for: the listing keeps checking it by `stat`, as without a
 
 The feed never spends more than `max_watches` watches (a quarter of the user's `fs.inotify.max_user_watches` by
 default; other programs need the rest) and does not follow roots on network or FUSE file systems, where changes
-made on another machine raise no event. It is not thread-safe on its own: `skill_listing` calls it under its lock.
+made on another machine raise no event. It is not thread-safe on its own: `listing` calls it under its lock.
 """
 
 from __future__ import annotations

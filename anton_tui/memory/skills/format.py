@@ -1,8 +1,8 @@
-"""The files inside one skill folder: parsing and rendering meta.json, stats.json and SKILL.md, safe file writes,
-the folder lock, and a cached read of the few fields the prompt's skill list needs.
+"""The files inside one skill folder: parsing and rendering meta.json, stats.json and SKILL.md, their atomic
+writes, and a cached read of the few fields the prompt's skill list needs.
 
 Rendered text is byte-for-byte what anton-agent writes for the same skill, so both programs can share
-`~/.anton/skills/`. `skills.py` decides which files to touch.
+`~/.anton/skills/`. `store.py` decides which files to touch.
 """
 
 from __future__ import annotations
@@ -10,18 +10,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks
-    fcntl = None  # type: ignore[assignment]
+from anton_tui.memory.files.locking import atomic_write
 
 FRONT_MATTER_LIMIT = 64 * 1024
 STAGES = (1, 2, 3)
@@ -105,7 +99,7 @@ def _checked_name(value: Any, filename: str, key: str) -> None:
         raise SkillFormatError(f"{filename}: {key!r} contains {_CONTROL}")
 
 
-def validate_relative_file(rel: str) -> PurePosixPath:
+def validate_relative_file(rel: object) -> PurePosixPath:
     """Check a file name inside a skill's code/, scripts/ or references/ folder; it may not leave that folder."""
     if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
         raise ValueError(f"invalid skill file name {rel!r}")
@@ -468,23 +462,9 @@ def write_text(path: Path, text: str) -> None:
     try:
         if path.read_bytes() == data:
             return
-        mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
-        mode = None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        pass
+    atomic_write(path, data)
 
 
 def read_text_files(folder: Path) -> dict[str, str]:
@@ -503,20 +483,6 @@ def read_text_files(folder: Path) -> dict[str, str]:
         except SkillFormatError:
             continue
     return files
-
-
-@contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """Exclusive lock held on the skill folder itself, so no lock file is left in the user's skill."""
-    if fcntl is None:
-        yield
-        return
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def folder_kind(folder: Path) -> SkillFormat | None:

@@ -10,7 +10,7 @@ folder's and stats.json's signatures.
 
 How a warm listing knows nothing changed:
 - Without a change feed, by checking those signatures: one `stat` per skill.
-- Once `follow_roots` has started the change feed (`skill_feed.py`, Linux inotify; the app starts it in its
+- Once `follow_roots` has started the change feed (`feed.py`, Linux inotify; the app starts it in its
   warm-up), by asking the feed which skill folders changed since the last listing. A folder is vouched for when it
   was watched before its cached entry was read or last checked, nothing happened in it since, and none of the files
   its entry depends on is a symlink or has a second hard link (an edit through another name raises no event in this
@@ -54,10 +54,11 @@ from anton_tui.memory.skills.model import (
     Skill,
     SkillClash,
     SkillSummary,
-    _is_valid_label,
-    _match_key,
+    is_valid_label,
+    match_key,
 )
-from anton_tui.memory.skills.sources import SkillSource
+from anton_tui.memory.skills.reader import diagnose, read_source_skill
+from anton_tui.memory.skills.sources import SkillSource, in_precedence_order
 
 if TYPE_CHECKING:
     from anton_tui.memory.skills.feed import SkillChangeFeed
@@ -351,7 +352,7 @@ SourceEntry = tuple[str, str, SummaryFields | None, str | None]
 def _source_entries(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> list[SourceEntry]:
     out: list[SourceEntry] = []
     for (name, path), entry in zip(entries, found, strict=False):
-        if not _is_valid_label(name):
+        if not is_valid_label(name):
             continue
         if entry.fields is not None and entry.fields.format == "skill_md":
             out.append((name, path, entry.fields, None))
@@ -372,9 +373,7 @@ def _summaries(entries: list[tuple[str, str]], found: list[_CachedSummary], sour
             model_invocable=entry.fields.model_invocable,
         )
         for (name, _), entry in zip(entries, found, strict=False)
-        if entry.fields is not None
-        and _is_valid_label(name)
-        and (source == "user" or entry.fields.format == "skill_md")
+        if entry.fields is not None and is_valid_label(name) and (source == "user" or entry.fields.format == "skill_md")
     ]
 
 
@@ -387,15 +386,20 @@ def _marked(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> set[
     }
 
 
-class SkillListingMixin:
-    """The listing half of `SkillStore`: summaries for the prompt, every skill for the screens, broken folders and
-    label clashes. Expects `root`, `sources`, `listing_warning`, `_ordered()`, `_read()` and `_diagnose()`."""
+class SkillCatalog:
+    """The listings of one skills folder and its read-only sources: summaries for the prompt, every skill for the
+    screens, broken folders and label clashes. `SkillStore` holds one; reading goes through the process's caches
+    above (and the change feed once it is followed)."""
 
-    root: Path
-    sources: tuple[SkillSource, ...]
-    listing_warning: str | None
-    _merged: tuple[list[list[SkillSummary]], list[SkillSummary]] | None = None
-    """The last merged listing and the per-source lists it was made from (reused while they are the same)."""
+    def __init__(self, root: Path, sources: tuple[SkillSource, ...]) -> None:
+        self.root = root
+        self.sources = sources
+        self.listing_warning: str | None = None
+        """Set when the skills folder could not be listed the last time it was read (e.g. no permission)."""
+        self._merged: tuple[list[list[SkillSummary]], list[SkillSummary]] | None = None
+        """The last merged listing and the per-source lists it was made from (reused while they are the same)."""
+        self._ordered = in_precedence_order(sources)
+        """The sources in precedence order; None stands for the user's own folder."""
 
     def follow_changes(self, *, max_watches: int | None = None) -> bool:
         """Let listings learn what changed from the change feed instead of checking every skill by `stat` (see the
@@ -441,7 +445,7 @@ class SkillListingMixin:
     def _all_summaries(self) -> list[SkillSummary]:
         """Every healthy skill of every source, in precedence order (shadowed ones included)."""
         out: list[SkillSummary] = []
-        for source in self._ordered():
+        for source in self._ordered:
             out += self._user_summaries() if source is None else self._source_summaries(source)
         return out
 
@@ -449,34 +453,34 @@ class SkillListingMixin:
         """Label, name, description, when_to_use and source of every healthy skill that is not shadowed, sorted by
         label; procedures are not read."""
         if not self.sources:  # the user's own folder alone: both spellings of a label are listed, as they are
-            return [dict(summary) for summary in self._user_summaries()]  # type: ignore[misc]
+            return [summary.copy() for summary in self._user_summaries()]
         parts = [self._user_summaries() if source is None else self._source_summaries(source)
-                 for source in self._ordered()]  # type: ignore[attr-defined]  # fmt: skip
+                 for source in self._ordered]  # fmt: skip
         merged = self._merged
         if (
             merged is not None
             and len(merged[0]) == len(parts)
             and all(a is b for a, b in zip(merged[0], parts, strict=False))
         ):
-            return [dict(summary) for summary in merged[1]]  # type: ignore[misc]
+            return [summary.copy() for summary in merged[1]]
         seen: set[str] = set()
         out: list[SkillSummary] = []
         for part in parts:
             for summary in part:
-                key = _match_key(summary["label"])
+                key = match_key(summary["label"])
                 if key not in seen:
                     seen.add(key)
                     out.append(summary)
         out.sort(key=lambda summary: summary["label"])
         self._merged = (parts, out)
-        return [dict(summary) for summary in out]  # type: ignore[misc]
+        return [summary.copy() for summary in out]
 
     def slash_commands(self) -> list[tuple[str, str]]:
         """(label, description) of each listed skill marked `user-invocable: true` (the user runs it as `/label`),
         sorted by label; a shadowed skill's mark does not count."""
         listed = {summary["label"]: summary for summary in self.list_summaries()}
         marked: set[str] = set()
-        roots = [str(self.root) if source is None else str(source.path) for source in self._ordered()]  # type: ignore[attr-defined]
+        roots = [str(self.root) if source is None else str(source.path) for source in self._ordered]
         for root in roots:
             try:
                 marked |= _root_view(root, "slash", _marked)
@@ -494,7 +498,7 @@ class SkillListingMixin:
         """Labels held by more than one source, each with the source that wins."""
         by_key: dict[str, list[SkillSummary]] = {}
         for summary in self._all_summaries():
-            by_key.setdefault(_match_key(summary["label"]), []).append(summary)
+            by_key.setdefault(match_key(summary["label"]), []).append(summary)
         return [
             SkillClash(found[0]["label"], found[0]["source"], tuple(s["source"] for s in found[1:]))
             for _, found in sorted(by_key.items())
@@ -515,7 +519,7 @@ class SkillListingMixin:
     def broken(self) -> list[BrokenSkill]:
         """Skill folders whose files cannot be read, each with the reason: the user's own, then those of the
         read-only sources (a SKILL.md that does not parse or cannot be read). Their files are left as they are."""
-        diagnosed = (self._diagnose(folder)[1] for folder in self._folders())  # type: ignore[attr-defined]
+        diagnosed = (diagnose(folder, self.root)[1] for folder in self._folders())
         return [problem for problem in diagnosed if problem is not None] + self._source_problems()
 
     def _source_problems(self) -> list[BrokenSkill]:
@@ -537,7 +541,7 @@ class SkillListingMixin:
         user: list[tuple[str, str, T]] = []
         problems: list[BrokenSkill] = []
         for folder in self._folders():
-            skill, problem = self._diagnose(folder)  # type: ignore[attr-defined]
+            skill, problem = diagnose(folder, self.root)
             if skill is not None:
                 user.append((skill.label, skill.source, convert(skill)))
             elif problem is not None:
@@ -546,26 +550,20 @@ class SkillListingMixin:
         if not self.sources:
             return [value for _, _, value in user], problems
         found: list[tuple[str, str, T]] = []
-        for source in self._ordered():  # type: ignore[attr-defined]
+        for source in self._ordered:
             if source is None:
                 found += user
                 continue
             for _name, path, fields, _ in self._source_entries(source):
                 if fields is None:
                     continue
-                try:
-                    skill = self._read(Path(path), root=source.path)  # type: ignore[attr-defined]
-                except (SkillFormatError, ValueError, OSError):
-                    continue
+                skill = read_source_skill(Path(path), source.path, source.key)
                 if skill is not None:
-                    skill.source = source.key
-                    if source.key == "builtin":
-                        skill.provenance = "builtin"
                     found.append((skill.label, skill.source, convert(skill)))
         seen: set[str] = set()
         out = []
         for label, source_key, value in found:
-            key = _match_key(label)
+            key = match_key(label)
             if key not in seen or include_shadowed:
                 out.append((label, source_key, value))
             seen.add(key)

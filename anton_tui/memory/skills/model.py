@@ -2,7 +2,7 @@
 summaries the prompt lists, label clashes between sources, the errors a skill operation raises, and the label rules
 (spelling variants, the hyphen-case slug).
 
-Kept apart from `skills.py` (reading and writing skill folders) and `skill_listing.py` (the cached listing) so that
+Kept apart from `store.py` (reading and writing skill folders) and `listing.py` (the cached listing) so that
 both can share these types without importing each other.
 """
 
@@ -119,7 +119,7 @@ class ReadOnlySkillError(ValueError):
 
 class LegacyLayoutError(ValueError):
     """Saving would rewrite a skill kept in the older meta.json/declarative.md layout; it has to be converted to
-    SKILL.md first (`skill_convert.convert_legacy`, which keeps a backup). Nothing was written."""
+    SKILL.md first (`convert.convert_legacy`, which keeps a backup). Nothing was written."""
 
 
 # --------------------------------------------------------------------------- labels
@@ -133,16 +133,18 @@ def slugify(text: str) -> str:
     return slug or "skill"
 
 
-def _label_variants(label: str) -> list[str]:
+def label_variants(label: str) -> list[str]:
+    """The spellings a label may have on disk: as given, with hyphens, with underscores."""
     return list(dict.fromkeys((label, label.replace("_", "-"), label.replace("-", "_"))))
 
 
-def _match_key(label: str) -> str:
+def match_key(label: str) -> str:
+    """What two labels that name the same skill have in common (case and `-`/`_` aside)."""
     return label.lower().replace("-", "_")
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _is_valid_label(label: str) -> bool:
+def is_valid_label(label: str) -> bool:
     try:
         validate_label(label)
     except ValueError:

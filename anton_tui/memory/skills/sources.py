@@ -61,6 +61,12 @@ def skill_sources(
     return tuple(source for source in candidates if switches.get(source.key, True))
 
 
+def in_precedence_order(sources: tuple[SkillSource, ...]) -> list[SkillSource | None]:
+    """`sources` in precedence order, with None standing for the user's own folder (after those `before_user`)."""
+    before = [source for source in sources if source.before_user]
+    return [*before, None, *(source for source in sources if not source.before_user)]
+
+
 def sources_for_settings(settings: Any) -> tuple[SkillSource, ...]:
     """The sources the settings leave switched on."""
     enabled = {key: bool(getattr(settings, name, True)) for key, name in SOURCE_SETTINGS.items()}

@@ -4,7 +4,7 @@ Two on-disk kinds are read side by side: SKILL.md folders with YAML front matter
 Agent Skills layout: references/ is stage 2, scripts/ stage 3) and the older multi-stage folder (meta.json +
 declarative.md, optional chunks.md, code/, requirements.txt, stats.json). Skills are written only as SKILL.md, with
 the labels and front matter anton-agent 2.26.10.26.1 writes, so it lists them without touching a byte. An older
-skill is read as it is and converted (old files backed up) only on request, see `skill_convert.py`. Files that
+skill is read as it is and converted (old files backed up) only on request, see `convert.py`. Files that
 cannot be parsed are reported, never rewritten.
 
 Brain analogy: this is the striatum, procedural memory. The prompt carries only one cue line per skill; the whole
@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from anton_tui.memory.files.locking import folder_lock
 from anton_tui.memory.skills.format import (
     STAGES,
     SkillFormatError,
@@ -29,18 +30,13 @@ from anton_tui.memory.skills.format import (
     StageStats,
     build_front_matter,
     bump_recommended,
-    describe_error,
     folder_kind,
-    folder_lock,
-    front_matter_fields,
     link_out,
     new_front_matter,
     normalize_name,
     parse_front_matter,
-    parse_meta,
     parse_stats,
     read_text,
-    read_text_files,
     render_json,
     render_skill_md,
     split_skill_md,
@@ -51,7 +47,7 @@ from anton_tui.memory.skills.format import (
     validate_relative_file,
     write_text,
 )
-from anton_tui.memory.skills.listing import SkillListingMixin
+from anton_tui.memory.skills.listing import SkillCatalog
 from anton_tui.memory.skills.model import (
     OTHER_TOOL_SOURCES,
     BrokenSkill,
@@ -62,11 +58,14 @@ from anton_tui.memory.skills.model import (
     SkillClash,
     SkillNotFoundError,
     SkillSummary,
-    _label_variants,
-    _match_key,
+    label_variants,
+    match_key,
     slugify,
 )
+from anton_tui.memory.skills.reader import diagnose, read_source_skill, read_stats
 from anton_tui.memory.skills.sources import SOURCE_TITLES, SkillSource
+
+T = TypeVar("T")
 
 __all__ = [
     "BrokenSkill",
@@ -106,8 +105,10 @@ def _now_iso(clock: Callable[[], datetime]) -> str:
 # --------------------------------------------------------------------------- the store
 
 
-class SkillStore(SkillListingMixin):
-    """All skills under one folder (normally `~/.anton/skills`). `clock` returns the current time (tests fix it)."""
+class SkillStore:
+    """All skills under one folder (normally `~/.anton/skills`). `clock` returns the current time (tests fix it).
+
+    Listings are the job of the `SkillCatalog` it holds (`catalog`); the store reads, writes and counts one skill."""
 
     def __init__(
         self,
@@ -119,21 +120,57 @@ class SkillStore(SkillListingMixin):
         self.root = Path(root)
         self._clock = clock or (lambda: datetime.now(UTC))
         self.sources = tuple(sources)
-        self.listing_warning: str | None = None
+        self.catalog = SkillCatalog(self.root, self.sources)
+
+    # ----------------------------------------------------------------- listings (the catalog's)
+
+    @property
+    def listing_warning(self) -> str | None:
         """Set when the skills folder could not be listed the last time it was read (e.g. no permission)."""
+        return self.catalog.listing_warning
+
+    def list_summaries(self) -> list[SkillSummary]:
+        """Label, name, description, when_to_use and source of every healthy skill that is not shadowed, sorted by
+        label; procedures are not read."""
+        return self.catalog.list_summaries()
+
+    def list_all(self, *, include_shadowed: bool = False) -> list[Skill]:
+        """Every skill that loads, sorted by label (shadowed skills of read-only sources only when asked)."""
+        return self.catalog.list_all(include_shadowed=include_shadowed)
+
+    def broken(self) -> list[BrokenSkill]:
+        """Skill folders whose files cannot be read, each with the reason (see `SkillCatalog.broken`)."""
+        return self.catalog.broken()
+
+    def survey(
+        self, convert: Callable[[Skill], T], *, include_shadowed: bool = False
+    ) -> tuple[list[T], list[BrokenSkill]]:
+        """`list_all()` and `broken()` in one pass, each skill folder read once (see `SkillCatalog.survey`)."""
+        return self.catalog.survey(convert, include_shadowed=include_shadowed)
+
+    def clashes(self) -> list[SkillClash]:
+        """Labels held by more than one source, each with the source that wins."""
+        return self.catalog.clashes()
+
+    def slash_commands(self) -> list[tuple[str, str]]:
+        """(label, description) of each listed skill the user can run as `/label`, sorted by label."""
+        return self.catalog.slash_commands()
+
+    def follow_changes(self, *, max_watches: int | None = None) -> bool:
+        """Let listings learn what changed from the change feed (see `SkillCatalog.follow_changes`)."""
+        return self.catalog.follow_changes(max_watches=max_watches)
+
+    def stop_following_changes(self) -> None:
+        """Stop the process's change feed; listings check by `stat` again."""
+        self.catalog.stop_following_changes()
 
     # ----------------------------------------------------------------- read-only sources
-
-    def _ordered(self) -> list[SkillSource | None]:
-        """Sources in precedence order; None stands for the user's own folder."""
-        before = [source for source in self.sources if source.before_user]
-        return [*before, None, *(source for source in self.sources if not source.before_user)]
 
     def read_only_folder(self, label: str) -> tuple[SkillSource, Path] | None:
         """The first read-only source holding a SKILL.md folder for `label` (either spelling), and that folder."""
         validate_label(label)
         for source in self.sources:
-            for variant in _label_variants(label):
+            for variant in label_variants(label):
                 folder = source.path / variant
                 if (folder / "SKILL.md").is_file():
                     return source, folder
@@ -143,24 +180,18 @@ class SkillStore(SkillListingMixin):
         for source in self.sources:
             if source.before_user != before_user:
                 continue
-            for variant in _label_variants(label):
+            for variant in label_variants(label):
                 folder = source.path / variant
                 if not (folder / "SKILL.md").is_file():
                     continue
-                try:
-                    skill = self._read(folder, root=source.path)
-                except (SkillFormatError, ValueError, OSError):
-                    continue
+                skill = read_source_skill(folder, source.path, source.key)
                 if skill is not None:
-                    skill.source = source.key
-                    if source.key == "builtin":
-                        skill.provenance = "builtin"
                     return skill
         return None
 
     def _resolve(self, label: str) -> Path | None:
         """The skill folder for `label`, trying both the `csv_summary` and the `csv-summary` spelling."""
-        for variant in _label_variants(label):
+        for variant in label_variants(label):
             folder = self.root / variant
             if folder.is_dir() and folder_kind(folder) is not None:
                 return folder
@@ -169,85 +200,17 @@ class SkillStore(SkillListingMixin):
     def exists(self, label: str) -> bool:
         """True when anything (even a broken or foreign folder) already uses this label in either spelling."""
         validate_label(label)
-        return any(os.path.lexists(self.root / variant) for variant in _label_variants(label))
+        return any(os.path.lexists(self.root / variant) for variant in label_variants(label))
 
     # ----------------------------------------------------------------- reading
-
-    def _stats(self, folder: Path) -> SkillStats:
-        try:
-            text = read_text(folder / "stats.json")
-        except FileNotFoundError:
-            return SkillStats()
-        return parse_stats(text)[0]
-
-    def _read(self, folder: Path, root: Path | None = None) -> Skill | None:
-        label = folder.name
-        kind = folder_kind(folder)
-        if kind is None or (root is not None and kind != "skill_md"):
-            return None
-        escape = link_out(folder, self.root if root is None else root)
-        if escape is not None:
-            raise SkillFormatError(escape)
-        if kind == "skill_md":
-            front_text, body = split_skill_md(read_text(folder / "SKILL.md"))
-            front = parse_front_matter(front_text)
-            fields = front_matter_fields(front, label)
-            skill = Skill(
-                label=label,
-                name=fields.display_name,
-                description=fields.description,
-                declarative_md=body,
-                created_at=fields.created_at,
-                provenance=fields.provenance,
-                code_files=read_text_files(folder / "scripts"),
-                reference_files=read_text_files(folder / "references"),
-                format="skill_md",
-                extra=front,
-            )
-        else:
-            try:
-                meta = parse_meta(read_text(folder / "meta.json"), label)
-            except FileNotFoundError:
-                raise SkillFormatError("meta.json is missing") from None
-            try:
-                procedure = read_text(folder / "declarative.md")
-            except FileNotFoundError:
-                raise SkillFormatError("declarative.md (the procedure) is missing") from None
-            chunks = folder / "chunks.md"
-            skill = Skill(
-                label=label,
-                name=meta.name,
-                description=meta.description,
-                when_to_use=meta.when_to_use,
-                declarative_md=procedure,
-                created_at=meta.created_at,
-                provenance=meta.provenance,
-                chunks_md=read_text(chunks) if chunks.is_file() else None,
-                code_files=read_text_files(folder / "code"),
-                format="anton",
-                extra=meta.extra,
-            )
-        requirements = folder / "requirements.txt"
-        skill.requirements = read_text(requirements) if requirements.is_file() else None
-        skill.stats = self._stats(folder)
-        skill.stages_present = stages_on_disk(folder, kind)
-        skill.path = folder
-        return skill
-
-    def _diagnose(self, folder: Path) -> tuple[Skill | None, BrokenSkill | None]:
-        try:
-            validate_label(folder.name)
-            return self._read(folder), None
-        except (SkillFormatError, ValueError, OSError) as exc:
-            return None, BrokenSkill(folder.name, folder, describe_error(exc))
 
     def problem(self, label: str) -> BrokenSkill | None:
         """Why `label` does not load, or None when it loads or does not exist."""
         folder = self._resolve(validate_label(label))
-        return None if folder is None else self._diagnose(folder)[1]
+        return None if folder is None else diagnose(folder, self.root)[1]
 
     def load(self, label: str) -> Skill | None:
-        """The skill `label` (either spelling) from the first source that has it (see `skill_sources`), or None when
+        """The skill `label` (either spelling) from the first source that has it (see `sources.py`), or None when
         it is absent or broken (see `problem`). A broken user skill falls back to a read-only one of the same label."""
         validate_label(label)
         if self.sources:
@@ -255,7 +218,7 @@ class SkillStore(SkillListingMixin):
             if skill is not None:
                 return skill
         folder = self._resolve(label)
-        skill = None if folder is None else self._diagnose(folder)[0]
+        skill = None if folder is None else diagnose(folder, self.root)[0]
         if skill is None and self.sources:
             skill = self._load_read_only(label, before_user=False)
         return skill
@@ -287,7 +250,7 @@ class SkillStore(SkillListingMixin):
     def load_user(self, label: str) -> Skill | None:
         """The user's own skill `label` only (the one writes act on), or None."""
         folder = self._resolve(validate_label(label))
-        return None if folder is None else self._diagnose(folder)[0]
+        return None if folder is None else diagnose(folder, self.root)[0]
 
     # ----------------------------------------------------------------- writing
 
@@ -317,7 +280,7 @@ class SkillStore(SkillListingMixin):
         if escape is not None:
             raise BrokenSkillError(BrokenSkill(folder.name, folder, escape))
         if skill.format != "skill_md" or folder_kind(folder) == "anton":
-            problem = self._diagnose(folder)[1] if folder_kind(folder) == "anton" else None
+            problem = diagnose(folder, self.root)[1] if folder_kind(folder) == "anton" else None
             if problem is not None:
                 raise BrokenSkillError(problem)
             raise LegacyLayoutError(
@@ -347,7 +310,7 @@ class SkillStore(SkillListingMixin):
 
     def _stats_or(self, folder: Path, fallback: SkillStats) -> SkillStats:
         try:
-            return self._stats(folder)
+            return read_stats(folder)
         except (SkillFormatError, OSError):
             return fallback
 
@@ -419,7 +382,7 @@ class SkillStore(SkillListingMixin):
         folder = self._resolve(validate_label(label))
         if folder is None:
             raise SkillNotFoundError(f"no skill labelled {label!r}")
-        problem = self._diagnose(folder)[1]
+        problem = diagnose(folder, self.root)[1]
         if problem is not None:  # a broken skill is left exactly as it is
             raise BrokenSkillError(problem)
         path = folder / "stats.json"
@@ -442,11 +405,11 @@ class SkillStore(SkillListingMixin):
         """Label of the healthy skill nearest to a mistyped one (`csv_sumary` → `csv_summary`), or None."""
         validate_label(bad_label)
         labels = [summary["label"] for summary in self.list_summaries()]
-        by_key = {_match_key(label): label for label in labels}
+        by_key = {match_key(label): label for label in labels}
         for candidate in (bad_label, slugify(bad_label)):
-            if _match_key(candidate) in by_key:
-                return by_key[_match_key(candidate)]
-        matches = difflib.get_close_matches(_match_key(slugify(bad_label)), list(by_key), n=1, cutoff=cutoff)
+            if match_key(candidate) in by_key:
+                return by_key[match_key(candidate)]
+        matches = difflib.get_close_matches(match_key(slugify(bad_label)), list(by_key), n=1, cutoff=cutoff)
         return by_key[matches[0]] if matches else None
 
 
@@ -456,7 +419,7 @@ class SkillStore(SkillListingMixin):
 def format_recall(skill: Skill, requested_label: str | None = None) -> str:
     """The recall_skill tool result: an optional did-you-mean warning, the skill's heading and its procedure."""
     lines: list[str] = []
-    if requested_label and _match_key(requested_label) != _match_key(skill.label):
+    if requested_label and match_key(requested_label) != match_key(skill.label):
         lines += [
             f"⚠ No skill is labelled `{requested_label}`. Showing the closest one, `{skill.label}`; "
             "use that label from now on.",

@@ -1,7 +1,7 @@
 """What a slash command works with (`CommandContext`) and what it hands back to the chat (`CommandOutput`).
 
-Commands work through the `Runtime` (memory stores, skills, the model); anything that needs the app (opening a
-screen, asking the user) goes through the app's `CommandUI` methods. A method may be a plain function or a coroutine
+Commands work through the `Runtime` (its snapshots of memory and skills, its operations, the model); anything that
+needs the app (opening a screen, asking the user) goes through the app's `CommandUI` methods. A method may be a plain function or a coroutine
 function; `CommandContext.call` awaits whichever it gets.
 """
 
@@ -17,7 +17,6 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from anton_tui.memory.stores import MemoryStores
     from anton_tui.runtime import Runtime
 
 Level = Literal["info", "success", "warning", "error"]
@@ -96,10 +95,6 @@ class CommandContext:
 
     runtime: Runtime
     ui: CommandUI | None = None
-
-    @property
-    def stores(self) -> MemoryStores:
-        return self.runtime.stores
 
     @property
     def settings(self) -> Any:

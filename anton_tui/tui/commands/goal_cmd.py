@@ -3,14 +3,14 @@ complete or has used N turns (see `agent/goal.py`). The main screen runs it (the
 
 from __future__ import annotations
 
-from anton_tui.agent.goal import GoalUsageError, parse_goal
+from anton_tui.agent.goal import GoalUsageError
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info
 from anton_tui.tui.commands.parse import ParsedCommand
 
 
 async def goal(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
     try:
-        objective, turns = parse_goal(args.rest)
+        objective, turns = ctx.runtime.goals.parse(args.rest)
     except GoalUsageError as exc:
         if not args.rest.strip() and (fill := ctx.hook("fill_prompt")) is not None:
             await ctx.call(fill, "/goal ")  # from the palette: the objective is typed next

@@ -9,7 +9,7 @@ reads in `/memory rules` is the number `/memory rules delete <n>` acts on. Every
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,11 +17,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from anton_tui.memory.engrams.cortex import COMPACTION_THRESHOLD
 from anton_tui.memory.engrams.engram import Engram
-from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
-from anton_tui.memory.episodes.store import Episode
-from anton_tui.runtime import off_loop
+from anton_tui.memory.engrams.hippocampus import MemoryFileError
+from anton_tui.runtime import EntryListing, MemoryOverview, ScopeOverview, SessionTurns
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, as_output, error, info, success, warning
 from anton_tui.tui.commands.parse import ParsedCommand
 
@@ -43,64 +41,57 @@ def short_path(path: Path) -> str:
     return "~" + text[len(home) :] if home not in ("", "/") and text.startswith(home + os.sep) else text
 
 
-def _scopes(ctx: CommandContext) -> list[tuple[str, Hippocampus]]:
-    return ctx.stores.scoped()
-
-
 # --------------------------------------------------------------------------- dashboard
 
 
-def _scope_rows(table: Table, hc: Hippocampus) -> None:
-    facts = hc.identity_facts()
+def _scope_rows(table: Table, scope: ScopeOverview) -> None:
+    facts = scope.identity
     identity = ", ".join(facts[:IDENTITY_PREVIEW]) + (" ..." if len(facts) > IDENTITY_PREVIEW else "")
-    topics = hc.topics()
     table.add_row(Text("  Identity"), Text(identity or "(empty)"))
-    table.add_row(Text("  Rules"), Text(str(len(hc.get_rules()))))
-    table.add_row(Text("  Lessons"), Text(str(len(hc.get_lessons()))))
-    table.add_row(Text("  Topics"), Text(", ".join(topics) if topics else "(none)"))
+    table.add_row(Text("  Rules"), Text(str(scope.rules)))
+    table.add_row(Text("  Lessons"), Text(str(scope.lessons)))
+    table.add_row(Text("  Topics"), Text(", ".join(scope.topics) if scope.topics else "(none)"))
 
 
 async def dashboard(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
-    return await off_loop(_dashboard, ctx)
+    return dashboard_output(await ctx.runtime.memory.overview())
 
 
-def _dashboard(ctx: CommandContext) -> CommandOutput:
-    settings = ctx.settings
-    mode = settings.effective_memory_mode
+def dashboard_output(overview: MemoryOverview) -> CommandOutput:
+    mode = overview.mode
     lines: list[Text | Table] = [Text.assemble(("Memory mode: ", "bold"), (mode, "bold"), f" — {MODE_MEANING[mode]}")]
-    if mode != settings.memory_mode:
-        said = settings.memory_mode
+    if mode != overview.configured_mode:
+        said = overview.configured_mode
         lines.append(Text(f"  ANTON_MEMORY_ENABLED is false, so memory is off (the mode setting says {said})."))
     grid = Table.grid(padding=(0, 2))
     grid.add_column(no_wrap=True)
     grid.add_column()
-    total, crowded = 0, []
-    for scope, hc in _scopes(ctx):
-        grid.add_row(Text(scope.capitalize(), style="bold"), Text(short_path(hc.base_dir), style="dim"))
-        if not hc.base_dir.is_dir():
+    for scope in overview.scopes:
+        grid.add_row(Text(scope.scope.capitalize(), style="bold"), Text(short_path(scope.folder), style="dim"))
+        if not scope.exists:
             grid.add_row(Text("  (no memory folder yet)"), Text(""))
             continue
-        _scope_rows(grid, hc)
-        count = hc.entry_count()
-        total += count
-        if count > COMPACTION_THRESHOLD:
-            crowded.append(f"{scope} has {count}")
+        _scope_rows(grid, scope)
+    total = overview.total_entries
     lines += [Text(""), grid, Text(""), Text(f"Total entries: {total} (rules and lessons in both scopes)")]
-    every = getattr(settings, "compaction_every_turns", 10)
+    crowded = [f"{scope.scope} has {scope.entries}" for scope in overview.crowded]
+    threshold, every = overview.compaction_threshold, overview.compaction_every_turns
     if crowded:
         lines.append(
             Text(
-                f"Compaction due: {' and '.join(crowded)} entries (more than {COMPACTION_THRESHOLD} in a scope). "
+                f"Compaction due: {' and '.join(crowded)} entries (more than {threshold} in a scope). "
                 f"It runs in the background every {every} turns; /memory vacuum runs it now.",
                 style="yellow",
             )
         )
     else:
-        lines.append(Text(f"Compaction not needed ({_compaction_rule()})."))
-    episodic_on = bool(settings.episodic_memory)
-    sessions = ctx.stores.episodic.session_count()
+        lines.append(Text(f"Compaction not needed ({overview.compaction_rule})."))
+    sessions = overview.sessions
     lines.append(
-        Text(f"Episodic memory: {'ON' if episodic_on else 'OFF'} · {sessions} session{'' if sessions == 1 else 's'}")
+        Text(
+            f"Episodic memory: {'ON' if overview.episodic_memory else 'OFF'} · "
+            f"{sessions} session{'' if sessions == 1 else 's'}"
+        )
     )
     lines.append(Text(""))
     lines.append(
@@ -120,22 +111,19 @@ def _dashboard(ctx: CommandContext) -> CommandOutput:
 class NumberedEntry:
     number: int
     scope: str
-    hc: Hippocampus
     engram: Engram
 
 
-def numbered_entries(ctx: CommandContext, which: str) -> list[NumberedEntry]:
-    """Every rule, lesson or identity fact (`which`) of both scopes, numbered from 1, global first."""
+def numbered_entries(listing: EntryListing) -> list[NumberedEntry]:
+    """Every entry of the listing (both scopes), numbered from 1, global first."""
     found: list[NumberedEntry] = []
-    for scope, hc in _scopes(ctx):
-        if which == "rules":
-            engrams = hc.get_rules()
-        elif which == "lessons":
-            engrams = hc.get_lessons()
-        else:
-            engrams = hc.get_profile()
-        found += [NumberedEntry(len(found) + i + 1, scope, hc, engram) for i, engram in enumerate(engrams)]
+    for tier in listing.tiers:
+        found += [NumberedEntry(len(found) + i + 1, tier.scope, engram) for i, engram in enumerate(tier.entries)]
     return found
+
+
+async def _listing(ctx: CommandContext, which: str) -> EntryListing:
+    return await ctx.runtime.memory.entries(LIST_FILES[which])
 
 
 def _meta_line(engram: Engram) -> str:
@@ -151,18 +139,17 @@ def _meta_line(engram: Engram) -> str:
     return "  ".join(parts)
 
 
-def _entry_list(ctx: CommandContext, which: str) -> CommandOutput:
-    entries = numbered_entries(ctx, which)
+def _entry_list(listing: EntryListing, which: str) -> CommandOutput:
+    entries = numbered_entries(listing)
     title = {"rules": "Rules", "lessons": "Lessons", "identity": "Identity"}[which]
     lines: list[Text] = [Text(f"{title} — {len(entries)}", style="bold")]
     if not entries:
         return CommandOutput(Group(*lines, Text("(no items)")))
-    for scope, hc in _scopes(ctx):
-        mine = [entry for entry in entries if entry.scope == scope]
+    for tier in listing.tiers:
+        mine = [entry for entry in entries if entry.scope == tier.scope]
         if not mine:
             continue
-        path = getattr(hc, {"rules": "rules_path", "lessons": "lessons_path", "identity": "profile_path"}[which])
-        lines += [Text(""), Text.assemble((scope.capitalize(), "bold"), "  ", (short_path(path), "dim"))]
+        lines += [Text(""), Text.assemble((tier.scope.capitalize(), "bold"), "  ", (short_path(tier.path), "dim"))]
         kind = None
         for entry in mine:
             if which == "rules" and entry.engram.kind != kind:
@@ -176,10 +163,10 @@ def _entry_list(ctx: CommandContext, which: str) -> CommandOutput:
     return CommandOutput(Group(*lines))
 
 
-def _pick(ctx: CommandContext, which: str, number_text: str) -> NumberedEntry | CommandOutput:
-    entries = numbered_entries(ctx, which)
+async def _pick(ctx: CommandContext, which: str, number_text: str) -> NumberedEntry | CommandOutput:
     if not number_text.isdigit():
         return error(f"Give the number of the {SINGULAR[which]} as /memory {which} lists it (e.g. delete 2).")
+    entries = numbered_entries(await _listing(ctx, which))
     number = int(number_text)
     if not entries:
         return error(f"There are no {which} to change.")
@@ -189,7 +176,7 @@ def _pick(ctx: CommandContext, which: str, number_text: str) -> NumberedEntry | 
 
 
 async def _edit(ctx: CommandContext, which: str, args: ParsedCommand) -> CommandOutput:
-    picked = await off_loop(_pick, ctx, which, args.words[1] if len(args.words) > 1 else "")
+    picked = await _pick(ctx, which, args.words[1] if len(args.words) > 1 else "")
     if isinstance(picked, CommandOutput):
         return picked
     new_text = args.after(2)
@@ -211,7 +198,7 @@ async def _edit(ctx: CommandContext, which: str, args: ParsedCommand) -> Command
 
 
 async def _delete(ctx: CommandContext, which: str, args: ParsedCommand) -> CommandOutput:
-    picked = await off_loop(_pick, ctx, which, args.words[1] if len(args.words) > 1 else "")
+    picked = await _pick(ctx, which, args.words[1] if len(args.words) > 1 else "")
     if isinstance(picked, CommandOutput):
         return picked
     if not await ctx.ask(f"Delete {SINGULAR[which]} {picked.number} ({picked.scope}): {picked.engram.text}?"):
@@ -225,13 +212,13 @@ async def _delete(ctx: CommandContext, which: str, args: ParsedCommand) -> Comma
     return success(f"Deleted {SINGULAR[which]} {picked.number} ({picked.scope}): {picked.engram.text}")
 
 
-def entries_command(which: str):
+def entries_command(which: str) -> Callable[[CommandContext, ParsedCommand], Awaitable[CommandOutput]]:
     """The handler of `/memory rules|lessons|identity [edit <n> <text> | delete <n>]`."""
 
     async def handler(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
         action = args.words[0].lower() if args.words else ""
         if not action:
-            return await off_loop(_entry_list, ctx, which)
+            return _entry_list(await _listing(ctx, which), which)
         if action == "edit":
             return await _edit(ctx, which, args)
         if action in ("delete", "remove", "del"):
@@ -249,88 +236,54 @@ def _cell(text: str) -> str:
     return flat if len(flat) <= EPISODE_CELL else flat[: EPISODE_CELL - 3] + "..."
 
 
-def _current_session(ctx: CommandContext) -> str | None:
-    episodic = ctx.stores.episodic
-    if episodic.session_id:
-        return episodic.session_id
-    sessions = episodic.sessions()
-    return sessions[0] if sessions else None
-
-
-def _turns(episodes: Iterable[Episode]) -> dict[int, tuple[str, str]]:
-    turns: dict[int, tuple[str, str]] = {}
-    for episode in episodes:
-        question, answer = turns.get(episode.turn, ("", ""))
-        if episode.role == "user" and not question:
-            question = episode.content
-        elif episode.role == "assistant" and episode.content.strip():
-            answer = episode.content
-        if episode.role in ("user", "assistant"):
-            turns[episode.turn] = (question, answer)
-    return turns
-
-
-def _session_turns(ctx: CommandContext) -> tuple[str | None, dict[int, tuple[str, str]]]:
-    session = _current_session(ctx)
-    return session, _turns(ctx.stores.episodic.read_session(session)) if session else {}
-
-
 async def episodes(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
-    session, turns = await off_loop(_session_turns, ctx)
+    turns = await ctx.runtime.memory.session_turns()
     action = args.words[0].lower() if args.words else ""
     if action in ("delete", "remove", "del"):
-        return await _delete_turn(ctx, session, turns, args.words[1] if len(args.words) > 1 else "")
+        return await _delete_turn(ctx, turns, args.words[1] if len(args.words) > 1 else "")
     if action:
         return error("Use /memory episodes, or /memory episodes delete <turn>.")
-    title = f"Episodes — session {session}" if session else "Episodes"
-    if not turns:
+    title = f"Episodes — session {turns.session}" if turns.session else "Episodes"
+    if not turns.turns:
         return CommandOutput(Group(Text(title, style="bold"), Text("(no items)")))
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("turn", justify="right", no_wrap=True)
     table.add_column("question")
     table.add_column("answer")
-    for turn, (question, answer) in sorted(turns.items()):
-        table.add_row(Text(str(turn)), Text(_cell(question)), Text(_cell(answer)))
+    for turn in turns.turns:
+        table.add_row(Text(str(turn.turn)), Text(_cell(turn.question)), Text(_cell(turn.answer)))
     return CommandOutput(table)
 
 
-async def _delete_turn(ctx: CommandContext, session: str | None, turns: dict, number_text: str) -> CommandOutput:
+async def _delete_turn(ctx: CommandContext, turns: SessionTurns, number_text: str) -> CommandOutput:
     if not number_text.isdigit():
         return error("Give the turn number as /memory episodes shows it (e.g. /memory episodes delete 3).")
-    turn = int(number_text)
-    if session is None or turn not in turns:
-        shown = ", ".join(str(t) for t in sorted(turns)) or "none"
-        return error(f"Turn {turn} is not in this session (turns: {shown}).")
-    question = _cell(turns[turn][0])
-    if not await ctx.ask(f"Delete turn {turn} of session {session} from the episode log: {question}?"):
+    number = int(number_text)
+    session, turn = turns.session, turns.get(number)
+    if session is None or turn is None:
+        shown = ", ".join(str(t.turn) for t in turns.turns) or "none"
+        return error(f"Turn {number} is not in this session (turns: {shown}).")
+    question = _cell(turn.question)
+    if not await ctx.ask(f"Delete turn {number} of session {session} from the episode log: {question}?"):
         return info("Nothing deleted.")
     try:
-        removed = await off_loop(ctx.stores.episodic.delete_turn, session, turn)
+        removed = await ctx.runtime.delete_episode_turn(session, number)
     except OSError as exc:
         return error(f"Not deleted: {exc}")
-    return success(f"Deleted turn {turn} ({removed} lines) from session {session}.")
+    return success(f"Deleted turn {number} ({removed} lines) from session {session}.")
 
 
 # --------------------------------------------------------------------------- compaction and help
 
 
-def _compaction_rule() -> str:
-    from anton_tui.memory.learners.compaction import RULE  # pydantic: not before the first frame
-
-    return RULE
-
-
 async def vacuum(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if not ctx.runtime.can_compact:
         return warning("Compaction needs the model and is not available in this session.")
-    from anton_tui.memory.learners.compaction import MIN_FILE_ENTRIES, RULE, file_sizes
-
-    sizes = await off_loop(lambda: [(n, f"{scope} {file}.md") for scope, hc in _scopes(ctx) for file, n in
-                                    file_sizes(hc).items()])  # fmt: skip
-    due = [f"{name} ({n} entries)" for n, name in sizes if n >= MIN_FILE_ENTRIES]
+    table = await ctx.runtime.memory.compaction_table()
+    due = [f"{file.name} ({file.entries} entries)" for file in table.due]
     if not due:
-        largest, name = max(sizes, default=(0, "none"))
-        return info(f"Nothing to compact: {RULE}. The largest is {name} with {largest}.")
+        largest = table.largest
+        return info(f"Nothing to compact: {table.rule}. The largest is {largest.name} with {largest.entries}.")
     if not await ctx.ask(f"Compact {', '.join(due)} now? The model keeps what is still useful."):
         return info("Memory left as it is.")
     result = await ctx.runtime.compact_now()
@@ -346,7 +299,7 @@ async def reset(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if not await ctx.ask(f"Clear the {what}? The change is recorded and can be undone in the History tab."):
         return info("Canceled.")
     try:
-        change = await ctx.runtime.memory_reset(scope)
+        change = await ctx.runtime.history.reset(scope)
     except Exception as exc:
         return error(f"Not reset: {exc}")
     if change is None:
@@ -367,7 +320,7 @@ async def memory_help(ctx: CommandContext, args: ParsedCommand) -> CommandOutput
         ("/memory sync [global|project]", "fetch, merge by entries and push shared memory now"),
         ("/memory resolve <scope> mine|theirs", "finish a sync that waits for a choice"),
     ]
-    notes = Text(f"Compaction: {_compaction_rule()}.")
+    notes = Text(f"Compaction: {await ctx.runtime.memory.compaction_rule()}.")
     table = Table.grid(padding=(0, 2))
     for command, meaning in rows:
         table.add_row(Text(command, style="bold"), Text(meaning))

@@ -3,17 +3,21 @@ commands about one skill where they apply.
 
 Each entry runs an action on the app by name (`app.run_action(...)`). `PALETTE_ACTIONS` lists the actions the
 entries use, so the app knows what it must provide; an entry is offered only when the screen it targets has the
-action (pane toggles on the main screen, file and skill actions on the skills screen).
+action (pane toggles on the main screen, file and skill actions on the skills screen). The skills' labels are read
+through the Runtime, off the event loop, once each time the palette opens.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import Screen
 
+from anton_tui.runtime import Runtime
 from anton_tui.tui.commands.registry import COMMANDS
 
 PALETTE_ACTIONS: dict[str, str] = {
@@ -53,28 +57,27 @@ def slash(line: str) -> str:
     return f"app.slash_command({line!r})"
 
 
-def _skill_labels(app: Any) -> list[str]:
-    runtime = getattr(app, "runtime", None)
-    if runtime is None:
-        return []
-    try:
-        return [summary["label"] for summary in runtime.stores.skills.list_summaries()]
-    except OSError:
-        return []
+@runtime_checkable
+class HoldsRuntime(Protocol):
+    """The app the palette serves: it holds the Runtime (None until it is built)."""
+
+    runtime: Runtime | None
 
 
-def _screen_has(screen: Any, action: str) -> bool:
-    return callable(getattr(screen, f"action_{action}", None))
+def _screen_has(screen: Screen[Any], action: str) -> bool:
+    return callable(getattr(screen, f"action_{action}", None))  # Textual runs actions by name, as `run_action` does
 
 
-def palette_commands(app: Any, screen: Any) -> list[PaletteCommand]:
-    """The commands that apply while `screen` is the active screen of `app`."""
+def palette_commands(app: App[Any], screen: Screen[Any], skill_labels: Sequence[str] = ()) -> list[PaletteCommand]:
+    """The commands that apply while `screen` is the active screen of `app` (`skill_labels`: the saved skills)."""
+    from anton_tui.tui.screens.skills import SkillsScreen
+
     commands: list[PaletteCommand] = []
-    selected = getattr(screen, "selected_label", None)
-    if _screen_has(screen, "delete_skill"):
+    if isinstance(screen, SkillsScreen):
+        selected = screen.selected_label
         add = commands.append
         add(PaletteCommand("New skill", "Create a skill from a name and when to use it", "screen.new_skill"))
-        if getattr(screen, "has_open_file", False):
+        if screen.has_open_file:
             add(PaletteCommand("Save the open skill file", "Write the editor's text to disk", "screen.save"))
         if selected:
             add(PaletteCommand(f"Rename skill {selected}", "Give the skill a new label", "screen.rename_skill"))
@@ -86,13 +89,12 @@ def palette_commands(app: Any, screen: Any) -> list[PaletteCommand]:
         if spec.name in _NEEDS_ARGUMENT:
             continue
         commands.append(PaletteCommand(f"/{spec.name}", spec.help, slash(f"/{spec.name}")))
-    for label in _skill_labels(app):
+    for label in skill_labels:
         show, remove = slash(f"/skill show {label}"), slash(f"/skill remove {label}")
         commands.append(PaletteCommand(f"Show skill {label}", "Its details and procedure in the chat", show, False))
         commands.append(PaletteCommand(f"Remove skill {label}", "Delete it (asks first)", remove, False))
-    current = getattr(app, "theme", None)
-    for name in sorted(getattr(app, "available_themes", {}) or {}):
-        if name != current:
+    for name in sorted(app.available_themes):
+        if name != app.theme:
             commands.append(PaletteCommand(f"Theme: {name}", "Switch the colour theme", slash(f"/theme {name}"), False))
     return commands
 
@@ -100,8 +102,20 @@ def palette_commands(app: Any, screen: Any) -> list[PaletteCommand]:
 class AntonCommands(Provider):
     """Palette provider for Anton's commands; add it to `App.COMMANDS`."""
 
-    def _commands(self) -> Iterator[PaletteCommand]:
-        yield from palette_commands(self.app, self.screen)
+    _skill_labels: list[str] | None = None
+
+    async def startup(self) -> None:
+        await self._labels()
+
+    async def _labels(self) -> list[str]:
+        if self._skill_labels is None:
+            app = self.app
+            runtime = app.runtime if isinstance(app, HoldsRuntime) else None
+            self._skill_labels = await runtime.skills.labels() if runtime is not None else []
+        return self._skill_labels
+
+    async def _commands(self) -> list[PaletteCommand]:
+        return palette_commands(self.app, self.screen, await self._labels())
 
     def _runner(self, action: str):
         async def run() -> None:
@@ -110,14 +124,14 @@ class AntonCommands(Provider):
         return run
 
     async def discover(self) -> Hits:
-        for command in self._commands():
+        for command in await self._commands():
             if not command.listed:
                 continue
             yield DiscoveryHit(command.title, self._runner(command.action), help=command.help)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for command in self._commands():
+        for command in await self._commands():
             score = matcher.match(command.title)
             if score > 0:
                 shown = matcher.highlight(command.title)

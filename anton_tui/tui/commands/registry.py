@@ -2,7 +2,8 @@
 
 `run(text, ctx)` parses a line such as `/memory rules delete 3`, finds the longest command name that matches its
 first words, and awaits that command's handler; an unknown command gets a reply suggesting the closest one.
-`complete(prefix, ctx)` offers the next word for the prompt's completion list.
+`complete(prefix, ctx)` offers the next word for the prompt's completion list (argument choices such as skill
+labels are read through the Runtime, off the event loop).
 """
 
 from __future__ import annotations
@@ -10,18 +11,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
-from anton_tui.runtime import off_loop
 from anton_tui.tui.commands import goal_cmd, memory_cmds, memory_sync_cmds, skill_cmds
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success
 from anton_tui.tui.commands.parse import ParsedCommand, parse
 
-Handler = Callable[[CommandContext, ParsedCommand], Awaitable[CommandOutput]]
-Choices = Callable[[CommandContext], Iterable[str]]
+Handler = Callable[[CommandContext, ParsedCommand], Awaitable[CommandOutput | None]]
+Choices = Callable[[CommandContext], Awaitable[Iterable[str]]]
 
 
 @dataclass(frozen=True)
@@ -82,20 +81,12 @@ async def _skills_screen(ctx: CommandContext, args: ParsedCommand) -> CommandOut
     if not requested:
         await ctx.call(hook)
         return None
-    label = await off_loop(_existing_label, ctx.stores.skills, requested)
-    if label is None:
+    found = await ctx.runtime.skills.lookup(requested)
+    label = requested if found.exact else found.closest
+    if found.invalid is not None or label is None:
         return error(f"No skill is labelled {requested}. /skill list shows the saved ones.")
     await ctx.call(hook, label)
     return None
-
-
-def _existing_label(store: Any, requested: str) -> str | None:
-    try:
-        if store.exists(requested):
-            return requested
-        return store.closest_match(requested)
-    except ValueError:
-        return None
 
 
 async def _clear(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
@@ -138,8 +129,12 @@ async def _theme(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     return success(f"Theme: {wanted}")
 
 
-def _skill_labels(ctx: CommandContext) -> list[str]:
-    return [summary["label"] for summary in ctx.stores.skills.list_summaries()]
+async def _skill_labels(ctx: CommandContext) -> list[str]:
+    return await ctx.runtime.skills.labels()
+
+
+async def _theme_names(ctx: CommandContext) -> list[str]:
+    return ctx.themes()
 
 
 _ENTRY_ACTIONS = ("edit", "delete")
@@ -168,6 +163,8 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("skill list", "", "Table of saved skills", skill_cmds.list_skills, "Skills"),
     CommandSpec("skill show", "<label>", "One skill's details and procedure (typos tolerated)", skill_cmds.show_skill,
                 "Skills", True, _skill_labels),
+    CommandSpec("skill load", "<label>", "Give a skill to every request of this conversation", skill_cmds.load_skill,
+                "Skills", True, _skill_labels),
     CommandSpec("skill remove", "<label>", "Delete a skill (asks first)", skill_cmds.remove_skill, "Skills", True,
                 _skill_labels),
     CommandSpec("skill edit", "[label]", "Open the skills screen (on that skill)", _skills_screen, "Skills", True,
@@ -177,8 +174,7 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("skill", "", "Same as /skill list", skill_cmds.list_skills, "Skills"),
     CommandSpec("skills", "", "Same as /skill list", skill_cmds.list_skills, "Skills", True, ("list",)),
     CommandSpec("setup", "", "Provider, API key, models and memory settings", _setup, "Workspace"),
-    CommandSpec("theme", "[name]", "List the themes, or switch to one", _theme, "Workspace", True,
-                lambda ctx: ctx.themes()),
+    CommandSpec("theme", "[name]", "List the themes, or switch to one", _theme, "Workspace", True, _theme_names),
     CommandSpec("clear", "", "Start a new conversation (memory, skills and past episodes stay)", _clear, "Workspace"),
     CommandSpec("resume", "", "Continue a saved conversation (this program's or Anton's)", _resume, "Workspace"),
     CommandSpec("rewind", "", "Go back to before one of your messages and edit it", _rewind, "Workspace"),
@@ -250,18 +246,18 @@ def is_command(text: str) -> bool:
     return parse(text) is not None
 
 
-def _choices(spec: CommandSpec, ctx: CommandContext | None) -> list[str]:
+async def _choices(spec: CommandSpec, ctx: CommandContext | None) -> list[str]:
     if callable(spec.choices):
         if ctx is None:
             return []
         try:
-            return list(spec.choices(ctx))
+            return list(await spec.choices(ctx))
         except (OSError, ValueError):
             return []
     return list(spec.choices)
 
 
-def complete(prefix: str, ctx: CommandContext | None = None) -> list[str]:
+async def complete(prefix: str, ctx: CommandContext | None = None) -> list[str]:
     """Completions of `prefix` up to the end of its current word: `/sk` → `/skill`, `/skills`; `/skill show c` →
     `/skill show csv-summary` (argument choices need `ctx`)."""
     if not prefix.startswith("/") or "\n" in prefix:
@@ -275,6 +271,6 @@ def complete(prefix: str, ctx: CommandContext | None = None) -> list[str]:
         if words[: len(done_words)] == done_words and len(words) > len(done_words):
             found.add(words[len(done_words)])
         if done_words and words == done_words[: len(words)] and len(done_words) == len(words) and spec.takes_args:
-            found.update(_choices(spec, ctx))
+            found.update(await _choices(spec, ctx))
     head = "/" + " ".join(done_words) + (" " if done_words else "")
     return sorted(head + word for word in found if word.lower().startswith(partial_low))

@@ -1,20 +1,25 @@
 """The `/skill` commands: list the saved skills, show one (typo-tolerant), remove one, and save a new one.
 
-Drafting a skill from the conversation needs the model, so `/skill save` hands the hint to the app's `save_skill`
-hook; everything else reads and changes `~/.anton/skills` through the `SkillStore`.
+Drafting a skill from the conversation needs the model, so `/skill save` hands the hint to the Runtime; everything
+else reads and changes `~/.anton/skills` through the Runtime's skill services, off the event loop.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from anton_tui.memory.skills.model import Skill
 from anton_tui.memory.skills.sources import SOURCE_TITLES
-from anton_tui.memory.skills.store import Skill, SkillStore
-from anton_tui.runtime import off_loop
+from anton_tui.runtime import SkillListing, SkillLookup
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success, warning
 from anton_tui.tui.commands.parse import ParsedCommand
+
+if TYPE_CHECKING:
+    from anton_tui.memory.skills.install import Offer
 
 CELL = 60
 
@@ -28,8 +33,8 @@ def _stages(skill: Skill) -> str:
     return ",".join(str(stage) for stage in skill.stages_present) or "-"
 
 
-def skill_table(store: SkillStore) -> CommandOutput:
-    skills, broken = store.survey(lambda skill: skill)  # each folder read once
+def skill_table(listing: SkillListing) -> CommandOutput:
+    skills, broken = listing.skills, listing.broken
     if not skills and not broken:
         return info("No skills saved yet. After a task went well, /skill save [hint] turns it into one.")
     parts: list[Table | Text] = []
@@ -56,26 +61,24 @@ def skill_table(store: SkillStore) -> CommandOutput:
 
 async def list_skills(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if args.words and args.words[0].lower() not in ("list",):
-        return error(f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show, remove, edit or install.")
-    return await off_loop(skill_table, ctx.stores.skills)
+        return error(
+            f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show, load, remove, edit or install."
+        )
+    return skill_table(await ctx.runtime.skills.listing())
 
 
-def _resolve(store: SkillStore, requested: str) -> tuple[Skill | None, str]:
+def _resolved(found: SkillLookup) -> tuple[Skill | None, str]:
     """(skill, note): the exact skill, else the closest one with a note saying so, else None with the reason."""
-    try:
-        skill = store.load(requested)
-        if skill is not None:
-            return skill, ""
-        problem = store.problem(requested)
-        if problem is not None:
-            return None, f"Skill {problem.label} is broken: {problem.reason}. Its files were left as they are."
-        closest = store.closest_match(requested)
-    except ValueError as exc:
-        return None, f"{exc}."
-    if closest is not None and (skill := store.load(closest)) is not None:
-        return skill, f"No skill is labelled {requested}; showing the closest one, {closest}."
-    labels = [summary["label"] for summary in store.list_summaries()]
-    available = f" Saved skills: {', '.join(labels)}." if labels else " No skills are saved yet."
+    requested = found.requested
+    if found.invalid is not None:
+        return None, f"{found.invalid}."
+    if found.problem is not None:
+        problem = found.problem
+        return None, f"Skill {problem.label} is broken: {problem.reason}. Its files were left as they are."
+    if found.skill is not None:
+        note = f"No skill is labelled {requested}; showing the closest one, {found.closest}." if found.closest else ""
+        return found.skill, note
+    available = f" Saved skills: {', '.join(found.labels)}." if found.labels else " No skills are saved yet."
     return None, f"No skill is labelled {requested}.{available}"
 
 
@@ -110,7 +113,7 @@ async def show_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     requested = args.rest.strip()
     if not requested:
         return error("Which skill? /skill show <label> (see /skill list).")
-    skill, note = await off_loop(_resolve, ctx.stores.skills, requested)
+    skill, note = _resolved(await ctx.runtime.skills.lookup(requested))
     if skill is None:
         return error(note)
     body = skill_markdown(skill)
@@ -119,23 +122,32 @@ async def show_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     return CommandOutput(body, "warning" if note else "info", markdown=True)
 
 
+async def load_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    """`/skill load <label>`: the skill goes with every request of this conversation, from the next one on."""
+    requested = args.rest.strip()
+    if not requested:
+        return error("Which skill? /skill load <label> (see /skill list).")
+    try:
+        label = await ctx.runtime.preload_skill(requested)
+    except ValueError as exc:
+        return error(f"Not loaded: {exc}")
+    return success(f"Loaded skill {label} for this conversation: every request carries it from the next turn on.")
+
+
 async def remove_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     requested = args.rest.strip()
-    store = ctx.stores.skills
     if not requested:
         return error("Which skill? /skill remove <label> (see /skill list).")
-    try:
-        exists = await off_loop(lambda: store.load(requested) is not None or store.problem(requested) is not None)
-        closest = None if exists else await off_loop(store.closest_match, requested)
-    except ValueError as exc:
-        return error(f"{exc}.")
-    if not exists:
-        hint = f" Did you mean {closest}?" if closest else ""
+    found = await ctx.runtime.skills.lookup(requested)
+    if found.invalid is not None:
+        return error(f"{found.invalid}.")
+    if not found.exact:
+        hint = f" Did you mean {found.closest}?" if found.closest else ""
         return error(f"No skill is labelled {requested}.{hint}")
     if not await ctx.ask(f"Delete the skill {requested} and all its files? This cannot be undone."):
         return info("Nothing deleted.")
     try:
-        deleted = await ctx.runtime.delete_skill(requested)
+        deleted = await ctx.runtime.skill_edits.delete(requested)
     except OSError as exc:
         return error(f"Could not delete {requested}: {exc}")
     return success(f"Deleted skill {requested}.") if deleted else warning(f"Skill {requested} was already gone.")
@@ -147,12 +159,11 @@ def skill_prompt(label: str, arguments: str) -> str:
     return f"{text}\n\nArguments: {arguments}" if arguments else text
 
 
-async def invoke_skill(ctx: CommandContext, parsed) -> CommandOutput | bool | None:
+async def invoke_skill(ctx: CommandContext, parsed: ParsedCommand) -> CommandOutput | Literal[False] | None:
     """`/label [args]` for a skill marked `user-invocable: true`: starts a turn that recalls it with the arguments.
     False when no such skill exists (the command is then unknown)."""
-    store = ctx.stores.skills
     try:
-        skill = await off_loop(store.load, parsed.name)
+        skill = await ctx.runtime.skills.load(parsed.name)
     except ValueError:
         return False
     if skill is None or not skill.user_invocable:
@@ -170,7 +181,7 @@ async def install_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutp
         return error("Install from where? /skill install <folder or git URL>.")
     pick = ctx.hook("choose_skills")
 
-    async def choose(offers) -> list[str] | None:
+    async def choose(offers: list[Offer]) -> list[str] | None:
         if pick is not None:  # one list of every skill found, in a modal
             return await ctx.call(pick, source, offers)
         chosen = []  # no modal here: a yes/no question per installable skill
@@ -182,7 +193,7 @@ async def install_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutp
         return chosen
 
     try:
-        report = await ctx.runtime.install_skills(source, choose)
+        report = await ctx.runtime.skill_install.install(source, choose)
     except (ValueError, OSError) as exc:
         return error(str(exc))
     lines = [

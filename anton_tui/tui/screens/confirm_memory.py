@@ -22,6 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
+from anton_tui.agent.events import MemoryConfirmationNeeded
 from anton_tui.memory.engrams.engram import Engram
 
 
@@ -141,7 +142,7 @@ discards all of them.
         self.dismiss([])
 
 
-async def answer_confirmation(app: App[Any], event: Any) -> list[Engram]:
+async def answer_confirmation(app: App[Any], event: MemoryConfirmationNeeded) -> list[Engram]:
     """Ask which of `event.engrams` to keep and resolve `event.future` with them; returns the same list.
 
     It waits for the dialog with `push_screen_wait`, so it must run inside a worker (for example a method decorated
@@ -151,8 +152,9 @@ async def answer_confirmation(app: App[Any], event: Any) -> list[Engram]:
     """
     chosen: list[Engram] | None = None
     try:
-        screen = ConfirmMemoryScreen(event.engrams, getattr(event, "reasons", ()) or ())
-        chosen = list(await app.push_screen_wait(screen) or [])
+        screen = ConfirmMemoryScreen(event.engrams, event.reasons)
+        answer: list[Engram] | None = await app.push_screen_wait(screen)
+        chosen = list(answer or [])
     finally:
         if not event.future.done():
             if chosen is None:

@@ -1,20 +1,17 @@
 """The setup screen: provider, API key, models and memory settings, saved to the project's `.anton/.env`.
 
-It opens by itself on first run (when `Runtime.needs_setup` is true) and from `/setup`. Saving checks every value
-first and writes nothing when one is wrong; then the `save` it was given (the runtime's `save_settings`: Anton's
-variable names in `.anton/.env`, mode 0600, other lines kept) writes them in a worker, and the screen dismisses with
-the settings reloaded from disk, so the app can apply them at once.
+It opens by itself on first run (when `Runtime.needs_setup` is true) and from `/setup`. Saving has the engine check
+every value first (`anton_tui.settings_form`, which also names Anton's variables) and writes nothing when one is
+wrong; then the `save` it was given (the runtime's `save_settings`: `.anton/.env`, mode 0600, other lines kept)
+writes them in a worker, and the screen dismisses with the settings reloaded from disk, so the app can apply them at
+once.
 "Try the demo" dismisses with `SetupOutcome.DEMO`; Escape dismisses with None and changes nothing.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urlparse
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,29 +20,40 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from anton_tui.config import COMMAND_LINE, DEFAULT, ENVIRONMENT, Settings, SettingsError, needs_setup
+from anton_tui.config import Settings, SettingsError, needs_setup
+from anton_tui.settings_form import (
+    PROVIDER_TITLES,
+    SUGGESTED_MODELS,
+    SetupError,
+    SetupValues,
+    environment_overrides,
+    key_field,
+    key_in_environment,
+    overridden,
+    setup_updates,
+    source_note,
+)
+from anton_tui.settings_sources import setting_choices
 
-PROVIDERS = [("Anthropic", "anthropic"), ("OpenAI", "openai"), ("OpenAI-compatible server", "openai-compatible")]
-MEMORY_MODES = [
-    ("autopilot — saves what it learns", "autopilot"),
-    ("copilot — asks about what it is unsure of", "copilot"),
-    ("off — reads memory, saves nothing", "off"),
-]
-ACC_MODES = [
-    ("off", "off"),
-    ("passive — turns repeated mistakes into rules", "passive"),
-    ("active — also nudges Anton during a turn", "active"),
-]
-KEY_VARIABLE = {
-    "anthropic": "ANTON_ANTHROPIC_API_KEY",
-    "openai": "ANTON_OPENAI_API_KEY",
-    "openai-compatible": "ANTON_OPENAI_API_KEY",
+__all__ = ["SetupOutcome", "SetupScreen", "environment_overrides"]
+
+PROVIDERS = [(PROVIDER_TITLES[provider], provider) for provider in PROVIDER_TITLES]
+MEMORY_MODE_LABELS = {
+    "autopilot": "autopilot — saves what it learns",
+    "copilot": "copilot — asks about what it is unsure of",
+    "off": "off — reads memory, saves nothing",
 }
-DEFAULT_MODELS = {"anthropic": ("claude-sonnet-4-6", "claude-haiku-4-5-20251001")}
-SaveSettings = Callable[[dict[str, "str | None"]], Awaitable[Any]]
-PROVIDER_NAMES = {value: label for label, value in PROVIDERS}
+ACC_MODE_LABELS = {
+    "off": "off",
+    "passive": "passive — turns repeated mistakes into rules",
+    "active": "active — also nudges Anton during a turn",
+}
+MEMORY_MODES = [(MEMORY_MODE_LABELS[mode], mode) for mode in setting_choices("memory_mode")]
+ACC_MODES = [(ACC_MODE_LABELS[mode], mode) for mode in setting_choices("acc_mode")]
+SaveSettings = Callable[[dict[str, "str | None"]], Awaitable[Settings]]
 
 
 class SetupOutcome(enum.Enum):
@@ -54,158 +62,9 @@ class SetupOutcome(enum.Enum):
     DEMO = "demo"
 
 
-class SetupError(ValueError):
-    """A value the user entered cannot be saved; `field` is the id of the widget to fix."""
-
-    def __init__(self, message: str, field: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
-def _has_key(settings: Any, provider: str) -> bool:
-    secret = settings.anthropic_api_key if provider == "anthropic" else settings.openai_api_key
-    return secret is not None and bool(secret.get_secret_value().strip())
-
-
-@dataclass(frozen=True)
-class SetupValues:
-    provider: str
-    api_key: str
-    base_url: str
-    planning_model: str
-    coding_model: str
-    memory_mode: str
-    episodic_memory: bool
-    acc_mode: str
-
-
-def _one_line(value: str, what: str, field: str) -> str:
-    if "\n" in value or "\r" in value:
-        raise SetupError(f"{what} must be on one line.", field)
-    return value.strip()
-
-
-def _model(value: str, what: str, field: str) -> str:
-    name = _one_line(value, what, field)
-    if not name:
-        raise SetupError(f"{what}: enter a model name.", field)
-    if any(ch.isspace() for ch in name):
-        raise SetupError(f"{what}: a model name has no spaces ({name!r}).", field)
-    return name
-
-
-KEY_PREFIX = {"anthropic": "sk-ant-", "openai": "sk-"}
-_KEY_CHARACTERS = re.compile(r"[A-Za-z0-9_\-]")
-
-
-def _check_key_shape(provider: str, key: str) -> None:
-    """Refuse a key that cannot be the provider's, saying what looks wrong (a compatible server takes any key)."""
-    prefix = KEY_PREFIX.get(provider)
-    if prefix is None:
-        return
-    name = PROVIDER_NAMES[provider]
-    if provider == "anthropic" and key.startswith("sk-") and not key.startswith(prefix):
-        raise SetupError("That looks like an OpenAI key; Anthropic keys start with sk-ant-.", "api-key")
-    if provider == "openai" and key.startswith(KEY_PREFIX["anthropic"]):
-        raise SetupError("That looks like an Anthropic key; choose Anthropic as the provider, or paste an OpenAI "
-                         "key (they start with sk-).", "api-key")  # fmt: skip
-    if not key.startswith(prefix):
-        raise SetupError(f"That is not an {name} API key: {name} keys start with {prefix} (this one starts with "
-                         f"{key[:len(prefix)]!r}).", "api-key")  # fmt: skip
-    odd = next((ch for ch in key if not _KEY_CHARACTERS.fullmatch(ch)), None)
-    if odd is not None:
-        raise SetupError(f"An {name} key has only letters, digits, - and _; this one has {odd!r}.", "api-key")
-
-
-def env_updates(values: SetupValues, settings: Any) -> dict[str, str | None]:
-    """The `.env` lines to write for `values` (None removes a line). Raises SetupError before anything is written."""
-    if values.provider not in KEY_VARIABLE:
-        raise SetupError("Choose a provider.", "provider")
-    updates: dict[str, str | None] = {
-        "ANTON_PLANNING_PROVIDER": values.provider,
-        "ANTON_PLANNING_MODEL": _model(values.planning_model, "Planning model", "planning-model"),
-        "ANTON_CODING_PROVIDER": values.provider,
-        "ANTON_CODING_MODEL": _model(values.coding_model, "Coding model", "coding-model"),
-    }
-    key = _one_line(values.api_key, "The API key", "api-key")
-    if any(ch.isspace() for ch in key):
-        raise SetupError("The API key has a space in it; paste just the key.", "api-key")
-    if key:
-        _check_key_shape(values.provider, key)
-        updates[KEY_VARIABLE[values.provider]] = key
-    elif values.provider != "openai-compatible" and not _has_key(settings, values.provider):
-        raise SetupError(f"Enter your {PROVIDER_NAMES[values.provider]} API key (or try the demo).", "api-key")
-    base_url = _one_line(values.base_url, "The base URL", "base-url")
-    if values.provider == "openai-compatible":
-        parsed = urlparse(base_url)
-        if not base_url:
-            example = "http://localhost:11434/v1"
-            raise SetupError(f"An OpenAI-compatible server needs its base URL (e.g. {example}).", "base-url")
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise SetupError(f"The base URL must start with http:// or https:// ({base_url!r}).", "base-url")
-        updates["ANTON_OPENAI_BASE_URL"] = base_url
-    elif values.provider == "openai":
-        updates["ANTON_OPENAI_BASE_URL"] = None  # the official API: drop a compatible server's URL from this project
-    if values.memory_mode not in {v: v for _, v in MEMORY_MODES}:
-        raise SetupError("Choose a memory mode.", "memory-mode")
-    if values.acc_mode not in {v: v for _, v in ACC_MODES}:
-        raise SetupError("Choose a self-check (ACC) mode.", "acc-mode")
-    updates["ANTON_MEMORY_MODE"] = values.memory_mode
-    updates["ANTON_EPISODIC_MEMORY"] = "true" if values.episodic_memory else "false"
-    updates["ANTON_ACC_MODE"] = values.acc_mode
-    return updates
-
-
-_FIELD_OF = {
-    "ANTON_PLANNING_PROVIDER": "planning_provider",
-    "ANTON_PLANNING_MODEL": "planning_model",
-    "ANTON_CODING_PROVIDER": "coding_provider",
-    "ANTON_CODING_MODEL": "coding_model",
-    "ANTON_OPENAI_BASE_URL": "openai_base_url",
-    "ANTON_MEMORY_MODE": "memory_mode",
-    "ANTON_EPISODIC_MEMORY": "episodic_memory",
-    "ANTON_ACC_MODE": "acc_mode",
-}
-
-
-_KEY_FIELD = {"ANTON_ANTHROPIC_API_KEY": "anthropic_api_key", "ANTON_OPENAI_API_KEY": "openai_api_key"}
-
-
-def overridden(updates: dict[str, str | None], settings: Any) -> list[str]:
-    """The environment variables that win over values just written (so the saved value is not the one in use)."""
-    fields = _FIELD_OF | _KEY_FIELD
-    return [
-        settings.variable_of(field)
-        for name, field in fields.items()
-        if name in updates and settings.source_of(field) == ENVIRONMENT
-    ]
-
-
-def environment_overrides(settings: Any) -> list[str]:
-    """Every variable of the setup screen whose value in use comes from the environment rather than a .env file."""
-    fields = dict.fromkeys([*_FIELD_OF.values(), *_KEY_FIELD.values()])
-    return [settings.variable_of(field) for field in fields if settings.source_of(field) == ENVIRONMENT]
-
-
-def key_field(provider: str) -> str:
-    return "anthropic_api_key" if provider == "anthropic" else "openai_api_key"
-
-
-def source_note(settings: Any, field: str) -> str:
-    """Where the value in use of `field` comes from, in words, and whether a value saved here would be used."""
-    source = settings.source_of(field)
-    if source == ENVIRONMENT:
-        return f"in effect: {settings.variable_of(field)} from the environment; a value saved here is not used while " \
-               "it is set"  # fmt: skip
-    if source == COMMAND_LINE:
-        return "in effect: the command line (for this run only)"
-    if source == DEFAULT:
-        return "in effect: the default (nothing sets it)"
-    if source == str(settings.project_dir / ".anton" / ".env"):
-        return "in effect: .anton/.env of this project"
-    if source == str(settings.home / ".env"):
-        return "in effect: the global .env (all projects); saving here writes this project's, which wins"
-    return f"in effect: {source}"
+def _widget_id(entry: str) -> str:
+    """The id of the field of a `SetupValues` entry (`api_key` is `#api-key`)."""
+    return entry.replace("_", "-")
 
 
 class SetupScreen(ModalScreen["Settings | SetupOutcome | None"]):
@@ -235,7 +94,7 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
         self.first_run = first_run
         self.can_demo = can_demo
 
-    def _row(self, label: str, widget: Any, row_id: str, field: str | None = None) -> Horizontal:
+    def _row(self, label: str, widget: Widget, row_id: str, field: str | None = None) -> Horizontal:
         note = Static(Content(source_note(self.settings, field) if field else ""), classes="setup-source")
         box = Vertical(widget, note, classes="setup-field")
         return Horizontal(Label(label, classes="setup-label"), box, classes="setup-row", id=row_id)
@@ -287,14 +146,14 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
             pass  # the app quit while this screen was opening, and its widgets are already gone
 
     def _key_placeholder(self, provider: str) -> str:
-        field = key_field(provider)
-        if _has_key(self.settings, provider) and self.settings.source_of(field) == ENVIRONMENT:
-            return f"{self.settings.variable_of(field)} from the environment is used; a key typed here is saved"
-        if _has_key(self.settings, provider):
+        from_environment = key_in_environment(self.settings, provider)
+        if from_environment is not None:
+            return f"{from_environment} from the environment is used; a key typed here is saved"
+        if self.settings.has_key(provider):
             return "a key is saved — leave empty to keep it"
         if provider == "openai-compatible":
             return "optional for most local servers"
-        return f"paste your {PROVIDER_NAMES[provider]} API key"
+        return f"paste your {PROVIDER_TITLES.get(provider, provider)} API key"
 
     def _show_base_url(self, provider: str) -> None:
         self.query_one("#row-base-url").display = provider == "openai-compatible"
@@ -307,8 +166,8 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
         note = source_note(self.settings, key_field(provider))
         self.query_one("#row-api-key .setup-source", Static).update(Content(note))
         planning, coding = self.query_one("#planning-model", Input), self.query_one("#coding-model", Input)
-        known = {model for pair in DEFAULT_MODELS.values() for model in pair}
-        suggested = DEFAULT_MODELS.get(provider, ("", ""))
+        known = {model for pair in SUGGESTED_MODELS.values() for model in pair}
+        suggested = SUGGESTED_MODELS.get(provider, ("", ""))
         for widget, model in ((planning, suggested[0]), (coding, suggested[1])):
             if not widget.value.strip() or widget.value in known:
                 widget.value = model
@@ -337,9 +196,9 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
 
     def action_save(self) -> None:
         try:
-            updates = env_updates(self.values(), self.settings)
+            updates = setup_updates(self.values(), self.settings)
         except SetupError as exc:
-            self._refuse(str(exc), exc.field)
+            self._refuse(str(exc), _widget_id(exc.entry))
             return
         self.write(updates)
 
@@ -383,7 +242,7 @@ def _on_off(value: bool) -> str:
     return "on — every conversation is logged for recall" if value else "off"
 
 
-def _relative_env(settings: Any) -> str:
+def _relative_env(settings: Settings) -> str:
     return f"{settings.project_dir.name or settings.project_dir}/.anton/.env"
 
 

@@ -1,9 +1,9 @@
 """A small form of text fields in a dialog, for the skills screen's new and rename: the fields, a check that names
-what is wrong (shown under them, nothing done), and OK or Cancel."""
+what is wrong (shown under them, nothing done; it may ask the Runtime, so it is awaited), and OK or Cancel."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, Label, Static
 
 
 class FormModal(ModalScreen[dict[str, str] | None]):
-    """A small form of text fields; `check(values)` returns a problem to show, or None to accept."""
+    """A small form of text fields; `await check(values)` gives a problem to show, or None to accept."""
 
     CSS_PATH = "skills.tcss"
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="skills.form-cancel")]
@@ -24,7 +24,7 @@ class FormModal(ModalScreen[dict[str, str] | None]):
         self,
         title: str,
         fields: list[tuple[str, str, str]],
-        check: Callable[[dict[str, str]], str | None],
+        check: Callable[[dict[str, str]], Awaitable[str | None]],
         *,
         submit: str = "OK",
     ) -> None:
@@ -53,10 +53,10 @@ class FormModal(ModalScreen[dict[str, str] | None]):
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#form-ok")
-    def _submit(self, event: Input.Submitted | Button.Pressed) -> None:
+    async def _submit(self, event: Input.Submitted | Button.Pressed) -> None:
         event.stop()
         values = self.values()
-        problem = self.check(values)
+        problem = await self.check(values)
         if problem:
             self.query_one("#form-error", Static).update(problem)
             self.notify(problem, title="Not saved", severity="error")

@@ -25,13 +25,12 @@ from textual.theme import Theme
 from textual.widgets import Footer, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
+from anton_tui.memory.skills.model import LegacyLayoutError, ReadOnlySkillError, Skill
 from anton_tui.memory.skills.sources import SOURCE_ORDER, SOURCE_TITLES
-from anton_tui.memory.skills.store import LegacyLayoutError, ReadOnlySkillError, Skill
 from anton_tui.runtime import Runtime, SkillListing
-from anton_tui.runtime.skill_edits import part_text
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.skill_form import FormModal
-from anton_tui.tui.screens.skills_tree import NodeRef, SkillTreeNodes
+from anton_tui.tui.screens.skills_tree import NodeRef, SkillBranches
 
 # JSON and JavaScript are left out on purpose: with tree-sitter 0.26, the tree-sitter-json 0.24 and
 # tree-sitter-javascript 0.25 grammars crash the interpreter inside TextArea, so those files open as plain text.
@@ -60,7 +59,7 @@ def _editor_theme(theme: Theme | None) -> str:
     return "github_light" if theme is not None and not theme.dark else "css"
 
 
-class SkillsScreen(SkillTreeNodes, Screen[None]):
+class SkillsScreen(Screen[None]):
     """Browse and edit the saved skills."""
 
     CSS_PATH = "skills.tcss"
@@ -143,7 +142,7 @@ editor, and again closes this screen.
         self.editor.theme = _editor_theme(theme)
 
     @property
-    def tree(self) -> Tree[NodeRef]:
+    def skill_tree(self) -> Tree[NodeRef]:
         return self.query_one("#skills-tree", Tree)
 
     @property
@@ -153,7 +152,7 @@ editor, and again closes this screen.
     @property
     def selected_label(self) -> str | None:
         """The label of the skill under the tree cursor (the command palette offers rename/delete for it)."""
-        node = self.tree.cursor_node
+        node = self.skill_tree.cursor_node
         return node.data.label if node is not None and node.data is not None else None
 
     @property
@@ -169,13 +168,13 @@ editor, and again closes this screen.
 
     @work(group="skills-list", exclusive=True, exit_on_error=False)
     async def list_skills(self, select: NodeRef | None, open_after: bool) -> None:
-        self.post_message(self.Listed(await self.runtime.list_skills(), select, open_after))
+        self.post_message(self.Listed(await self.runtime.skills.listing(), select, open_after))
 
     @on(Listed)
     def _listed(self, message: Listed) -> None:
         self.listing = listing = message.listing
         select = message.select
-        tree = self.tree
+        tree = self.skill_tree
         keep = select or (tree.cursor_node.data if tree.cursor_node is not None else None)
         nodes = [
             *tree.root.children,
@@ -185,6 +184,7 @@ editor, and again closes this screen.
         if select is not None:
             expanded.add(select.label)
         tree.clear()
+        branches = SkillBranches(listing, self._unsaved)
         own = [s for s in listing.skills if not s.read_only]
         for key in ("user", *(key for key in SOURCE_ORDER if key != "user")):
             found = own if key == "user" else [s for s in listing.skills if s.source == key]
@@ -198,13 +198,13 @@ editor, and again closes this screen.
             for label, entry in sorted([(s.label, s) for s in found] + [(b.label, b) for b in broken],
                                        key=lambda pair: pair[0]):  # fmt: skip
                 if isinstance(entry, Skill):
-                    self._add_skill(parent, entry, label in expanded)
+                    branches.add_skill(parent, entry, label in expanded)
                 else:
-                    self._add_broken(parent, entry, label in expanded)
-        count, broken = len(own), len(listing.broken)
+                    branches.add_broken(parent, entry, label in expanded)
+        count, broken_count = len(own), len(listing.broken)
         others = len(listing.skills) - count
         summary = f"Skills · {count} saved" + (f" · {others} read-only" if others else "")
-        summary += f" · {broken} broken" if broken else ""
+        summary += f" · {broken_count} broken" if broken_count else ""
         self.query_one("#skills-title", Static).update(Content(summary))
         target = self._find(keep) or (self._skill_node(keep.label) if keep else None)
         tree.get_node_at_line(0)  # lays out the new lines now, so the cursor can be placed on a new node
@@ -220,7 +220,7 @@ editor, and again closes this screen.
     def _find(self, ref: NodeRef | None) -> TreeNode[NodeRef] | None:
         if ref is None:
             return None
-        stack = list(self.tree.root.children)
+        stack = list(self.skill_tree.root.children)
         while stack:
             node = stack.pop(0)
             if node.data == ref:
@@ -229,7 +229,7 @@ editor, and again closes this screen.
         return None
 
     def _skill_node(self, label: str) -> TreeNode[NodeRef] | None:
-        return next((node for node in self.tree.root.children if node.data and node.data.label == label), None)
+        return next((node for node in self.skill_tree.root.children if node.data and node.data.label == label), None)
 
     # ----------------------------------------------------------------- opening files
 
@@ -269,26 +269,24 @@ editor, and again closes this screen.
         self.post_message(self.Opened(await self._load(ref), reload))
 
     async def _load(self, ref: NodeRef) -> OpenedFile:
-        runtime = self.runtime
+        skills = self.runtime.skills
         if ref.part == "raw":
             if ref.source == "user":
-                problem = await runtime.skill_problem(ref.label)
+                problem = await skills.problem(ref.label)
             else:
                 problem = self.listing.problem(ref.label, ref.source)
             reason = f"broken: {problem.reason}" if problem else "read-only"
             if ref.source != "user":
                 reason += f" · in {SOURCE_TITLES.get(ref.source, ref.source)}, left as it is"
-            text = await runtime.read_skill_file(ref.label, ref.file or "", source=ref.source)
-            return OpenedFile(ref, text, True, f"read-only · {reason}")
+            raw = await skills.read_file(ref.label, ref.file or "", source=ref.source)
+            return OpenedFile(ref, raw, True, f"read-only · {reason}")
         if ref.part == "stats":
-            return OpenedFile(
-                ref, await runtime.read_skill_file(ref.label, "stats.json"), True, "read-only · usage counters"
-            )
-        skill = await runtime.load_skill(ref.label)
+            return OpenedFile(ref, await skills.read_file(ref.label, "stats.json"), True, "read-only · usage counters")
+        found = await skills.part(ref.label, ref.part, ref.file or "")
+        skill, text = found.skill, found.text
         if skill is None:
-            problem = await runtime.skill_problem(ref.label)
+            problem = found.problem
             return OpenedFile(ref, None, True, f"{ref.label}: {problem.reason if problem else 'no longer exists'}")
-        text = part_text(skill, ref.part, ref.file or "")
         if text is None:
             return OpenedFile(ref, None, True, f"{ref.label}/{ref.file} no longer exists")
         note = f"when to use: {skill.cue}" if skill.cue else ""
@@ -375,7 +373,7 @@ editor, and again closes this screen.
     @work(group="skills-write", exclusive=True, exit_on_error=False)
     async def save_part(self, ref: NodeRef, text: str) -> None:
         try:
-            saved = await self.runtime.save_skill_part(ref.label, ref.part, ref.file or "", text)
+            saved = await self.runtime.skill_edits.save_part(ref.label, ref.part, ref.file or "", text)
         except LegacyLayoutError:
             self.post_message(self.ConvertAsked(ref, text))
             return
@@ -420,7 +418,7 @@ editor, and again closes this screen.
     @work(group="skills-write", exclusive=True, exit_on_error=False)
     async def copy_and_save(self, ref: NodeRef, text: str) -> None:
         try:
-            saved = await self.runtime.copy_and_save_skill_part(ref.label, ref.part, ref.file or "", text)
+            saved = await self.runtime.skill_edits.copy_and_save_part(ref.label, ref.part, ref.file or "", text)
         except (ValueError, OSError) as exc:
             self.post_message(self.Done(str(exc), error=True))
             return
@@ -449,7 +447,7 @@ editor, and again closes this screen.
     @work(group="skills-write", exclusive=True, exit_on_error=False)
     async def convert_and_save(self, ref: NodeRef, text: str) -> None:
         try:
-            saved = await self.runtime.convert_and_save_skill_part(ref.label, ref.part, ref.file or "", text)
+            saved = await self.runtime.skill_edits.convert_and_save_part(ref.label, ref.part, ref.file or "", text)
         except (ValueError, OSError) as exc:
             self.post_message(self.Done(str(exc), error=True))
             return
@@ -463,7 +461,7 @@ editor, and again closes this screen.
         self.post_message(self.Done(saved.warning or f"Saved {saved.skill.label}", select=new_ref, open_after=True))
 
     def action_new_skill(self) -> None:
-        def check(values: dict[str, str]) -> str | None:
+        async def check(values: dict[str, str]) -> str | None:
             if not values["name"]:
                 return "Give the skill a name."
             if not values["when"]:
@@ -480,7 +478,7 @@ editor, and again closes this screen.
     @work(group="skills-write", exclusive=True, exit_on_error=False)
     async def create_skill(self, name: str, when: str) -> None:
         try:
-            skill = await self.runtime.create_skill(name, when)
+            skill = await self.runtime.skill_edits.create(name, when)
         except (ValueError, OSError) as exc:
             self.post_message(self.Done(str(exc), error=True))
             return
@@ -496,9 +494,9 @@ editor, and again closes this screen.
             self.notify(f"Cannot rename: {reason}.", title="Skills", severity="warning")
             return
 
-        def check(values: dict[str, str]) -> str | None:
+        async def check(values: dict[str, str]) -> str | None:
             new = values["label"]
-            return None if new == skill.label else self.runtime.label_problem(new, skill.format)
+            return None if new == skill.label else await self.runtime.skill_edits.label_problem(new, skill.format)
 
         def rename(values: dict[str, str] | None) -> None:
             if values is not None and values["label"] != skill.label:
@@ -515,7 +513,7 @@ editor, and again closes this screen.
     @work(group="skills-write", exclusive=True, exit_on_error=False)
     async def rename_skill(self, label: str, new_label: str) -> None:
         try:
-            result = await self.runtime.rename_skill(label, new_label)
+            result = await self.runtime.skill_edits.relabel(label, new_label)
         except (ValueError, OSError) as exc:
             self.post_message(self.Done(str(exc), error=True))
             return
@@ -528,7 +526,7 @@ editor, and again closes this screen.
         if not label:
             self.notify("Choose a skill first.", title="Skills", severity="warning")
             return
-        node = self.tree.cursor_node
+        node = self.skill_tree.cursor_node
         source = node.data.source if node is not None and node.data is not None else "user"
         skill = self.listing.skill(label)
         if source == "user" and skill is not None and skill.read_only:
@@ -550,7 +548,7 @@ editor, and again closes this screen.
     @work(group="skills-write", exclusive=True, exit_on_error=False)
     async def delete_skill(self, label: str) -> None:
         try:
-            await self.runtime.delete_skill(label)
+            await self.runtime.skill_edits.delete(label)
         except (ValueError, OSError) as exc:
             self.post_message(self.Done(f"Could not delete {label}: {exc}", error=True))
             return
@@ -573,7 +571,7 @@ editor, and again closes this screen.
             }
             if self.open_ref is not None and self.open_ref.label == old:
                 self.open_ref = replace(self.open_ref, label=new)
-            cursor = self.tree.cursor_node
+            cursor = self.skill_tree.cursor_node
             keep = cursor.data if cursor is not None and cursor.data is not None else NodeRef(old)
             select = replace(keep, label=new)
         if message.deleted is not None:
@@ -588,7 +586,8 @@ editor, and again closes this screen.
     def action_close(self) -> None:
         ref = self.open_ref
         dirty = ref is not None and not self.read_only and self.editor.text != self._original
-        count = len(self._unsaved) + (1 if dirty and (ref.label, ref.file) not in self._unsaved else 0)
+        open_unsaved = dirty and ref is not None and (ref.label, ref.file) not in self._unsaved
+        count = len(self._unsaved) + (1 if open_unsaved else 0)
         if not count:
             self.dismiss(None)
             return

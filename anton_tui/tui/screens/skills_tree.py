@@ -1,23 +1,21 @@
 """The nodes of the skills screen's tree: what a node stands for (`NodeRef`), and the branch of one skill (its files
 by part, each folder with the stage it is read at, the stats) or of a broken one (its reason and its raw files).
 
-A mixin of `SkillsScreen` (`screens/skills.py`), which holds the listing (`self.listing`) and the unsaved edits
-(`self._unsaved`) the labels show.
+`SkillsScreen` (`screens/skills.py`) makes a `SkillBranches` for each listing it shows, with the files that have
+unsaved edits (marked ●).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets.tree import TreeNode
 
+from anton_tui.memory.skills.model import BrokenSkill, Skill
 from anton_tui.memory.skills.sources import SOURCE_TITLES
-from anton_tui.memory.skills.store import BrokenSkill, Skill
-
-if TYPE_CHECKING:
-    from anton_tui.tui.screens.skills import SkillsScreen
+from anton_tui.runtime import SkillListing
 
 
 @dataclass(frozen=True)
@@ -30,18 +28,22 @@ class NodeRef:
     source: str = "user"  # set on the nodes of a broken skill found in a read-only source
 
 
-class SkillTreeNodes:
-    """Builds the tree's branches for `SkillsScreen`."""
+class SkillBranches:
+    """Builds the tree's branches from one listing; `unsaved` names the files (label, file) with unsaved edits."""
 
-    def _leaf(self: SkillsScreen, parent: TreeNode[NodeRef], text: str, ref: NodeRef, note: str = "") -> None:
+    def __init__(self, listing: SkillListing, unsaved: Collection[tuple[str, str | None]]) -> None:
+        self.listing = listing
+        self.unsaved = unsaved
+
+    def _leaf(self, parent: TreeNode[NodeRef], text: str, ref: NodeRef, note: str = "") -> None:
         label = Text(text)
         if note:
             label.append(f"  {note}", style="dim")
-        if (ref.label, ref.file) in self._unsaved:
+        if (ref.label, ref.file) in self.unsaved:
             label.append("  ●", style="bold")
         parent.add_leaf(label, data=ref)
 
-    def _add_skill(self: SkillsScreen, parent: TreeNode[NodeRef], skill: Skill, expand: bool) -> None:
+    def add_skill(self, parent: TreeNode[NodeRef], skill: Skill, expand: bool) -> None:
         label = Text(skill.label)
         if skill.name and skill.name != skill.label:
             label.append(f"  {skill.name}", style="dim")
@@ -53,7 +55,10 @@ class SkillTreeNodes:
         node = parent.add(label, data=NodeRef(skill.label), expand=expand)
         if skill.format == "skill_md":
             self._leaf(node, "SKILL.md", NodeRef(skill.label, "SKILL.md", "procedure"), "procedure")
-            folders = [("references", "reference", 2, skill.reference_files), ("scripts", "code", 3, skill.code_files)]
+            folders: list[tuple[str, str, int, dict[str, str]]] = [
+                ("references", "reference", 2, skill.reference_files),
+                ("scripts", "code", 3, skill.code_files),
+            ]
         else:
             self._leaf(node, "declarative.md", NodeRef(skill.label, "declarative.md", "procedure"), "procedure")
             if skill.chunks_md is not None:
@@ -72,7 +77,7 @@ class SkillTreeNodes:
             recalls = f"{skill.stats.total_recalls} recalls"
             self._leaf(node, "stats.json", NodeRef(skill.label, "stats.json", "stats"), recalls)
 
-    def _add_broken(self: SkillsScreen, parent: TreeNode[NodeRef], problem: BrokenSkill, expand: bool) -> None:
+    def add_broken(self, parent: TreeNode[NodeRef], problem: BrokenSkill, expand: bool) -> None:
         label = Text(problem.label)
         label.append("  broken", style="bold red")
         if problem.source != "user":

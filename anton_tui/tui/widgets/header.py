@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -12,6 +12,21 @@ from textual.widgets import Static
 
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.widgets.header_fit import SHORT_CONTEXT, STATUS_WIDEST, context_texts, plan_drops
+
+
+class UsageShown(Protocol):
+    """What the status line shows after a request (the runtime's `UsageFigures`)."""
+
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cost_label(self) -> str: ...
+    @property
+    def context_tokens(self) -> int: ...
+    @property
+    def context_window(self) -> int: ...
 
 
 def format_tokens(count: int) -> str:
@@ -87,8 +102,8 @@ When memory is shared through a git remote, it also shows the last sync and how 
     def on_resize(self) -> None:
         self.call_after_refresh(self.fit)  # after the screen's width classes have been applied
 
-    def show_usage(self, figures: Any) -> None:
-        """The status line after a request: `figures` is a `runtime.usage.UsageFigures`."""
+    def show_usage(self, figures: UsageShown) -> None:
+        """The status line after a request."""
         self.set_usage(figures.input_tokens, figures.output_tokens)
         cost = self.query_one("#cost", Static)
         cost.update(Content(figures.cost_label))
@@ -115,10 +130,11 @@ When memory is shared through a git remote, it also shows the last sync and how 
             dropped = part.styles.inline.display == "none" and part.id in self._dropped
             if part.id == "workspace" or part.has_class("-blank") or not (part.display or dropped):
                 continue  # hidden for another reason (a narrow screen, a badge at 0), or nothing to say yet
-            text = part.render()
+            shown = part.visual  # every part is a Static of `Content`
             length = STATUS_WIDEST if part.id == "turn-status" else 0
+            text_width = shown.cell_length if isinstance(shown, Content) else 0
             padding = part.styles.padding
-            widths[str(part.id)] = max(length, getattr(text, "cell_length", 0)) + padding.left + padding.right
+            widths[str(part.id)] = max(length, text_width) + padding.left + padding.right
             parts[str(part.id)] = part
         drops = plan_drops(width, widths, len(long) - len(short))
         for part_id, part in parts.items():  # left out by an inline style, so the stylesheet's own rules still hold

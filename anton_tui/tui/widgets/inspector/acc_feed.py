@@ -71,7 +71,8 @@ def feed_item(entry: AccEventObserved | AccNudge | OutsideAccess | Event | Lesso
     if isinstance(entry, AccEventObserved):
         entry = entry.event
     elif isinstance(entry, AccNudge):
-        entry, nudged = entry.lesson, entry.nudged
+        nudged = entry.nudged
+        entry = entry.lesson
     if isinstance(entry, Lesson):
         label = "nudge" if nudged else "lesson"
         detectors = entry.detectors
@@ -136,7 +137,9 @@ The feed covers this session only; the newest line is at the bottom. `c` clears 
     def table(self) -> DataTable:
         return self.query_one(DataTable)
 
-    def add(self, entry: AccEventObserved | AccNudge | Event | Lesson, *, at: datetime | None = None) -> FeedItem:
+    def add(
+        self, entry: AccEventObserved | AccNudge | OutsideAccess | Event | Lesson, *, at: datetime | None = None
+    ) -> FeedItem:
         """Append one event or fired lesson to the feed (`at` defaults to now)."""
         item = feed_item(entry, at or datetime.now())
         table = self.table

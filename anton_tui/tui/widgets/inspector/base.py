@@ -1,14 +1,14 @@
 """Shared parts of the inspector's tabs: the reload contract, the warning banner and table helpers.
 
-Every tab reloads with `refresh_data()`. A tab that shows files (`FileTab`) reads them in a thread worker that
-only posts a message; the tab's handler for that message updates the widgets. Nothing is read when a tab is
+Every tab reloads with `refresh_data()`. A tab that shows files (`FileTab`) asks the Runtime for a snapshot in a
+worker that only posts a message (the Runtime reads the files off the event loop); the tab's handler for that
+message updates the widgets. Nothing is read when a tab is
 mounted: the pane loads the tabs after the first frame, one after another, and a tab shown before its turn loads
 at once.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, NamedTuple
 
@@ -23,7 +23,6 @@ from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from anton_tui.memory.engrams.engram import MemoryProblem
-from anton_tui.memory.stores import MemoryStores
 from anton_tui.runtime import Runtime
 from anton_tui.tui.textual_internals import FixedColumnsTable
 
@@ -166,13 +165,8 @@ class InspectorTab(Vertical):
         super().__init__(id=id, classes=classes)
         self.runtime = runtime
 
-    @property
-    def stores(self) -> MemoryStores:
-        """The runtime's memory stores; read them only in a thread worker (`refresh_data`)."""
-        return self.runtime.stores
-
     def refresh_data(self) -> None:
-        """Reload from disk (in a thread worker); the widgets change when the result arrives."""
+        """Reload from disk (in a worker); the widgets change when the result arrives."""
         raise NotImplementedError
 
     def focus_main(self) -> None:
@@ -183,7 +177,7 @@ class InspectorTab(Vertical):
 
 
 class FileTab(InspectorTab):
-    """A tab that shows files from disk: `read_snapshot()` reads them (in a thread), `apply_snapshot()` shows them.
+    """A tab that shows files from disk: `read_snapshot()` asks the Runtime for them, `apply_snapshot()` shows them.
 
     `load_started` turns true with the first read; until then the tab is empty and a change on disk needs no
     reload (the first read will see it). Each read is numbered, and only the result of the latest one is shown, so
@@ -227,8 +221,8 @@ class FileTab(InspectorTab):
     def load_started(self) -> bool:
         return self._generation > 0
 
-    def read_snapshot(self) -> Any:
-        """Read what the tab shows (called in a worker thread; touches no widget)."""
+    async def read_snapshot(self) -> Any:
+        """Read what the tab shows through the Runtime (called in a worker; touches no widget)."""
         raise NotImplementedError
 
     def apply_snapshot(self, snapshot: Any) -> None:
@@ -259,18 +253,18 @@ class FileTab(InspectorTab):
             self.refresh_data()
 
     async def load_now(self) -> None:
-        """Read in a thread and show the result before returning; for loading the tabs one after another."""
+        """Read and show the result before returning; for loading the tabs one after another."""
         generation = self._next_generation()
-        snapshot = await asyncio.to_thread(self.read_snapshot)
+        snapshot = await self.read_snapshot()
         self._show(snapshot, generation)
 
     def _next_generation(self) -> int:
         self._generation += 1
         return self._generation
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-load")
-    def _load(self, generation: int) -> None:
-        snapshot = self.read_snapshot()
+    @work(exclusive=True, exit_on_error=False, group="inspector-load")
+    async def _load(self, generation: int) -> None:
+        snapshot = await self.read_snapshot()
         if not get_current_worker().is_cancelled:
             self.post_message(self.Loaded(snapshot, generation))
 

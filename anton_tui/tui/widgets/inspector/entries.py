@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
-from typing import ClassVar, overload
+from typing import Any, ClassVar, Literal, overload
 
 from textual import on, work
 from textual.binding import Binding
@@ -22,8 +21,8 @@ from textual.events import Resize
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from anton_tui.memory.engrams.engram import Engram, entry_id
-from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
+from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.engrams.hippocampus import MemoryFileError
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.edit_entry import EditEntryScreen
 from anton_tui.tui.widgets.inspector.base import (
@@ -89,8 +88,8 @@ class EntryRows(Sequence[EntryRow]):
 
     def key(self, index: int) -> str:
         """``tier:id``, with ``#n`` for the n-th entry of the same text in that tier (n > 1)."""
-        tier, text, repeat = self.locate(index)
-        name = f"{tier}:{entry_id(text)}"
+        tier, _text, repeat = self.locate(index)
+        name = f"{tier}:{self.engrams[index].id}"
         return name if repeat == 1 else f"{name}#{repeat}"
 
     def locate(self, index: int) -> tuple[str, str, int]:
@@ -124,7 +123,11 @@ class _PositionKeys(Sequence[str]):
     def __len__(self) -> int:
         return self._length
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
             return [str(n) for n in range(*index.indices(self._length))]
         if not 0 <= index < self._length:
@@ -147,7 +150,7 @@ class EntryTab(FileTab):
 
     TABLE_CLASSES = "entries"
 
-    KIND_FILE: ClassVar[str] = ""  # the `kind_file` the Hippocampus edits: rules, lessons or profile
+    KIND_FILE: ClassVar[str] = ""  # the kind of entry the tab lists and edits: rules, lessons or profile
     NOUN: ClassVar[str] = "entry"
     COLUMNS: ClassVar[tuple[ColumnSpec, ...]] = ()
     EMPTY: ClassVar[str] = "Nothing saved yet."
@@ -166,7 +169,7 @@ class EntryTab(FileTab):
             self.done = done
             self.error = error
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._snapshot = EntrySnapshot()
         self._visible: Sequence[int] = range(0)  # indexes into the snapshot's rows of the rows shown, in order
@@ -174,32 +177,25 @@ class EntryTab(FileTab):
 
     # ---- what each kind defines ------------------------------------------------------------------------------
 
-    def read_entries(self, hc: Hippocampus) -> list[Engram]:
-        raise NotImplementedError
-
-    def file_path(self, hc: Hippocampus) -> Path:
-        raise NotImplementedError
-
     def cells(self, engram: Engram) -> tuple[object, ...]:
         raise NotImplementedError
 
     def matches(self, engram: Engram) -> bool:
         return True
 
+    def detail_facts(self, engram: Engram) -> list[str]:
+        """More facts about the highlighted entry, for the line above its text."""
+        return []
+
     def empty_message(self) -> str:
         return self.EMPTY
 
     # ---- loading ---------------------------------------------------------------------------------------------
 
-    def read_snapshot(self) -> EntrySnapshot:
-        tiers: list[tuple[str, Sequence[Engram]]] = []
-        problems: list[str] = []
-        managed = getattr(self.stores, "managed", None)
-        scopes = [("managed", managed)] if managed is not None and self.KIND_FILE != "profile" else []
-        for scope, hc in scopes + self.stores.scoped():
-            tiers.append((scope, self.read_entries(hc)))
-            path = self.file_path(hc)
-            problems += [describe_problem(scope, p) for p in hc.problems() if p.path == path]
+    async def read_snapshot(self) -> EntrySnapshot:
+        listing = await self.runtime.memory.entries(self.KIND_FILE, managed=True)
+        tiers = [(tier.scope, tier.entries) for tier in listing.tiers]
+        problems = [describe_problem(tier.scope, problem) for tier in listing.tiers for problem in tier.problems]
         return EntrySnapshot(EntryRows(tiers), problems)
 
     def apply_snapshot(self, snapshot: EntrySnapshot) -> None:
@@ -220,7 +216,7 @@ class EntryTab(FileTab):
             return None
         return self._visible[table.cursor_row]
 
-    def fill_table(self, kept: tuple[str, str, int] | bool | None = False) -> None:
+    def fill_table(self, kept: tuple[str, str, int] | Literal[False] | None = False) -> None:
         """Show the loaded rows that pass `matches`, keeping the cursor on the same entry where it still exists.
 
         `kept` names the entry to keep the cursor on when the rows were just replaced (False: the one under it)."""
@@ -285,6 +281,7 @@ class EntryTab(FileTab):
                                                          ("source", engram.source)) if value]  # fmt: skip
         if engram.updated_at:
             facts.append(f"saved {date_of(engram)}")
+        facts += self.detail_facts(engram)
         detail.update(Content.assemble((" · ".join(facts), "dim"), "\n", engram.text))
 
     # ---- edit and delete ---------------------------------------------------------------------------------------

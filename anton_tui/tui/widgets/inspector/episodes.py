@@ -1,12 +1,9 @@
 """The Episodes tab: search past conversations of this project and read any line of them in full.
 
-The search runs `EpisodicMemory.recall` in a thread worker, so a large log never blocks typing.
+The search runs through the Runtime, which reads the log off the event loop, so a large log never blocks typing.
 """
 
 from __future__ import annotations
-
-import sqlite3
-from dataclasses import dataclass, field
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,6 +16,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from anton_tui.memory.episodes.store import Episode
+from anton_tui.runtime import EpisodeSearch
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
     FixedColumnsTable,
@@ -48,13 +46,6 @@ def when(episode: Episode) -> str:
     return episode.ts[:19].replace("T", " ")
 
 
-@dataclass(frozen=True)
-class SearchResult:
-    query: str
-    episodes: list[Episode] = field(default_factory=list)
-    error: str | None = None
-
-
 class EpisodesTab(InspectorTab):
     """Full-text search over the project's episode log (.anton/episodes)."""
 
@@ -75,14 +66,14 @@ the list to read a line in full below it.
 """
 
     class Found(Message):
-        def __init__(self, result: SearchResult) -> None:
+        def __init__(self, result: EpisodeSearch) -> None:
             super().__init__()
             self.result = result
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.query_text = ""
-        self.result = SearchResult("")
+        self.result = EpisodeSearch("")
         self._fitted_width = 0
 
     def compose(self) -> ComposeResult:
@@ -101,7 +92,7 @@ the list to read a line in full below it.
         return self.query_one(DataTable)
 
     def _idle_status(self) -> str:
-        if not self.stores.episodic.enabled:
+        if not self.runtime.memory.episodic_enabled:
             return "Episodic memory is off (ANTON_EPISODIC_MEMORY=false): nothing is logged or searched."
         return "Search this project's past conversations."
 
@@ -126,12 +117,9 @@ the list to read a line in full below it.
         if self.query_text:
             self._recall(self.query_text)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-load")
-    def _recall(self, query: str) -> None:
-        try:
-            result = SearchResult(query, self.stores.episodic.recall(query, max_results=MAX_TURNS))
-        except (OSError, sqlite3.Error, ValueError) as exc:
-            result = SearchResult(query, error=f"The search failed: {exc}")
+    @work(exclusive=True, exit_on_error=False, group="inspector-load")
+    async def _recall(self, query: str) -> None:
+        result = await self.runtime.memory.search_episodes(query, MAX_TURNS)
         if not get_current_worker().is_cancelled:
             self.post_message(self.Found(result))
 
@@ -142,7 +130,7 @@ the list to read a line in full below it.
         result = message.result
         if result.error:
             self._set_status(result.error)
-        elif not self.stores.episodic.enabled:
+        elif not self.runtime.memory.episodic_enabled:
             self._set_status(self._idle_status())
         elif not result.episodes:
             self._set_status(f"No episodes found matching “{result.query}”.")

@@ -1,9 +1,9 @@
 """The History tab: every recorded memory change, newest first, the diff of the one selected, and undo.
 
-It reads through the runtime (`memory_log`, `memory_show`, `memory_undo`), whose work runs off the event loop. Undo
+It reads through the runtime's history service (`log`, `show`, `undo`), whose work runs off the event loop. Undo
 asks first; when later changes touched the same lines it shows what cannot be undone automatically and changes
-nothing. Parts of a sync's merge that wait for a choice (`memory_waiting`) are listed first, marked "to resolve";
-`m` keeps this machine's version of that scope's waiting parts, `t` takes the other side's.
+nothing. Parts of a sync's merge that wait for a choice (the sync service's `waiting`) are listed first, marked
+"to resolve"; `m` keeps this machine's version of that scope's waiting parts, `t` takes the other side's.
 """
 
 from __future__ import annotations
@@ -109,9 +109,9 @@ When shared memory was synced and part of the merge could not be decided, those 
     @work(exclusive=True, exit_on_error=False, group="inspector-history")
     async def _list(self) -> None:
         try:
-            await self.runtime.record_external()  # what an editor or Anton changed since
-            changes = await self.runtime.memory_log(limit=LIMIT)
-            waiting = await self.runtime.memory_waiting() if hasattr(self.runtime, "memory_waiting") else {}
+            await self.runtime.history.record_external()  # what an editor or Anton changed since
+            changes = await self.runtime.history.log(limit=LIMIT)
+            waiting = await self.runtime.sync.waiting()
         except Exception as exc:
             self.post_message(self.Listed([], f"The history cannot be read: {exc}"))
         else:
@@ -169,7 +169,7 @@ When shared memory was synced and part of the merge could not be decided, those 
     @work(exclusive=True, exit_on_error=False, group="inspector-history-diff")
     async def _show(self, change_id: str) -> None:
         try:
-            _change, diff = await self.runtime.memory_show(change_id)
+            _change, diff = await self.runtime.history.show(change_id)
         except Exception as exc:
             diff = f"(cannot be shown: {exc})"
         self.post_message(self.Shown(change_id, diff))
@@ -208,7 +208,7 @@ When shared memory was synced and part of the merge could not be decided, those 
 
     @work(exit_on_error=False, group="inspector-write")
     async def _resolve(self, scope: str, prefer: str) -> None:
-        outcome = await self.runtime.memory_resolve(scope, prefer)
+        outcome = await self.runtime.sync.resolve(scope, prefer)
         side = "your version" if prefer == "ours" else "the other side's"
         if outcome.ok:
             self.notify(f"Resolved with {side}: {outcome.message}.")
@@ -234,7 +234,7 @@ When shared memory was synced and part of the merge could not be decided, those 
     @work(exit_on_error=False, group="inspector-write")
     async def _undo(self, change_id: str) -> None:
         try:
-            outcome = await self.runtime.memory_undo(change_id)
+            outcome = await self.runtime.history.undo(change_id)
         except Exception as exc:
             self.notify(str(exc), title="Not undone", severity="error", timeout=10)
             return

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input
 
 from anton_tui.memory.engrams.engram import Engram
-from anton_tui.memory.engrams.hippocampus import Hippocampus
 from anton_tui.tui.widgets.inspector.base import ColumnSpec
 from anton_tui.tui.widgets.inspector.entries import EntryTab, date_of
 
@@ -46,12 +43,6 @@ Facts Anton learned while working, from the global memory and this project's.
 
     def compose_controls(self) -> ComposeResult:
         yield Input(placeholder="Filter lessons by text or topic…", classes="filter")
-
-    def read_entries(self, hc: Hippocampus) -> list[Engram]:
-        return hc.get_lessons()
-
-    def file_path(self, hc: Hippocampus) -> Path:
-        return hc.lessons_path
 
     def cells(self, engram: Engram) -> tuple[object, ...]:
         return (engram.scope, engram.topic, engram.text, date_of(engram))

@@ -128,9 +128,9 @@ rewritten.
         One at a time, because reading files in a thread while the app's loop fills a table slows both down.
         """
         self._loading_begun = True
-        file_tabs = [tab for tab in self.query(FileTab) if tab.parent is not None]
-        in_view = self.active_tab
-        file_tabs.sort(key=lambda tab: tab.parent.id != f"inspector-{in_view}")
+        in_view = f"inspector-{self.active_tab}"
+        placed = [(tab, tab.parent.id) for tab in self.query(FileTab) if tab.parent is not None]
+        file_tabs = [tab for tab, _pane in sorted(placed, key=lambda found: found[1] != in_view)]
         for tab in file_tabs:
             if not tab.load_started:
                 try:
@@ -144,10 +144,10 @@ rewritten.
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
         if not self._loading_begun or event.pane is None:
             return  # the first tab is shown while the pane mounts; `load_tabs` reads it after the first frame
-        for tab in event.pane.query_children(FileTab):
-            tab.ensure_loaded()
-        for tab in event.pane.query_children(HistoryTab):
-            tab.ensure_loaded()
+        for file_tab in event.pane.query_children(FileTab):
+            file_tab.ensure_loaded()
+        for history_tab in event.pane.query_children(HistoryTab):
+            history_tab.ensure_loaded()
 
     def refresh_data(self) -> None:
         """Reload every tab from disk."""

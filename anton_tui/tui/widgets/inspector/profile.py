@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from anton_tui.memory.engrams.engram import Engram
-from anton_tui.memory.engrams.hippocampus import Hippocampus
 from anton_tui.tui.widgets.inspector.base import ColumnSpec
 from anton_tui.tui.widgets.inspector.entries import EntryTab
 
@@ -30,12 +27,6 @@ Facts about you that Anton keeps in `~/.anton/memory/profile.md` (name, time zon
 - `d` or `Delete`: delete it (asks first)
 - `r`: reload from disk
 """
-
-    def read_entries(self, hc: Hippocampus) -> list[Engram]:
-        return hc.get_profile()
-
-    def file_path(self, hc: Hippocampus) -> Path:
-        return hc.profile_path
 
     def cells(self, engram: Engram) -> tuple[object, ...]:
         return (engram.scope, engram.text)

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Static
 
 from anton_tui.memory.skills.format import STAGES
 from anton_tui.memory.skills.sources import SOURCE_ORDER, SOURCE_TITLES
-from anton_tui.memory.skills.store import Skill
+from anton_tui.runtime import SkillUsage
 from anton_tui.tui.widgets.inspector.base import (
     ColumnSpec,
     FileTab,
@@ -39,56 +39,36 @@ COLUMNS = (
     ColumnSpec("source", "Source", 9, drop=6),
     ColumnSpec("last_used", "Last used", 16, drop=2),
 )
-SORT_KEYS: dict[str, Callable[[SkillRow], Any]] = {}
-NEVER_USED = tuple((0, 0) for _ in STAGES)  # shared by the rows of every skill not recommended yet (most of them)
 SOURCE_SHORT = {"user": "yours", "project": "project", "agents": ".agents", "claude": ".claude", "builtin": "built-in"}
 
 
-@dataclass(frozen=True, slots=True)
-class SkillRow:
-    label: str
-    name: str
-    recalls: int
-    stages: tuple[tuple[int, int], ...]  # (recommended, used) for stages 1, 2, 3
-    last_used: str  # ISO time of the latest use at any stage, "" if never
-    cue: str = ""
-    source: str = "user"
-
-    @classmethod
-    def from_skill(cls, skill: Skill) -> SkillRow:
-        stats = skill.stats
-        stages = tuple((stats.stage(n).recommended, stats.stage(n).used) for n in STAGES)
-        if stages == NEVER_USED:
-            stages = NEVER_USED  # one tuple for all of them, not four per row
-        last = max((stats.stage(n).last_used for n in STAGES), default="")
-        return cls(skill.label, skill.name or skill.label, stats.total_recalls, stages, last, skill.cue, skill.source)
-
-    def cells(self) -> tuple[object, ...]:
-        return (
-            self.label,
-            self.name,
-            self.recalls,
-            *(f"{recommended}/{used}" for recommended, used in self.stages),
-            SOURCE_SHORT.get(self.source, self.source),
-            self.last_used[:16].replace("T", " "),
-        )
+def cells(row: SkillUsage) -> tuple[object, ...]:
+    """What one skill's row shows, column by column."""
+    return (
+        row.label,
+        row.name,
+        row.recalls,
+        *(f"{recommended}/{used}" for recommended, used in row.stages),
+        SOURCE_SHORT.get(row.source, row.source),
+        row.last_used[:16].replace("T", " "),
+    )
 
 
-SORT_KEYS.update(
-    label=lambda row: row.label.casefold(),
-    name=lambda row: row.name.casefold(),
-    source=lambda row: SOURCE_ORDER.index(row.source) if row.source in SOURCE_ORDER else 99,
-    recalls=lambda row: row.recalls,
-    stage_1=lambda row: row.stages[0],
-    stage_2=lambda row: row.stages[1],
-    stage_3=lambda row: row.stages[2],
-    last_used=lambda row: row.last_used,
-)
+SORT_KEYS: dict[str, Callable[[SkillUsage], Any]] = {
+    "label": lambda row: row.label.casefold(),
+    "name": lambda row: row.name.casefold(),
+    "source": lambda row: SOURCE_ORDER.index(row.source) if row.source in SOURCE_ORDER else 99,
+    "recalls": lambda row: row.recalls,
+    "stage_1": lambda row: row.stages[0],
+    "stage_2": lambda row: row.stages[1],
+    "stage_3": lambda row: row.stages[2],
+    "last_used": lambda row: row.last_used,
+}
 
 
 @dataclass(frozen=True)
 class SkillsSnapshot:
-    rows: list[SkillRow] = field(default_factory=list)
+    rows: list[SkillUsage] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
@@ -118,33 +98,32 @@ Keys: `s` sorts by the next column, `S` reverses the order, clicking a column he
 to reverse), `r` reloads. Skill folders that cannot be read are listed at the top and left untouched.
 """
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._snapshot = SkillsSnapshot()
-        self._rows: dict[str, SkillRow] = {}
+        self._rows: dict[str, SkillUsage] = {}
         self.sort_column = "label"
         self.sort_reverse = False
         self._fitted_width = 0
 
     # ---- loading ---------------------------------------------------------------------------------------------
 
-    def read_snapshot(self) -> SkillsSnapshot:
-        store = self.stores.skills
-        rows, broken_skills = store.survey(SkillRow.from_skill)  # one read per folder; only the rows are kept
+    async def read_snapshot(self) -> SkillsSnapshot:
+        usage = await self.runtime.skills.usage()
         problems = [
             f"⚠ skill {broken.label}: {broken.reason}"
             if broken.source == "user"
             else f"⚠ skill {broken.label} in {SOURCE_TITLES.get(broken.source, broken.source)}: {broken.reason} "
             "(read-only, left as it is)"
-            for broken in broken_skills
+            for broken in usage.broken
         ]
-        for clash in store.clashes():
+        for clash in usage.clashes:
             hidden = ", ".join(SOURCE_TITLES.get(key, key) for key in clash.shadowed)
             problems.append(
                 f"⚠ label {clash.label} is used by more than one source: {SOURCE_TITLES.get(clash.winner)} is used, "
                 f"{hidden} hidden"
             )
-        return SkillsSnapshot(rows, problems)
+        return SkillsSnapshot(usage.rows, problems)
 
     def apply_snapshot(self, snapshot: SkillsSnapshot) -> None:
         self._snapshot = snapshot
@@ -153,7 +132,7 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
         self.fill_table()
         self.post_message(self.Summary(self, len(snapshot.rows), len(snapshot.problems)))
 
-    def sorted_rows(self) -> list[SkillRow]:
+    def sorted_rows(self) -> list[SkillUsage]:
         by_label = sorted(self._snapshot.rows, key=SORT_KEYS["label"])
         return sorted(by_label, key=SORT_KEYS[self.sort_column], reverse=self.sort_reverse)
 
@@ -164,7 +143,7 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
         labels = [spec.label + (arrow if spec.key == self.sort_column else "") for spec in COLUMNS]
         shown = set_columns(table, COLUMNS, labels)
         rows = self.sorted_rows()
-        table.show_keyed_rows([row.label for row in rows], lambda n: pick(rows[n].cells(), shown))
+        table.show_keyed_rows([row.label for row in rows], lambda n: pick(cells(rows[n]), shown))
         self._fitted_width = table_width(table)
         restore_cursor(table, [row.label for row in rows], keep, old_index)
         self._show_detail(rows[table.cursor_row] if rows else None)
@@ -195,6 +174,8 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
     def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
         event.stop()
         column = event.column_key.value
+        if column is None:
+            return
         if column == self.sort_column:
             self.action_sort_reverse()
         else:
@@ -207,9 +188,9 @@ to reverse), `r` reloads. Skill folders that cannot be read are listed at the to
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_detail(self._rows.get(event.row_key.value))
+        self._show_detail(self._rows.get(event.row_key.value or ""))
 
-    def _show_detail(self, row: SkillRow | None) -> None:
+    def _show_detail(self, row: SkillUsage | None) -> None:
         detail = self.query_one(".detail", Static)
         if row is None:
             empty = "No skills saved yet. Ask Anton to save a procedure that worked as a skill."

@@ -1,4 +1,4 @@
-"""Installing skills from a folder or a git URL, as a `Runtime` operation: fetch the source (a shallow clone for a
+"""Installing skills from a folder or a git URL, as the Runtime offers it: fetch the source (a shallow clone for a
 URL), offer every skill found to the caller, who chooses, then copy the chosen ones into the user's skills.
 
 The choosing is the caller's (the app shows a list in a modal); the file work, the checks and the backups of
@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from anton_tui.memory.stores import MemoryStores
+    from anton_tui.memory.skills.install import Offer
+    from anton_tui.memory.skills.store import SkillStore
 
 
 @dataclass(frozen=True)
@@ -25,12 +26,13 @@ class SkillInstallReport:
     """Labels of the user's own skills that were replaced (their old folders are in the backups folder)."""
 
 
-class SkillInstallOps:
-    """The `Runtime`'s skill installation (it uses the runtime's `stores`)."""
+class SkillInstaller:
+    """Installs skills into the user's skills folder."""
 
-    stores: MemoryStores
+    def __init__(self, store: SkillStore) -> None:
+        self._store = store
 
-    async def install_skills(self, source: str, choose: Callable[[list[Any]], Any]) -> SkillInstallReport:
+    async def install(self, source: str, choose: Callable[[list[Offer]], Any]) -> SkillInstallReport:
         """Install skills from a folder or a git URL (cloned with `git clone --depth 1` into a temporary folder).
 
         `choose(offers)` (may be async) gets every skill found, as `skill_install.Offer`s (installable or not, each
@@ -39,7 +41,7 @@ class SkillInstallOps:
         ValueError) when the source cannot be read or holds no installable skill; nothing is written then."""
         from anton_tui.memory.skills.install import InstallError, fetched, install, survey
 
-        store = self.stores.skills
+        store = self._store
         source_cm = fetched(source)
         folder = await asyncio.to_thread(source_cm.__enter__)
         try:
@@ -50,8 +52,8 @@ class SkillInstallOps:
                     f"No skill (a folder with a valid SKILL.md) was found in {source}; nothing was installed."
                     + (f" Problems: {'; '.join(problems)}" if problems else "")
                 )
-            chosen = choose(offers)
-            chosen: Collection[str] | None = await chosen if inspect.isawaitable(chosen) else chosen
+            answer = choose(offers)
+            chosen: Collection[str] | None = await answer if inspect.isawaitable(answer) else answer
             installed: list[str] = []
             replaced: list[str] = []
             for offer in offers:
