@@ -291,7 +291,12 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
         return self.window.following
 
     async def add_block(self, block: Widget) -> None:
-        await self.window.add(block)
+        from anton_tui.tui.widgets.answer import AssistantMessage
+
+        if isinstance(block, AssistantMessage):
+            await self.window.add(block, "answer", continued=block.continued)
+        else:
+            await self.window.add(block, "user" if isinstance(block, UserMessage) else "other")
 
     def live(self, block: Widget) -> bool:
         """Whether `block` is still being written to (it stays mounted meanwhile)."""

@@ -128,12 +128,12 @@ class ChatWindow:
 
     # --- blocks in -------------------------------------------------------------------------------------------------
 
-    async def add(self, widget: Widget) -> None:
-        """A new block at the end of the conversation: mounted when the window reaches the end or the block is still
-        being written, else kept for when the view comes to it."""
+    async def add(self, widget: Widget, kind: str, *, continued: bool = False) -> None:
+        """A new block at the end of the conversation (`kind` and `continued` as a `Slot` has them): mounted when the
+        window reaches the end or the block is still being written, else kept for when the view comes to it."""
         chat = self.chat
         async with self._moving:
-            slot, index = self._slot(widget), len(self.slots)
+            slot, index = Slot(kind, widget=widget, continued=continued), len(self.slots)
             self.slots.append(slot)
             if self.joined:
                 self.end = self.tail = index + 1
@@ -168,14 +168,6 @@ class ChatWindow:
         self.slots = []
         self.first = self.end = self.tail = 0
         self._above = self._below = None
-
-    def _slot(self, widget: Widget) -> Slot:
-        from anton_tui.tui.widgets.answer import AssistantMessage
-        from anton_tui.tui.widgets.chat import UserMessage
-
-        if isinstance(widget, AssistantMessage):
-            return Slot("answer", widget=widget, continued=widget.continued)
-        return Slot("user" if isinstance(widget, UserMessage) else "other", widget=widget)
 
     # --- moving the window -----------------------------------------------------------------------------------------
 
