@@ -182,6 +182,7 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "anton_tui.agent.shell": frozenset({"ShellFinished", "ShellOutput"}),
     "anton_tui.scratchpad.events": None,
     "anton_tui.memory.learners.acc": frozenset({"Event", "Lesson"}),
+    "anton_tui.memory.review.proposal": frozenset({"HeldChange"}),  # a change held for review, in the question
     # data types the Runtime's snapshots carry, and the errors its operations raise
     "anton_tui.memory.engrams.engram": frozenset({"Engram", "MemoryProblem"}),
     "anton_tui.memory.engrams.hippocampus": frozenset({"MemoryFileError"}),
@@ -196,6 +197,7 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     # constants
     "anton_tui.memory.skills.sources": frozenset({"SOURCE_ORDER", "SOURCE_TITLES"}),
     "anton_tui.memory.skills.format": frozenset({"STAGES"}),
+    "anton_tui.memory.episodes.record": frozenset({"DOCUMENT_KINDS"}),  # the roles of recalled summaries, reflections
     # the settings as the first frame and the setup screen read them, and the setup form's rules (its checks, the
     # variable names it writes, where each value in use comes from), made for the setup screen
     "anton_tui.settings_sources": frozenset(

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 from anton_tui.scratchpad.events import ScratchpadEvent
 
 if TYPE_CHECKING:
+    from anton_tui.agent.ledger import Ledger
     from anton_tui.memory.engrams.cortex import Encoded
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.learners.acc import Event as AccEvent
     from anton_tui.memory.learners.acc import Lesson as AccLesson
+    from anton_tui.memory.review.proposal import HeldChange
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +93,20 @@ def memory_events(encoded: Encoded, producer: str) -> list[MemoryWritten | Secre
 
 @dataclass(slots=True)
 class MemoryConfirmationNeeded:
-    """Copilot mode: engrams the gate held back. Resolve `future` with the list of engrams to save."""
+    """Copilot mode: engrams the gate held back, and changes the review holds for a person (`changes`: a
+    reflection's proposals, a skill). Resolve `future` with the engrams to save and the changes to apply; the changes
+    left out are rejected."""
 
     engrams: tuple[Engram, ...]
     future: asyncio.Future = field(repr=False)
     reasons: tuple[tuple[str, ...], ...] = ()  # per engram, why it was held (empty: the memory mode asked)
+    changes: tuple[HeldChange, ...] = ()
+
+    def keep_for_review(self) -> None:
+        """Answer "not now" (no one is there to ask): every engram waits for review again, kept for the app's next
+        start, none written and none dropped."""
+        if not self.future.done():
+            self.future.set_result(None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +129,15 @@ class HistoryRepaired:
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryAhead:
+    """The conversation nears the size at which its older turns get summarised: said once before it happens.
+    `tokens` is the estimated size of the next request, `at_tokens` the size that starts the summary."""
+
+    tokens: int
+    at_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class HistorySummarising:
     """The older turns are being summarised by the coding model before the next request (`messages` of them)."""
 
@@ -136,6 +156,7 @@ class HistorySummarised:
     tokens_before: int  # estimated size of the request before and after
     tokens_after: int
     reason: str
+    ledger: Ledger | None = None  # what the folded turns held, word for word (kept beside the conversation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +170,7 @@ class HistoryTrimmed:
     reason: str  # long | overflow
     tokens_before: int
     tokens_after: int
+    ledger: Ledger | None = None  # what the dropped messages held, word for word
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +239,25 @@ class ErrorOccurred:
     retryable: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationSummarised:
+    """A finished conversation's summary was written (in the background): its id and title."""
+
+    session_id: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectionsWritten:
+    """Reflections ran in the background: the files written, the quiet periods, and how many proposals now wait for
+    a person."""
+
+    written: tuple[str, ...]
+    quiet: tuple[str, ...]
+    held: int = 0
+    failed: tuple[str, ...] = ()
+
+
 SessionEvent = (
     TurnStarted
     | AssistantTextDelta
@@ -230,6 +271,7 @@ SessionEvent = (
     | AccEventObserved
     | AccNudge
     | HistoryRepaired
+    | SummaryAhead
     | HistorySummarising
     | HistorySummarised
     | HistoryTrimmed
@@ -241,4 +283,6 @@ SessionEvent = (
     | TurnFinished
     | GoalMarkedComplete
     | ErrorOccurred
+    | ConversationSummarised
+    | ReflectionsWritten
 )

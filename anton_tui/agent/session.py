@@ -31,6 +31,7 @@ from anton_tui.agent.events import (
     AssistantTextDelta,
     ErrorOccurred,
     HistoryRepaired,
+    MemoryWritten,
     SessionEvent,
     ToolCallFinished,
     ToolCallStarted,
@@ -48,9 +49,12 @@ from anton_tui.agent.turn_notes import user_content
 from anton_tui.redact import Redactor
 
 if TYPE_CHECKING:
+    from anton_tui.agent.conversation_shelf import ConversationShelf
+    from anton_tui.agent.conversation_summary import ConversationSummaries
     from anton_tui.agent.conversations import Resumed, TranscriptEntry, UserTurn
     from anton_tui.agent.history_store import HistoryStore
     from anton_tui.agent.learning import LearningLoops
+    from anton_tui.agent.ledger import FoldedTurn, Ledger
     from anton_tui.agent.tools.registry import ToolResult
     from anton_tui.agent.trust_gate import HeldWhy
     from anton_tui.llm.client import LLMClient
@@ -61,6 +65,7 @@ if TYPE_CHECKING:
     from anton_tui.memory.episodes.store import EpisodicMemory
     from anton_tui.memory.history.origin import Origin
     from anton_tui.memory.learners.acc import AnteriorCingulate
+    from anton_tui.memory.reflection.wiring import ReflectionParts
     from anton_tui.memory.skills.store import SkillStore
     from anton_tui.memory.trust import HeldMemories
     from anton_tui.scratchpad.runtime import ScratchpadManager
@@ -136,6 +141,8 @@ class ChatSession:
         self.memory_writes = MemoryWrites(self, self.trust, self.background)
         self.acc_feedback = AccFeedback(self, acc, acc_mode)
         self.conversation = SavedConversation(self, self.context_reports, history_store)
+        self.summaries: ConversationSummaries | None = None  # conversations that end in a summary (factory)
+        self.reflection: ReflectionParts | None = None  # the review pipeline and the reflection chain (factory)
 
     # ----------------------------------------------------------------- public API
 
@@ -202,6 +209,8 @@ class ChatSession:
                 await asyncio.to_thread(self.episodic.index.refresh)
             except IndexUnavailable:
                 pass  # another process is building it; recall falls back to scanning meanwhile
+            if self.episodic.documents is not None:  # the summaries and reflections recall searches too
+                await asyncio.to_thread(self.episodic.documents.documents)
 
     async def warm_up_model(self) -> None:
         """Import the LLM SDK in a worker thread (some 50 MB and a second or so), so the first turn does not wait."""
@@ -259,7 +268,8 @@ class ChatSession:
         self._report_context(selection, skills_section, len(prompt))
         live = self.scratchpads.names() if self.scratchpads is not None else []
         note = self.conversation.pads_note(live)
-        return f"{prompt}\n\n{note}" if note else prompt
+        earlier = self.summaries.prompt_section(self.session_id) if self.summaries is not None else ""
+        return "\n\n".join(part for part in (prompt, earlier, note) if part)
 
     def _report_context(self, selection: MemorySelection | None, skills_section: str, system_chars: int) -> None:
         """Record what this request carries of memory and skills (see `context_report`)."""
@@ -308,17 +318,37 @@ class ChatSession:
         return self.conversation.summary
 
     def new_conversation(self) -> None:
-        """Start a new conversation under a new session id; see `SavedConversation.start_new`."""
+        """Start a new conversation under a new session id; see `SavedConversation.start_new`. The one that ends
+        is summarised in the background."""
+        ended = self._ending()
         self.turn_memory.forget_conversation()  # the skills preloaded for the old conversation go with it
         self.conversation.start_new()
+        self.trust.new_conversation()
+        if self.summaries is not None:
+            self.summaries.started_new(ended)
+            self.summaries.ended(ended)
 
     def save_history(self) -> Path | None:
         """Save the conversation now (done after every turn). Returns the file, or None when not saved."""
         return self.conversation.save()
 
     async def resume(self, session_id: str) -> Resumed:
-        """Continue a saved conversation (this program's or Anton's); see `SavedConversation.resume`."""
-        return await self.conversation.resume(session_id)
+        """Continue a saved conversation (this program's or Anton's); see `SavedConversation.resume`. The one that
+        ends is summarised in the background."""
+        ended = self._ending()
+        resumed = await self.conversation.resume(session_id)
+        self.trust.new_conversation()
+        if self.summaries is not None:
+            self.summaries.resumed()
+            if ended != session_id:
+                self.summaries.ended(ended)
+        return resumed
+
+    def _ending(self) -> str | None:
+        """The conversation in progress, when it holds anything to summarise."""
+        if self.session_id is None or not conversations.last_user_text(self.history):
+            return None
+        return self.session_id
 
     def user_turns(self) -> list[UserTurn]:
         return self.conversation.user_turns()
@@ -332,8 +362,20 @@ class ChatSession:
         return self.conversation.rewind(index)
 
     def delete_saved(self, session_id: str) -> list[Path]:
-        """Delete a saved conversation (its history file and episode log); not the one in progress."""
+        """Move a saved conversation to the trash (kept 30 days); not the one in progress."""
         return self.conversation.delete(session_id)
+
+    def conversation_shelf(self) -> ConversationShelf | None:
+        """The project's saved conversations to handle (rename, fork, delete, export); None when none are saved."""
+        return self.conversation.shelf()
+
+    def ledgers(self) -> list[Ledger]:
+        """What this conversation's summaries folded, oldest first (see `agent.ledger`)."""
+        return list(self.conversation.ledgers.ledgers)
+
+    def unfold(self, number: int) -> FoldedTurn:
+        """Bring folded turn `number` back, word for word, in the next request; see `LedgerBook.unfold`."""
+        return self.conversation.ledgers.unfold(number)
 
     @property
     def trust_gate(self) -> bool:
@@ -391,7 +433,10 @@ class ChatSession:
         self.context.new_turn()
         self.acc_feedback.new_turn()
         self._log("user", user_text, model=self.llm.planning.model)
-        self.history.append({"role": "user", "content": user_content(user_text, notes)})
+        message = {"role": "user", "content": user_content(user_text, [*notes, *self.conversation.unfold_notes()])}
+        self.history.append(message)
+        self.conversation.ledgers.turn_began(message)
+        self.conversation.save(durable=False)  # every finished message is saved at once: a crash loses none
         stop_reason, text = "end_turn", ""
         try:
             text, stop_reason = await self._tool_loop()
@@ -418,6 +463,8 @@ class ChatSession:
         await self.memory_writes.end_turn()
 
     async def _tool_loop(self) -> tuple[str, str]:
+        if self.summaries is not None and self.turn_count == 1:  # the previous conversation's summary, if it comes
+            await self.summaries.wait_for_previous()
         system = self.system_prompt()
         if self.cortex is not None and self.turn_memory.selection is not None:  # counted in the background
             self.start_background(asyncio.to_thread(self.cortex.record_prompt, self.turn_memory.selection), "counters")
@@ -440,6 +487,7 @@ class ChatSession:
             results.extend(self.acc_feedback.round_nudges())
             self._round_results = []
             self.history.append({"role": "user", "content": results})
+            self.conversation.save(durable=False)
         return await self._cap_postmortem(system, tools, texts)
 
     async def _skill_sentinels(self, text: str) -> tuple[list[dict[str, Any]], bool]:
@@ -472,6 +520,8 @@ class ChatSession:
         for call in response.tool_calls:
             blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
         self.history.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
+        self.conversation.save(durable=False)
+        self.context.look_ahead(self, self._sized(system), tools)
         self._partial_text = ""
         if response.text:
             self._emit(AssistantMessageDone(response.text))
@@ -571,7 +621,7 @@ class ChatSession:
                 duration=time.monotonic() - started,
             )
         )
-        self._log("tool_result", result.text, tool=call.name)
+        self._log("tool_result", result.text, tool=call.name, **({} if result.success else {"error": True}))
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": result.text}
         if not result.success:
             block["is_error"] = True  # as Anton writes it: the key only on failures
@@ -640,6 +690,8 @@ class ChatSession:
 
     def emit(self, event: SessionEvent) -> None:
         """Send an event to whoever watches: the running turn's stream, or the background queue between turns."""
+        if isinstance(event, MemoryWritten):  # for the ledger of the turn, should it be summarised
+            self.conversation.ledgers.memory_written(event.engrams, event.producer)
         self._emit(event)
 
     def _tool_context(self) -> ToolContext:

@@ -2,6 +2,8 @@
 behind typed async operations and snapshots), the result types it hands out, and `RuntimeStarter`, which builds one
 from the settings' sources."""
 
+from anton_tui.agent.ledger import FoldedTurn, Ledger  # what a summary's ledger holds, as the chat shows it
+from anton_tui.runtime.conversations import ExportedConversation
 from anton_tui.runtime.memory_reads import (
     CompactionFile,
     CompactionTable,
@@ -14,6 +16,13 @@ from anton_tui.runtime.memory_reads import (
     SessionTurns,
 )
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl, SettingsLike
+from anton_tui.runtime.reflection import (
+    ProposalNotDecided,
+    ProposalRow,
+    ReflectionChain,
+    ReflectionPage,
+    ReflectionRow,
+)
 from anton_tui.runtime.runtime import Runtime
 from anton_tui.runtime.skill_edits import SkillRenameError, SkillSaved
 from anton_tui.runtime.skill_install import SkillInstallReport
@@ -28,7 +37,15 @@ __all__ = [
     "EntryListing",
     "EpisodeSearch",
     "EpisodeTurn",
+    "ExportedConversation",
+    "FoldedTurn",
+    "Ledger",
     "MemoryOverview",
+    "ProposalNotDecided",
+    "ProposalRow",
+    "ReflectionChain",
+    "ReflectionPage",
+    "ReflectionRow",
     "Runtime",
     "RuntimeStarter",
     "ScopeEntries",

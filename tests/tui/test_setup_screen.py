@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Select, Static, Switch
 
 from anton_tui.config import Settings, load_settings
 from anton_tui.config import needs_setup
@@ -320,3 +320,29 @@ def test_keys_of_the_right_shape_and_any_key_of_a_compatible_server_pass(project
                                ("openai-compatible", "anything-goes", "http://localhost:11434/v1")]:  # fmt: skip
         values = SetupValues(provider, key, url, "m1", "m2", "autopilot", True, "passive")
         assert key in setup_updates(values, load_settings()).values()
+
+
+async def test_the_review_and_reflection_settings_are_saved_and_checked(project_dir: Path) -> None:
+    path = write_env(project_dir, "ANTON_ANTHROPIC_API_KEY=sk-ant-saved\n")
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        screen.query_one("#review-level", Select).value = "human"
+        screen.query_one("#review-tainted", Select).value = "ai"
+        screen.query_one("#review-max-per-day", Input).value = "many"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "Changes per day: expected a whole number, 0 or more ('many')" in error_text(app)
+        assert app.focused is screen.query_one("#review-max-per-day")
+        assert path.read_text() == "ANTON_ANTHROPIC_API_KEY=sk-ant-saved\n" and not app.results
+        screen.query_one("#review-max-per-day", Input).value = "3"
+        screen.query_one("#conversation-idle-minutes", Input).value = "0"
+        screen.query_one("#reflection", Switch).value = False
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    lines = set(path.read_text().splitlines())
+    assert {"ANTON_REVIEW_LEVEL=human", "ANTON_REVIEW_TAINTED=ai", "ANTON_REVIEW_MAX_PER_DAY=3", "ANTON_REFLECTION=false",
+            "ANTON_REFLECTION_MIN_MESSAGES=3", "ANTON_CONVERSATION_IDLE_MINUTES=0"} <= lines  # fmt: skip
+    [result] = app.results
+    assert (result.review_level, result.review_tainted, result.review_max_per_day) == ("human", "ai", 3)
+    assert (result.reflection, result.conversation_idle_minutes) == (False, 0)

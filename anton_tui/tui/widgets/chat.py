@@ -211,7 +211,7 @@ def entry_block(entry: Any, number: int, *, draft: bool = False) -> Widget:
         block = ToolCallBlock(f"resumed-{number}", entry.tool or "tool", data)
         block.finish(success=entry.success, duration=0.0, result=entry.text)
         return block
-    return SummaryBlock(entry.text, "(the record that stands for them)")
+    return SummaryBlock(entry.text, "(the record that stands for them)", entry.ledgers)
 
 
 def entry_slot(entry: Any, number: int) -> Slot | None:
