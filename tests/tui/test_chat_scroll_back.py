@@ -1,14 +1,17 @@
 """Every turn of a long conversation can be scrolled back to: only a window of its blocks is mounted, earlier ones are
 mounted as the view reaches them (without moving what it shows), Home goes to the first turn and End back to the
-last, and the window stays within its budget of lines however far the user scrolls."""
+last, and the window stays within its budget of lines however far the user scrolls; a block that left and came back is
+as it was (a summary keeps its ledger)."""
 
 from __future__ import annotations
 
 from anton_tui.agent.conversations import TranscriptEntry
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished
+from anton_tui.runtime import FoldedTurn, Ledger
 from anton_tui.tui.widgets.chat import ChatView, UserMessage
 from anton_tui.tui.widgets.chat_window import LINES_HIGH
 from anton_tui.tui.widgets.prompt import Prompt
+from anton_tui.tui.widgets.summary_block import SummaryBlock
 
 from .app_support import ScriptedSession, make_settings, scripted_app, send, wait_until
 from .screen_reader import screen_text
@@ -124,7 +127,7 @@ async def test_a_message_sent_while_reading_the_first_turns_shows_at_the_end() -
     script = [AssistantTextDelta(answer), AssistantMessageDone(answer), TurnFinished(1, "end_turn", answer)]
     app = scripted_app(make_settings(), ScriptedSession(script), cursor_blink=False)
     async with app.run_test(size=SIZE) as pilot:
-        chat = await resumed(pilot, conversation())
+        await resumed(pilot, conversation())
         await pilot.press("home")
         await wait_until(pilot, lambda: "Question 1: how did" in "\n".join(chat_lines(app)))
         await to_the_prompt(pilot)
@@ -163,3 +166,25 @@ async def test_an_answer_streaming_while_the_user_reads_the_first_turns_goes_on_
         assert words[-1].endswith("Paragraph 39 of the rest.\n\n")
         answer = "".join(words[-3:])
         assert (first + rest) in answer, "the answer is whole, in order"
+
+
+async def test_a_summary_with_its_ledger_keeps_the_ledger_when_it_leaves_the_chat_and_comes_back() -> None:
+    folded = (FoldedTurn(1, "What did the first folded turn ask?", ()), FoldedTurn(2, "And the second one?", ()))
+    ledger = Ledger("2026-11-25T09:00:00+00:00", "summary", folded)
+    summary = TranscriptEntry("summary", "The earlier turns, summarised.", 0, ledgers=(ledger,))
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        chat = await resumed(pilot, [summary, *conversation()])
+        assert not chat.query(SummaryBlock), "the summary is far above the mounted turns"
+        for trip in ("first", "again"):
+            await pilot.press("home")
+            await wait_until(pilot, lambda: "Earlier turns summarised" in "\n".join(chat_lines(app)))
+            assert "ledger: 2 messages" in "\n".join(chat_lines(app)), f"the ledger is named ({trip})"
+            await pilot.press("end")
+            await wait_until(pilot, lambda: f"grew {TURNS % 9}% in turn {TURNS}." in "\n".join(chat_lines(app)))
+            await settled(pilot, chat)
+            assert not chat.query(SummaryBlock), "the summary left the chat"
+        await pilot.press("home")
+        await wait_until(pilot, lambda: "Earlier turns summarised" in "\n".join(chat_lines(app)))
+        chat.query_one(SummaryBlock).collapsed = False
+        await wait_until(pilot, lambda: "And the second one?" in "\n".join(chat_lines(app)))
