@@ -205,7 +205,7 @@ class Runtime:
         from anton_tui.config import Settings, needs_setup
 
         # Runtimes that tests build around a scripted session carry stand-in settings, which name no model to set up.
-        return isinstance(self.settings, Settings) and needs_setup(self.settings)  # type: ignore[redundant-expr]  (see above)
+        return isinstance(self.settings, Settings) and needs_setup(self.settings)  # type: ignore[redundant-expr]  # stand-ins, see above
 
     @property
     def busy(self) -> bool:
