@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -202,10 +202,10 @@ class Runtime:
         """True when the planning or the coding model has no way to be called (no key, no compatible server URL)."""
         if self.demo:
             return False
-        from anton_tui.config import Settings, needs_setup
+        from anton_tui.config import Settings
 
         # Runtimes that tests build around a scripted session carry stand-in settings, which name no model to set up.
-        return isinstance(self.settings, Settings) and needs_setup(self.settings)  # type: ignore[redundant-expr]  # stand-ins, see above
+        return isinstance(self.settings, Settings) and self.settings.needs_setup()  # type: ignore[redundant-expr]  # stand-ins, see above
 
     @property
     def busy(self) -> bool:
@@ -386,6 +386,16 @@ class Runtime:
 
     def user_turns(self) -> list[UserTurn]:
         return self.session.user_turns()
+
+    def user_turn_shown(self, shown: Sequence[str], at: int) -> UserTurn | None:
+        """The turn of the conversation behind message `at` of the user's messages the chat shows (`shown`, oldest
+        first); None when it is no longer in the conversation (a summarised or rewound message). Paired from the newest
+        back, so a message typed twice is matched with the right turn."""
+        from anton_tui.agent.context_report import match_from_end
+
+        turns = self.session.user_turns()
+        pairs = match_from_end(shown, [turn.text for turn in turns])
+        return turns[pairs[at]] if at in pairs else None
 
     async def rewind(self, index: int) -> str:
         """Drop the user message at history `index` and everything after it (the saved file follows); returns the

@@ -8,10 +8,13 @@ settings without the bad values, so the setup screen can open and fix them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from anton_tui.runtime.runtime import Runtime
+from anton_tui.runtime.runtime import Runtime, save_settings
 from anton_tui.settings_sources import EnvLayers, FirstFrame, SettingsError, read_env_layers
+
+if TYPE_CHECKING:
+    from anton_tui.config import Settings
 
 DEMO_PROVIDER = "demo"
 SETUP_ATTEMPTS = 20  # bad values dropped, at most, to open the setup screen
@@ -109,6 +112,11 @@ class RuntimeStarter:
                 continue
             return settings, {exc.variable: None for exc in dropped if exc.source == project_env}
         return None, {}
+
+    async def save_settings(self, updates: dict[str, str | None]) -> Settings:
+        """Before any runtime exists (the setup that fixes a bad setting): write `updates` to the project's
+        `.anton/.env` and return the settings as they now load (raising as `Runtime.save_settings` does)."""
+        return await save_settings(self.layers.project_dir, updates)
 
     def reread(self) -> RuntimeStarter:
         """A starter for the same project with its sources read again (after the setup screen wrote them)."""

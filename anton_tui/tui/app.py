@@ -366,10 +366,10 @@ class AntonApp(App[int]):
 
     def _open_fixing_setup(self, settings: Settings | None, removals: dict[str, str | None]) -> None:
         """The setup without the bad values; saving it writes the fixes too, and the start begins again."""
-        from anton_tui.runtime.runtime import save_settings
         from anton_tui.tui.screens.setup import SetupScreen
 
-        if settings is None:
+        starter = self.starter
+        if settings is None or starter is None:
             self.exit(return_code=2)
             return
         if removals:
@@ -384,8 +384,7 @@ class AntonApp(App[int]):
             self.starter = self.starter.reread() if self.starter is not None else None
             self.build_runtime()
 
-        project = settings.project_dir
-        save = lambda updates: save_settings(project, removals | updates)  # noqa: E731
+        save = lambda updates: starter.save_settings(removals | updates)  # noqa: E731
         self.push_screen(SetupScreen(settings, save, first_run=False, can_demo=False), closed)
 
     # --- settings and themes -------------------------------------------------------------------------------------

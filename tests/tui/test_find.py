@@ -9,11 +9,10 @@ import json
 import pytest
 
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished
-from anton_tui.agent.find import find_in_transcript
 from anton_tui.runtime import RuntimeStarter
 from anton_tui.settings_sources import read_env_layers
 from anton_tui.tui.app import AntonApp
-from anton_tui.tui.widgets.find_bar import FindBar
+from anton_tui.tui.widgets.find_bar import FindBar, find_pattern
 from anton_tui.tui.widgets.prompt import Prompt
 
 from .app_support import ScriptedSession, make_settings, scripted_app, screen_text, send, wait_until
@@ -83,9 +82,9 @@ async def test_a_match_in_a_resumed_turn_that_is_not_mounted_is_brought_back_and
 
 
 def test_find_ignores_case_and_matches_across_line_breaks() -> None:
-    from anton_tui.agent.conversations import TranscriptEntry
-
-    entries = [TranscriptEntry("user", "Sales by REGION\nplease", 0), TranscriptEntry("answer", "nothing here", 1)]
-    [found] = find_in_transcript(entries, "region please")
-    assert (found.entry, found.kind, found.excerpt) == (0, "user", "Sales by REGION please")
-    assert find_in_transcript(entries, "   ") == [] and find_in_transcript(entries, "region", before=0) == []
+    query = find_pattern("region  please")
+    assert query is not None
+    assert query.search("Sales by REGION\nplease") is not None
+    assert query.search("regions, please") is None and query.search("nothing here") is None
+    assert find_pattern("   ") is None
+    assert find_pattern("1+1 (sum)") is not None and find_pattern("1+1 (sum)").search("is 1+1 (sum) two?")

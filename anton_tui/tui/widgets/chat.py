@@ -69,8 +69,6 @@ def acc_notice(event: AccNudge) -> Content:
 
 def secrets_notice(event: SecretsRemoved) -> Content:
     """What secrets were taken out, and of what: a memory being saved, or a cell's output before the model read it."""
-    from anton_tui.redact import describe
-
     if event.pad is not None:
         head, tail = f"Hidden from the model in {event.where}:", " (the scratchpad pane shows the raw output)"
     else:
@@ -78,7 +76,7 @@ def secrets_notice(event: SecretsRemoved) -> Content:
     return Content.from_markup(
         "[b $text-warning]Secrets[/] $head $kinds [$text-muted]($producer)$tail[/]",
         head=head,
-        kinds=describe(event.kinds),
+        kinds=event.described,
         producer=event.producer,
         tail=tail,
     )

@@ -5,7 +5,7 @@ picked) move a highlight over your messages still on screen; **i** opens what th
 and skills (`TurnContextScreen`), **r** goes back to before the message (the same question and outcome as
 `/rewind`), **f** forks the conversation at it (`/conversation fork`) and continues in the fork, **Escape** drops the highlight and returns to the prompt. Which history entry and which turn a message on
 screen is comes from the engine's list of typed messages (`Runtime.user_turns()`), paired from the newest by text
-(`context_report.match_from_end`) with all the chat's messages, mounted or not (`user_texts`); a resumed
+(`Runtime.user_turn_shown`) with all the chat's messages, mounted or not (`user_texts`); a resumed
 conversation's messages have no turn of this run.
 """
 
@@ -102,15 +102,11 @@ class SelectableChat(VerticalScroll):
 
     def picked_turn(self) -> Any:
         """The `UserTurn` of the highlighted message (None when it is no longer in the conversation)."""
-        from anton_tui.agent.context_report import match_from_end
-
         current, runtime = self.picked(), getattr(self.app, "runtime", None)
         if current is None or runtime is None:
             return None
         texts, at = self.user_texts(current)
-        turns = runtime.user_turns()
-        pairs = match_from_end(texts, [turn.text for turn in turns])
-        return turns[pairs[at]] if at in pairs else None
+        return runtime.user_turn_shown(texts, at)
 
     def action_turn_context(self) -> None:
         from anton_tui.tui.screens.turn_context import TurnContextScreen

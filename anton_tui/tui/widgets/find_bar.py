@@ -8,6 +8,7 @@ next (older) match, **Up** to the newer one, **Escape** closes the bar.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from textual import on
@@ -19,11 +20,19 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from anton_tui.agent.find import pattern
 from anton_tui.tui.widgets.chat import ChatView
 from anton_tui.tui.widgets.chat_window import Slot
 
 CURRENT = "-find-current"
+
+
+def find_pattern(query: str) -> re.Pattern[str] | None:
+    """The query as a case-blind pattern where spaces match any whitespace (a phrase is found across a line break);
+    None for a blank query."""
+    words = query.split()
+    if not words:
+        return None
+    return re.compile(r"\s+".join(re.escape(word) for word in words), re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -84,7 +93,7 @@ class FindBar(Horizontal):
 
     def search(self, query: str) -> None:
         """Every match in the conversation, oldest first; the newest is shown."""
-        compiled = pattern(query)
+        compiled = find_pattern(query)
         window = self.chat.window
         slots = window.slots if compiled is not None else []
         self.matches = [Match(slot) for slot in slots if compiled is not None and compiled.search(window.words(slot))]
