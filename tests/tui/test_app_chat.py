@@ -365,3 +365,20 @@ async def test_a_very_long_transcript_is_pruned_by_lines_not_only_by_blocks() ->
 
         await wait_until(pilot, within_budget)
         assert "earlier blocks are hidden" in screen_text(app) or chat.scroll_y > 0
+
+
+async def test_the_footer_stops_offering_cancel_once_the_answer_is_done() -> None:
+    """The session's generator may still wind down after its last event (as the real one does): the footer follows
+    the turn's end, not only the event that announced it."""
+    after_the_end = Pause()
+    session = ScriptedSession([*answer("All done."), after_the_end])
+    app = scripted_app(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        footer = lambda: screen_text(app).splitlines()[-1]  # noqa: E731
+        await send(pilot, "anything?")
+        await wait_until(pilot, lambda: "All done." in screen_text(app) and after_the_end.reached.is_set())
+        assert "Cancel" in footer(), "the turn's worker still runs"
+        after_the_end.gate.set()
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: "Cancel" not in footer())
+        assert "Send" in footer()

@@ -585,6 +585,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         if worker.group == _TURN and worker is self._turn_worker and worker.is_finished:
             reason = {WorkerState.CANCELLED: "cancelled", WorkerState.ERROR: "error"}.get(event.state, "end_turn")
             await self._close_turn(reason)
+            self.refresh_bindings()  # the turn may have been closed by its TurnFinished while the worker still ran
 
     async def on_worker_failed(self, message: WorkerFailed) -> None:
         await self.show_failure(message.error)
