@@ -2,6 +2,7 @@
 behind typed async operations and snapshots), the result types it hands out, and `RuntimeStarter`, which builds one
 from the settings' sources."""
 
+from anton_tui.runtime.first_look import FirstLook, FirstRows
 from anton_tui.runtime.memory_reads import (
     CompactionFile,
     CompactionTable,
@@ -28,6 +29,8 @@ __all__ = [
     "EntryListing",
     "EpisodeSearch",
     "EpisodeTurn",
+    "FirstLook",
+    "FirstRows",
     "MemoryOverview",
     "Runtime",
     "RuntimeStarter",

@@ -8,10 +8,14 @@ settings without the bad values, so the setup screen can open and fix them.
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 from anton_tui.runtime.runtime import Runtime
 from anton_tui.settings_sources import EnvLayers, FirstFrame, SettingsError, read_env_layers
+
+if TYPE_CHECKING:
+    from anton_tui.runtime.first_look import FirstLook
 
 DEMO_PROVIDER = "demo"
 SETUP_ATTEMPTS = 20  # bad values dropped, at most, to open the setup screen
@@ -63,6 +67,20 @@ class RuntimeStarter:
             return session_id, transcript(parse_history(path.read_bytes(), path))
         except (OSError, ValueError, HistoryBroken):
             return None
+
+    async def first_look(self) -> FirstLook | None:
+        """The first rows of the rules, lessons and profile listings, read from the start of the files (for the
+        inspector while `build` runs, which takes longer); None for the demo, whose memory the build makes."""
+        if self.demo:
+            return None
+        from anton_tui.memory.engrams.managed import managed_dir
+        from anton_tui.paths import AntonPaths
+        from anton_tui.runtime.first_look import read_first_look
+
+        managed = self.layers.chosen(["managed_memory"]).get("managed_memory")
+        paths = AntonPaths(self.layers.home, self.layers.project_dir)
+        tiers = [("global", paths.global_memory), ("project", paths.project_memory)]
+        return await asyncio.to_thread(read_first_look, tiers, managed_dir(managed[0] if managed else None))
 
     def build(self) -> Runtime:
         """Validate the settings and build everything behind them. Blocking: run it in a thread. Raises

@@ -1,15 +1,17 @@
 """The inspector: Anton's memory at a glance, one tab each for rules, lessons, profile, skills, ACC and episodes.
 
-Give it the `Runtime`; the tabs read its memory stores. Nothing is read before the first frame: once it is painted the pane loads the
-tab in view, then the other tabs one after another, and posts `InspectorPane.Loaded` (the app starts its file
-watcher then); a tab shown before its turn loads at once. It reloads a loaded tab when that tab's files change
+Give it the `Runtime`, or first a source of the first rows (`RuntimeStarter.first_look`) and the runtime once it is
+built (`attach_runtime`): the rules, lessons and profile tabs then show the start of their lists, read cheaply from
+the start of the files, while the runtime is built. Nothing is read before the first frame: once it is painted (and
+the runtime is there) the pane loads the tab in view, then the other tabs one after another, and posts
+`InspectorPane.Loaded` (the app starts its file watcher then); a tab shown before its turn loads at once. It reloads a loaded tab when that tab's files change
 (`FilesChanged` from the file watcher, batched for a tenth of a second), follows the session's events through
 `apply_event`, and reports failed reloads once as a notification.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -26,12 +28,13 @@ from anton_tui.agent.events import (
     OutsideAccess,
     TurnFinished,
 )  # fmt: skip
-from anton_tui.runtime import Runtime
+from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
 from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
 from anton_tui.tui.widgets.inspector.base import FileTab, InspectorTab
 from anton_tui.tui.widgets.inspector.context_tab import ContextTab
+from anton_tui.tui.widgets.inspector.entries import EntryTab
 from anton_tui.tui.widgets.inspector.episodes import EpisodesTab
 from anton_tui.tui.widgets.inspector.history_tab import HistoryTab
 from anton_tui.tui.widgets.inspector.lessons import LessonsTab
@@ -49,6 +52,9 @@ TABS: dict[str, type[InspectorTab]] = {
     "history": HistoryTab,
     "context": ContextTab,
 }
+FirstLookSource = Callable[[], Awaitable[FirstLook | None]]
+"""Where the first rows come from before the runtime is built (`RuntimeStarter.first_look`)."""
+
 AREA_TABS: dict[str, tuple[str, ...]] = {
     "memory": ("rules", "lessons", "profile", "history", "context"),
     "skills": ("skills",),
@@ -81,11 +87,24 @@ rewritten.
     class Loaded(Message):
         """Every tab has read its files once (posted once, after the frame that shows the last of them)."""
 
+    class FirstLookRead(Message):
+        def __init__(self, look: FirstLook) -> None:
+            super().__init__()
+            self.look = look
+
     def __init__(
-        self, runtime: Runtime, *, name: str | None = None, id: str | None = None, classes: str | None = None
+        self,
+        runtime: Runtime | None,
+        *,
+        first_look: FirstLookSource | None = None,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
     ) -> None:
+        """`runtime` may come later (`attach_runtime`); until then the tabs show what `first_look` gives, if any."""
         super().__init__(name=name, id=id, classes=classes)
         self.runtime = runtime
+        self._first_look = first_look
         self._batcher = ChangeBatcher(self, self.refresh_areas)
         self._reported_failures: set[str] = set()
         self._loading_begun = False
@@ -98,7 +117,34 @@ rewritten.
 
     def on_mount(self) -> None:
         # Through the app: its callbacks run after its first frame (a widget's own may run before that frame).
-        self.app.call_after_refresh(self.load_tabs)
+        if self.runtime is not None:
+            self.app.call_after_refresh(self.load_tabs)
+        elif self._first_look is not None:
+            self.app.call_after_refresh(self.take_first_look, self._first_look)
+
+    def attach_runtime(self, runtime: Runtime) -> None:
+        """The runtime is built: the tabs read through it from now on, the tab in view first."""
+        if self.runtime is not None:
+            return
+        self.runtime = runtime
+        for tab_id in TABS:
+            self.tab(tab_id).attach_runtime(runtime)
+        self.call_after_refresh(self.load_tabs)
+
+    @work(group="inspector-first-look", exit_on_error=False)
+    async def take_first_look(self, source: FirstLookSource) -> None:
+        """Show the first rows of the memory listings, read from the start of the files while the runtime is built
+        (the full listings replace them once it is)."""
+        look = await source()
+        if look is not None and self.runtime is None:
+            self.post_message(self.FirstLookRead(look))
+
+    @on(FirstLookRead)
+    def _first_look_read(self, message: FirstLookRead) -> None:
+        message.stop()
+        for tab in self.query(EntryTab):
+            if not tab.load_started:
+                tab.show_first_rows(message.look.of(tab.KIND_FILE))
 
     # ---- the tabs ----------------------------------------------------------------------------------------------
 
