@@ -58,7 +58,8 @@ def _stores(folder: Path | None) -> Any:
     managed = next((v["ANTON_MANAGED_MEMORY"] for _w, v in reversed(layers.layers) if v.get("ANTON_MANAGED_MEMORY")),
                    None)  # fmt: skip
     stores = MemoryStores.from_paths(paths, managed_dir=managed_dir(managed))
-    stores.recorder.start()  # what changed while nothing was watching
+    if stores.recorder is not None:
+        stores.recorder.start()  # what changed while nothing was watching
     return stores
 
 
@@ -87,15 +88,32 @@ def _log(args: argparse.Namespace, folder: Path | None) -> int:
 
 
 def run(argv: list[str], folder: Path | None = None) -> int:
-    from anton_tui.memory.history.repo import HistoryError
-
     args = build_parser().parse_args(argv)
-    if args.action == "log":
-        try:
-            return _log(args, folder)
-        except HistoryError as exc:
-            print(f"anton-tui memory: {exc}", file=sys.stderr)
-            return 1
+    try:
+        return _log(args, folder) if args.action == "log" else _act(args, folder)
+    except Exception as exc:
+        message = _one_line(exc)
+        if message is None:
+            raise
+        print(f"anton-tui memory: {message}", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: Exception) -> str | None:
+    """What went wrong, in one line, for the failures a user can meet (a broken history, a home that cannot be
+    written, a full disk); None for anything else, which is a bug and shown as one."""
+    from anton_tui.memory.engrams.hippocampus import MemoryFileError
+    from anton_tui.memory.history.writer import HistoryError, describe
+    from anton_tui.memory.sync.syncer import SyncError
+
+    if isinstance(exc, (HistoryError, SyncError, MemoryFileError)):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"memory cannot be changed here: {describe(exc)}"
+    return None
+
+
+def _act(args: argparse.Namespace, folder: Path | None) -> int:
     from anton_tui.memory.history import ops as history_ops
 
     stores = _stores(folder)
@@ -121,9 +139,6 @@ def run(argv: list[str], folder: Path | None = None) -> int:
                 print(f"Nothing to undo: memory already reads as before change {outcome.target.short}.")
             else:
                 print(f"Undid {outcome.target.short} by a new change:\n{_line(outcome.change)}")
-    except HistoryError as exc:
-        print(f"anton-tui memory: {exc}", file=sys.stderr)
-        return 1
     finally:
         stores.recorder.flush()
     return 0

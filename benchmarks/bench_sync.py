@@ -4,8 +4,10 @@ Two homes share their global memory through a bare repository on the local disk 
 locks). Both start from the same 5,000 lessons; then each side makes 100 changes of its own (60 new lessons, 30
 edited, 10 deleted). Timed: the first machine's sync (it pushes), then the second machine's (it fetches, merges by
 entries, writes, records the merge and pushes), then the first machine's again (it takes in the second's changes).
-Then `merge_file` alone on two 5,000-entry versions with 100 changes each, best of 5. Targets: a sync under 2 s, a
-merge under 200 ms. Exit 1 when a target is missed or the two machines do not end with the same file.
+Then `merge_file` alone on two 5,000-entry versions with 100 changes each, best of 5; and on a remote that brings
+10,000 new entries, and one whose lessons.md is 30 MB (some 225,000 entries), to show the merge is linear in the
+entries. Targets: a sync under 2 s, a merge under 200 ms, 10,000 incoming entries under 500 ms, 30 MB under 10 s.
+Exit 1 when a target is missed or the two machines do not end with the same file.
 Run alone with ``python -m benchmarks.bench_sync``.
 """
 
@@ -19,6 +21,7 @@ from pathlib import Path
 ENTRIES = 5_000
 SYNC_TARGET = 2.0
 MERGE_TARGET = 0.2
+INCOMING = {10_000: 0.5, 225_000: 10.0}  # new entries from the remote → target in seconds (225,000 is some 30 MB)
 
 
 def lesson(i: int, tag: str = "") -> str:
@@ -100,7 +103,24 @@ def main() -> int:
           f"({cpu * 1000:.1f} ms of CPU; target under {MERGE_TARGET * 1000:.0f} ms); "
           f"{len(result.notes)} decisions, {len(result.conflicts)} conflicts")  # fmt: skip
     failed |= best > MERGE_TARGET or not result.clean
+    for count, target in INCOMING.items():
+        failed |= not incoming(count, target)
     return 1 if failed else 0
+
+
+def incoming(count: int, target: float) -> bool:
+    """Merge a remote lessons.md that brings `count` new entries into a file with one new entry of its own."""
+    from anton_tui.memory.sync.entry_merge import merge_file
+
+    base = "".join(base_lines()[:11]).encode()
+    ours = base + b"- New here: keep the cache warm <!-- ts:2026-11-02 -->\n"
+    theirs = base + "".join(lesson(i, " (remote)") for i in range(count)).encode()
+    began, began_cpu = time.perf_counter(), time.process_time()
+    result = merge_file("lessons.md", base, ours, theirs, ours_time=1, theirs_time=2)
+    took, cpu = time.perf_counter() - began, time.process_time() - began_cpu
+    print(f"merge of {count:,} incoming entries ({len(theirs) / 1e6:.1f} MB): {took * 1000:.0f} ms "
+          f"({cpu * 1000:.0f} ms of CPU; target under {target * 1000:.0f} ms)")  # fmt: skip
+    return took <= target and result.clean
 
 
 if __name__ == "__main__":

@@ -201,6 +201,8 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     ),
     "anton_tui.config": frozenset({"Settings", "SettingsError"}),
     "anton_tui.settings_form": None,
+    # whether the app runs in a browser tab, and whether that tab has a clipboard (`anton-tui serve` sets them)
+    "anton_tui.serve": frozenset({"SERVED_ENV", "WITHOUT_CLIPBOARD"}),
 }
 """Engine module -> the names `anton_tui/tui/` may import from it."""
 

@@ -88,3 +88,25 @@ async def test_a_broken_history_is_said_once_in_the_session_events(runtime) -> N
         assert [e.text for e in global_hc.get_lessons()] == ["saved anyway", "and this too"]
     finally:
         await runtime.close()
+
+
+def test_a_read_only_home_gives_one_line_errors_from_undo_sync_and_remote(anton_home: Path, tmp_path: Path) -> None:
+    from dulwich.repo import Repo
+
+    from tests.fs_faults import read_only
+
+    bare = tmp_path / "team.git"
+    bare.mkdir()
+    Repo.init_bare(str(bare)).close()
+    memory = anton_home / "memory"
+    memory.mkdir()
+    (memory / "lessons.md").write_text("# Lessons\n- a lesson written before the home became read-only\n")
+    assert cli("memory", "remote", "add", "global", str(bare)).returncode == 0
+    change = json.loads(cli("memory", "log", "--json").stdout)[0]["id"][:8]
+    with read_only(anton_home):
+        for args in (("undo", change), ("sync",), ("remote", "add", "global", str(bare)), ("remote", "remove", "global")):
+            done = cli("memory", *args)
+            said = (done.stdout + done.stderr).strip().splitlines()
+            assert done.returncode == 1 and "Traceback" not in done.stderr, (args, done.stderr)
+            assert len(said) == 1 and ("Read-only file system" in said[0] or "Permission denied" in said[0]), said
+    assert (memory / "lessons.md").read_text() == "# Lessons\n- a lesson written before the home became read-only\n"

@@ -264,3 +264,59 @@ async def test_a_new_conversation_gets_a_new_id_and_the_last_one_stays_resumable
     assert history_file(episodes, first_id).read_bytes() == first_file
     assert [r.preview for r in session.history_store.list_sessions()] == ["second conversation",
                                                                          "first conversation"]
+
+
+def _deep(levels: int) -> bytes:
+    """Valid JSON: one message whose content nests `levels` lists deep."""
+    return b'[{"role": "user", "content": [{"type": "text", "text": "hi", "x": ' + b"[" * levels + b"]" * levels + b"}]}]"
+
+
+BROKEN_FILES = {
+    "not JSON": (b'[{"role": "user", "content": "cut off', "not valid JSON"),
+    "the wrong shape": (b'{"role": "user"}', "not a list of messages"),
+    "nested deeper than JSON can be read": (_deep(100_000), "nested more than"),
+    "nested deeper than any conversation": (_deep(900), "nested more than"),
+    "not UTF-8": (b'[{"role": "user", "content": "caf\xe9"}]', "not valid UTF-8"),
+    "a folder": (None, "not a regular file"),
+    "a named pipe": (b"fifo", "not a regular file"),
+    "unreadable": (b"no permission", "cannot be read"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BROKEN_FILES))
+async def test_every_kind_of_broken_conversation_says_the_same_clear_thing_and_the_rest_still_list(
+    fake_llm, episodes, kind
+):
+    data, reason = BROKEN_FILES[kind]
+    episodes.mkdir(parents=True)
+    history_file(episodes, "20261125_080000").write_text('[{"role": "user", "content": "an older question"}]')
+    broken = history_file(episodes, "20261125_090000")
+    if data is None:
+        broken.mkdir()
+    elif data == b"fifo":
+        os.mkfifo(broken)
+    elif data == b"no permission":
+        if os.geteuid() == 0:
+            pytest.skip("permissions do not keep root from reading a file")
+        broken.write_text("[]")
+        broken.chmod(0)
+    else:
+        broken.write_bytes(data)
+    store = HistoryStore(episodes)
+    listed = store.list_sessions()
+    assert [(row.session_id, row.source) for row in listed] == [("20261125_090000", "broken"),
+                                                                ("20261125_080000", "history")]  # fmt: skip
+    assert reason in (listed[0].broken or "")
+    assert store.newest() == "20261125_090000", "--continue says what is wrong with the newest, not skip it"
+    fake_llm.queue(Reply.text("Hi."), model=PLANNER)
+    session = saving_session(fake_llm)
+    await run_turn(session, "hello")
+    before = list(session.history)
+    with pytest.raises(ValueError, match=reason) as raised:  # what the app's and the command line's resume report
+        await session.resume("20261125_090000")
+    assert isinstance(raised.value, HistoryBroken) and "it was left as it is" in str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert session.history == before
+    if data not in (None, b"fifo", b"no permission"):
+        assert broken.read_bytes() == data
+    assert (await session.resume("20261125_080000")).turns == 1

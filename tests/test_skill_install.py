@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -75,3 +76,31 @@ def test_a_path_that_is_not_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InstallError, match="not a folder"):
         with fetched(str(tmp_path / "missing")):
             pass
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda skill: (skill / "loop").symlink_to("loop"), "leads back to itself (a loop)"),
+        (lambda skill: (skill / "again").symlink_to("."), "a link loop"),
+        (lambda skill: os.mkfifo(skill / "pipe"), "pipe is a named pipe, not a file"),
+    ],
+    ids=["a link to itself", "a link to its own folder", "a named pipe"],
+)
+def test_a_skill_holding_a_link_loop_or_a_named_pipe_is_refused_saying_why(tmp_path: Path, make, reason: str) -> None:
+    skill = write_skill(tmp_path / "odd", "odd", "An odd skill")
+    make(skill)
+    store = SkillStore(tmp_path / "home" / "skills")
+    candidates, problems = find_skills(skill)
+    assert candidates == [] and len(problems) == 1 and reason in problems[0] and "None" not in problems[0]
+    assert not store.root.exists()
+
+
+def test_a_skill_bigger_than_the_cap_is_refused_even_when_its_files_are_sparse(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path / "big", "big", "A big skill")
+    with open(skill / "data.bin", "wb") as handle:
+        handle.truncate(200 * 1024 * 1024)  # 200 MB that take no room on disk
+    store = SkillStore(tmp_path / "home" / "skills")
+    candidates, problems = find_skills(skill)
+    assert candidates == [] and "more than 50 MB" in problems[0]
+    assert not store.root.exists()

@@ -2,13 +2,16 @@
 
 A conversation is saved as ``<project>/.anton/episodes/{session_id}_history.json``, next to its episode log
 ``{session_id}.jsonl``: the bare list of model messages, written whole after every turn exactly as Anton writes it
-(one line of ``json.dumps(history, ensure_ascii=False)``, no trailing newline, through a ``.hist_*.tmp`` file and
-``os.replace``, mode 0600). `HistoryStore` saves, loads, lists and deletes them.
+(one line of ``json.dumps(history, ensure_ascii=False)``, no trailing newline, mode 0600), through a temporary file
+that replaces it in one step (`atomic_write`). `HistoryStore` saves, loads, lists and deletes them.
 
-A file that does not parse is *broken*: it is listed as broken, never loaded, and never written over (a save to it
-raises `HistoryBroken` and leaves it byte-identical). A session whose history file is missing but whose episode log
-exists is rebuilt from the log (`history_from_episodes`), as Anton's ``rebuild_from_episodic`` does, with steadier
-tool ids and no dangling calls.
+A file that cannot be used is *broken*, whatever is wrong with it: not UTF-8, not JSON, JSON of the wrong shape,
+nested deeper than any conversation (`MAX_DEPTH`), not a regular file, or unreadable. Every such case raises the
+same `HistoryBroken` (a `ValueError`, which is what the app's and the command line's resume report) saying what is
+wrong; the file is listed as broken, never loaded, and never written over (a save to it raises `HistoryBroken` and
+leaves it byte-identical), and the rest of the list still shows. A session whose history file is missing but whose
+episode log exists is rebuilt from the log (`history_from_episodes`), as Anton's ``rebuild_from_episodic`` does,
+with steadier tool ids and no dangling calls.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import ast
 import json
 import os
 import re
-import tempfile
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -26,17 +29,19 @@ from typing import Any
 from anton_tui.agent.history import seal_dangling_tool_uses
 from anton_tui.agent.messages import is_summary_message, is_user_turn, strip_stamp, typed_turns, user_text
 from anton_tui.memory.episodes.store import MEMORY_ROLES, Episode, read_episodes, session_start
+from anton_tui.memory.files.locking import atomic_write
 
 HISTORY_SUFFIX = "_history.json"
 EPISODES_SUFFIX = ".jsonl"
 NO_RESULT_NOTE = "[no result was recorded for this call]"
 PREVIEW_CHARS = 200
+MAX_DEPTH = 200  # levels of nesting a saved conversation may have (real ones have about ten)
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 StatKey = tuple[int, int, int]  # inode, size, modification time: a file unchanged keeps its key
 
 
-class HistoryBroken(Exception):
-    """A saved conversation that cannot be read; it is left exactly as it is on disk."""
+class HistoryBroken(ValueError):
+    """A saved conversation that cannot be read, for whatever reason; it is left exactly as it is on disk."""
 
     def __init__(self, path: Path, reason: str) -> None:
         self.path = path
@@ -71,6 +76,8 @@ def check_history(data: Any) -> str | None:
     """Why `data` is not a usable message list, or None when it is."""
     if not isinstance(data, list):
         return f"the top level is a JSON {type(data).__name__}, not a list of messages"
+    if _deeper_than(data, MAX_DEPTH):
+        return f"it is nested more than {MAX_DEPTH} levels deep, deeper than any conversation"
     for number, message in enumerate(data, start=1):
         if not isinstance(message, dict):
             return f"message {number} is not an object"
@@ -84,6 +91,18 @@ def check_history(data: Any) -> str | None:
     return None
 
 
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether `data` nests lists and objects more than `limit` levels deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
 def parse_history(raw: bytes, path: Path) -> list[dict[str, Any]]:
     """The message list in a history file's bytes; `HistoryBroken` says what is wrong otherwise."""
     try:
@@ -92,10 +111,34 @@ def parse_history(raw: bytes, path: Path) -> list[dict[str, Any]]:
         raise HistoryBroken(path, "not valid UTF-8") from None
     except json.JSONDecodeError as exc:
         raise HistoryBroken(path, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise HistoryBroken(
+            path, f"it is nested more than {MAX_DEPTH} levels deep, deeper than any conversation"
+        ) from None
     problem = check_history(data)
     if problem:
         raise HistoryBroken(path, problem)
     return data
+
+
+def read_history_file(path: Path) -> bytes:
+    """The bytes of a history file. FileNotFoundError when there is none; `HistoryBroken` when it is there but cannot
+    be read as a file (a folder, a pipe or a device in its place, no permission)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise HistoryBroken(path, f"it cannot be read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise HistoryBroken(path, "it is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise HistoryBroken(path, f"it cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
 # --------------------------------------------------------------------------- rebuilding from the episode log
@@ -190,16 +233,9 @@ class HistoryStore:
         target = self.history_path(session_id)
         current = _stat_key(target)
         if current is not None and current != self._written.get(session_id):
-            parse_history(target.read_bytes(), target)  # someone else wrote it: overwrite only a readable file
+            parse_history(read_history_file(target), target)  # someone else wrote it: overwrite only a readable file
         self.episodes_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.episodes_dir, prefix=".hist_", suffix=".tmp")  # mode 0600, as Anton's
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(format_history(history))
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(target, format_history(history), mode=0o600)  # mode 0600, as Anton's
         key = _stat_key(target)
         if key is not None:
             self._written[session_id] = key
@@ -210,12 +246,18 @@ class HistoryStore:
     def exists(self, session_id: str) -> bool:
         return self.history_path(session_id).is_file() or self.episodes_path(session_id).is_file()
 
+    def read_saved(self, session_id: str) -> list[dict[str, Any]]:
+        """The conversation in the session's saved file alone (no rebuild from the episode log). Raises
+        FileNotFoundError when there is none, `HistoryBroken` when it cannot be used."""
+        path = self.history_path(session_id)
+        return parse_history(read_history_file(path), path)
+
     def load(self, session_id: str) -> tuple[list[dict[str, Any]], str] | None:
         """``(history, source)`` for a session: its saved file ("history"), else a rebuild from its episode log
         ("episodes"); None when it has neither. Raises `HistoryBroken` for a file that does not parse."""
         path = self.history_path(session_id)
         try:
-            raw = path.read_bytes()
+            raw = read_history_file(path)
         except FileNotFoundError:
             episodes = read_episodes(self.episodes_path(session_id))
             if not any(episode.role == "user" for episode in episodes):
@@ -287,15 +329,15 @@ class HistoryStore:
         date = started.strftime("%Y-%m-%d %H:%M") if started else session_id
         model = _last_model(episodes_path)
         try:
-            raw = history_path.read_bytes()
+            raw = read_history_file(history_path)
         except FileNotFoundError:
             episodes = read_episodes(episodes_path)
             questions = [episode.content for episode in episodes if episode.role == "user"]
             if not questions:
                 return None
             return SavedSession(session_id, started, date, len(questions), _preview(questions[0]), model, "episodes")
-        except OSError as exc:
-            return SavedSession(session_id, started, date, 0, "", model, "broken", f"cannot be read: {exc.strerror}")
+        except HistoryBroken as exc:
+            return SavedSession(session_id, started, date, 0, "", model, "broken", exc.reason)
         try:
             history = parse_history(raw, history_path)
         except HistoryBroken as exc:
@@ -309,11 +351,10 @@ class HistoryStore:
         return SavedSession(session_id, started, date, turns, preview, model, "history")
 
     def newest(self) -> str | None:
-        """The id of the newest conversation that can be resumed (for ``--continue``)."""
-        for info in self.list_sessions():
-            if info.source != "broken":
-                return info.session_id
-        return None
+        """The id of the newest conversation (for ``--continue``). A broken one is not skipped for an older one: its
+        resume then says what is wrong with it, rather than another conversation opening without a word."""
+        found = self.list_sessions(limit=1)
+        return found[0].session_id if found else None
 
     # ---- deleting --------------------------------------------------------------------------------------------
 

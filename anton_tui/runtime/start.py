@@ -55,7 +55,7 @@ class RuntimeStarter:
         if self.demo or self.resume is None or self.resume == "?":
             return None
         from anton_tui.agent.conversations import transcript
-        from anton_tui.agent.history_store import HistoryBroken, HistoryStore, parse_history
+        from anton_tui.agent.history_store import HistoryBroken, HistoryStore
         from anton_tui.paths import AntonPaths
 
         store = HistoryStore(AntonPaths(self.layers.home, self.layers.project_dir).episodes)
@@ -63,8 +63,7 @@ class RuntimeStarter:
             session_id = self.resume or store.newest()
             if not session_id:
                 return None
-            path = store.history_path(session_id)
-            return session_id, transcript(parse_history(path.read_bytes(), path))
+            return session_id, transcript(store.read_saved(session_id))
         except (OSError, ValueError, HistoryBroken):
             return None
 

@@ -2,8 +2,10 @@
 
 One module namespace lives as long as the process, so variables survive from cell to cell (the pad's working
 memory). Everything a cell writes to stdout/stderr, including the output of subprocesses it starts, is streamed to
-the parent while the cell runs. The process watches its parent and ends itself, with everything it started, when
-the parent goes away.
+the parent while the cell runs. What a cell's threads print after the cell has ended, and whatever reaches the
+output pipes while no cell runs, is sent marked ``late`` with the number of the cell it belongs to: it is never taken
+for the output of the cell running then (see `CellThreads`). The process watches its parent and ends itself, with
+everything it started, when the parent goes away.
 
 It runs under the pad's own interpreter, possibly a virtual environment where anton_tui is not installed, so it
 uses the standard library only and is started by file path: `python -u boot.py '<json config>'`. Its first act is
@@ -46,6 +48,8 @@ def _load_sibling(name):
 
     path = os.path.join(os.path.dirname(BOOT_FILE), f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"_anton_scratchpad_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -153,6 +157,50 @@ class Inbox:
 
 class CellState:
     index = 0
+    running = False
+
+
+class CellThreads:
+    """Knows which cell started each thread, so that what a thread prints after its cell ended is not taken for the
+    output of the cell running then.
+
+    A thread started while a cell runs (or by a thread that belongs to a cell) belongs to that cell; a worker of a
+    thread pool (`concurrent.futures`, what `asyncio.to_thread` uses) belongs to none, as it runs whatever each cell
+    hands it, and so does the main thread. `route` is what `sys.stdout`/`sys.stderr` call for every write: a write
+    from a thread whose cell has ended is sent to the parent at once as late output of that cell."""
+
+    POOL_MODULE = "concurrent.futures.thread"
+
+    def __init__(self, state, channel):
+        self.state, self.channel = state, channel
+        self._start = threading.Thread.start
+        threads = self
+
+        def start(thread, *args, **kwargs):
+            threads.tag(thread)
+            return threads._start(thread, *args, **kwargs)
+
+        threading.Thread.start = start  # type: ignore[method-assign,assignment]  # every thread a cell starts gets its tag
+
+    def tag(self, thread):
+        # Thread keeps its target in `_target` (CPython's threading): a pool's worker threads run `_worker` of
+        # concurrent.futures.thread; they serve every cell, so they are left untagged.
+        target = getattr(thread, "_target", None)
+        if getattr(target, "__module__", "") == self.POOL_MODULE:
+            return
+        creator = getattr(threading.current_thread(), "anton_cell", None)
+        if creator is not None:
+            thread.anton_cell = creator
+        elif self.state.running:
+            thread.anton_cell = self.state.index
+
+    def route(self, stream, text):
+        """Send `text` as late output when the writing thread's cell has ended; False when it is ordinary output."""
+        cell = getattr(threading.current_thread(), "anton_cell", None)
+        if cell is None or (self.state.running and cell == self.state.index):
+            return False
+        self.channel.send({"op": protocol.OUT, "cell": cell, "stream": stream, "text": text, "late": True})
+        return True
 
 
 class OutsideWatch:
@@ -259,9 +307,10 @@ class OutputForwarder:
                 return
             text = self._decoders[fd].decode(data)
             if text:
-                self._channel.send(
-                    {"op": protocol.OUT, "cell": self._state.index, "stream": self._streams[fd], "text": text}
-                )
+                message = {"op": protocol.OUT, "cell": self._state.index, "stream": self._streams[fd], "text": text}
+                if not self._state.running:
+                    message["late"] = True  # written after the last cell ended (a thread or a process it left)
+                self._channel.send(message)
 
 
 class CellLogs(logging.Handler):
@@ -300,7 +349,7 @@ class Reserve:
     """A little memory set aside so a cell that hit the memory limit can still be reported."""
 
     def __init__(self):
-        self._block = bytearray(RESERVE_BYTES)
+        self._block: bytearray | None = bytearray(RESERVE_BYTES)
 
     def release(self):
         self._block = None
@@ -355,8 +404,7 @@ class Runtime:
         module.__dict__.update(__builtins__=builtins, progress=self.progress, get_llm=self.get_llm)
         self.namespace = module.__dict__
         sys.modules["__main__"] = module
-        builtins.progress = self.progress
-        builtins.get_llm = self.get_llm
+        vars(builtins).update(progress=self.progress, get_llm=self.get_llm)
 
     # --- what cells see -------------------------------------------------------------------------------------
     def progress(self, message=""):
@@ -386,6 +434,7 @@ class Runtime:
                 reply = self.inbox.wait_for(request_id, timeout=LLM_PING_SECONDS)
             except EOFError:
                 die()
+                raise  # not reached: die() ends the process
             if reply is not None:
                 break
             self.progress(f"waiting for the language model ({time.monotonic() - started:.0f}s)")
@@ -406,7 +455,10 @@ class Runtime:
     def run_cell(self, index, code, nonce):
         """Run one cell and send its result, which carries the cell's nonce: the parent takes no result without it,
         so text a cell writes to the message pipe itself cannot pass for one."""
-        self.state.index = index
+        with self.forwarder.lock:
+            self.forwarder.drain()  # what came in between cells goes out as late output of the cell before
+            self.state.index = index
+            self.state.running = True
         self.logs.reset()
         filename = f"<cell {index}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
@@ -455,6 +507,7 @@ class Runtime:
                     "notice": notice,
                 }
             )
+            self.state.running = False
         self.reserve.restore()
         if broken is not None:
             die()
@@ -509,7 +562,7 @@ def _apply_memory_limit(limit_mb):
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def split_off_supervisor(control, fds):
+def split_off_supervisor(control, fds, max_processes=None):
     """Fork before anything else runs: the parent stays behind as the pad's supervisor (and never returns from
     here), the child returns and becomes the pad process, leader of its own process group."""
     supervisor = _load_sibling("supervisor")
@@ -522,7 +575,9 @@ def split_off_supervisor(control, fds):
             os.setpgid(worker, worker)
         except OSError:  # the child did it first, or is already gone
             pass
-        supervisor.supervise(worker, control, list(fds.values()))
+        release = [fd for name, fd in fds.items() if name != "messages"]
+        capped = protocol.encode({"op": protocol.CAPPED, "limit": max_processes}) if max_processes else b""
+        supervisor.supervise(worker, control, release, max_processes, fds["messages"], capped)
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
     os.close(control)
@@ -531,7 +586,7 @@ def split_off_supervisor(control, fds):
 def main():
     config = json.loads(sys.argv[1])
     fds = config["fds"]
-    split_off_supervisor(config["control"], fds)
+    split_off_supervisor(config["control"], fds, config.get("max_processes"))
     for fd in fds.values():
         os.set_inheritable(fd, False)  # private to this process, not to the subprocesses a cell starts
     # Commands arrive on the original stdin; move them aside so a cell (or its subprocesses) reads nothing there.
@@ -549,6 +604,7 @@ def main():
 
     channel = Channel(fds["messages"])
     state = CellState()
+    outputs.route = CellThreads(state, channel).route
     forwarder = OutputForwarder(channel, state, {fds["stdout"]: "stdout", fds["stderr"]: "stderr"})
     logs = CellLogs()
     root = logging.getLogger()

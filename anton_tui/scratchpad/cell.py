@@ -16,7 +16,7 @@ CellStatus = Literal["pending", "running", "ok", "error", "killed", "cancelled"]
 class Cell:
     code: str
     description: str = ""
-    estimated_seconds: int | None = None
+    estimated_seconds: float | None = None
     index: int = 0
     stdout: str = ""
     stderr: str = ""
@@ -31,6 +31,9 @@ class Cell:
     notice: str | None = None
     # What the cell reached outside the workspace while it ran: "network 1.2.3.4:443", "file /etc/hosts".
     outside: list[str] = field(default_factory=list)
+    # What its threads (or processes it left running) printed after it ended: shown to the user under the cell,
+    # never part of what the model reads (see `scratchpad.runtime`).
+    after_end: str = ""
 
     @property
     def duration(self) -> float | None:

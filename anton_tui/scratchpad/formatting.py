@@ -63,7 +63,7 @@ def compact_old_cells(cells: list[Cell], keep_recent: int) -> None:
 
 def cell_summary(cell: Cell) -> str:
     """One line: how the cell ended, how long it took, and its first line of output or last line of error."""
-    outcome = cell.status
+    outcome: str = cell.status
     if cell.duration is not None:
         outcome += f" in {cell.duration:.1f}s"
     if cell.error:

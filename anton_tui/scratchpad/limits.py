@@ -1,5 +1,5 @@
-"""How long a cell may run, how quiet it may stay, how much memory its process may take, and whether it sees the
-app's provider keys.
+"""How long a cell may run, how quiet it may stay, how much memory its process may take, how many processes a pad
+may run, and whether it sees the app's provider keys.
 
 `ScratchpadLimits` holds the knobs (filled from the `cell_*` and `scratchpad_*` settings); `CellBudget` is what one
 cell gets after its own time estimate is taken into account; `pad_environment` is what a pad process starts with.
@@ -43,6 +43,9 @@ class ScratchpadLimits:
     start_timeout: float = 30.0
     output_keep_chars: int = 1_000_000
     pass_api_keys: bool = False
+    # Processes one pad may run at once, its own included; past it the pad's supervisor ends them all. Counted by
+    # the supervisor, so it holds for every user, root included.
+    max_processes: int = 256
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> ScratchpadLimits:

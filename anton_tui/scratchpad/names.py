@@ -5,8 +5,9 @@ from __future__ import annotations
 MAX_NAME_LENGTH = 128
 
 
-def validate_pad_name(name: str) -> str:
-    """Return `name` unchanged if it is a usable pad name, else raise ValueError saying what is wrong with it."""
+def validate_pad_name(name: object) -> str:
+    """Return `name` unchanged if it is a usable pad name, else raise ValueError saying what is wrong with it (the
+    model may send anything as a name)."""
     if not isinstance(name, str) or not name:
         raise ValueError("A scratchpad name must be a non-empty string, e.g. 'main'.")
     problem = _name_problem(name)

@@ -117,6 +117,7 @@ class PadProcess:
         self.python_version = str(ready.get("python", ""))
         self.executable = str(ready.get("executable", ""))
         self.stopped_on_purpose = False
+        self.capped: int | None = None  # the cap on processes, when the supervisor ended the pad for passing it
         self.closed = asyncio.Event()
         self._on_message = on_message
         self._on_closed = on_closed
@@ -206,6 +207,9 @@ class PadProcess:
         return self._process.returncode
 
     def exit_description(self) -> str:
+        if self.capped is not None:
+            return (f"stopped: it ran more than {self.capped} processes, the most one scratchpad may run; every "
+                    "process it started was ended")  # fmt: skip
         return describe_exit(self._process.returncode)
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -257,6 +261,9 @@ class PadProcess:
                 log.exception("scratchpad close handler failed")
 
     def _deliver(self, message: dict[str, Any]) -> None:
+        if message.get("op") == protocol.CAPPED:
+            self.capped = int(message.get("limit") or 0)
+            return
         try:
             self._on_message(self, message)
         except Exception:

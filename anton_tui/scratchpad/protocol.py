@@ -14,9 +14,13 @@ interpreter's frames could still forge a result for itself; the point is that no
 This module is loaded by the child program from its file path as well, so it must use the standard library only.
 
 Parent -> child:  exec {cell, code, nonce} | llm_reply {id, reply | error}
-Child -> parent:  ready {pid, python, executable} | out {cell, stream, text} | progress {cell, message}
+Child -> parent:  ready {pid, python, executable} | out {cell, stream, text, late?} | progress {cell, message}
                   | llm {cell, id, request} | result {cell, nonce, error, logs, memory_error, notice}
                   | outside {cell, kind: network | file, target}
+Supervisor -> parent:  capped {limit} (the pad ran more processes than it may: everything of it is being ended)
+
+An `out` marked ``late`` was written after its cell ended (by a thread the cell started, or while no cell ran): it
+belongs to that cell, never to the one running when it arrives.
 
 `op` is always the first key, so every message starts with MESSAGE_START.
 """
@@ -34,6 +38,7 @@ PROGRESS = "progress"
 LLM_REQUEST = "llm"
 RESULT = "result"
 OUTSIDE = "outside"  # a running cell reached outside: a network connection or a file outside the workspace
+CAPPED = "capped"  # the supervisor found more processes in the pad than it may run, and ends them all
 
 # The longest line either side may send (a line carries at most one output chunk, a traceback or an LLM request).
 MAX_LINE_BYTES = 32 * 1024 * 1024

@@ -4,6 +4,10 @@
 enforces the cell's time budget: a cell that runs too long, stays silent too long, crashes its process or is
 cancelled takes the process down with it, and the next cell starts a fresh one and says so.
 
+Output written after a cell ended (by a thread it started, or a process it left running) belongs to that cell: it is
+kept in the cell's `after_end` and shown to the user under that cell (a `CellOutput` of its number), and is never
+part of what the model reads, neither as that cell's result nor as another cell's.
+
 In the brain analogy the pads are working memory (dorsolateral prefrontal cortex): a few separate slots of live
 state the executive reasons in. The runtime knows nothing of the observers that learn from cells; the tool layer
 calls them.
@@ -22,7 +26,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from anton_tui.scratchpad import protocol
 from anton_tui.scratchpad.cell import Cell
@@ -65,7 +69,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LLMBridge = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-PARKED_OUTPUT_MAX_CHARS = 64_000
+Stream = Literal["stdout", "stderr"]
+LATE_OUTPUT_MAX_CHARS = 64_000  # per cell
+LATE_HEADING = "\n[printed after the cell ended; not given to the model]\n"
 
 
 class ScratchpadError(RuntimeError):
@@ -140,16 +146,16 @@ class _CellRun:
         except Exception:
             log.exception("scratchpad event handler failed")
 
-    def output(self, stream: str, text: str) -> None:
+    def output(self, stream: Stream, text: str) -> None:
         self.last_activity = time.monotonic()
         buffer = self.stderr if stream == "stderr" else self.stdout
         kept = buffer.add(text)
         if kept:
-            self.emit(CellOutput(self.pad, self.cell.index, stream, kept))  # type: ignore[arg-type]
+            self.emit(CellOutput(self.pad, self.cell.index, stream, kept))
         if buffer.truncated and not buffer.announced:
             buffer.announced = True
             notice = f"\n... (more output follows; only the first {self.keep} characters are kept)\n"
-            self.emit(CellOutput(self.pad, self.cell.index, stream, notice))  # type: ignore[arg-type]
+            self.emit(CellOutput(self.pad, self.cell.index, stream, notice))
 
     def progress(self, message: str) -> None:
         self.last_activity = time.monotonic()
@@ -180,8 +186,7 @@ class Scratchpad:
         self._run: _CellRun | None = None
         self._lock = asyncio.Lock()
         self._pending_notice: str | None = None
-        self._parked: list[tuple[str, str]] = []
-        self._parked_chars = 0
+        self._sink: ScratchpadEventSink | None = None  # where the latest cell's events went (late output goes too)
         self._llm_tasks: dict[asyncio.Task[None], PadProcess] = {}
         self._removed = False
         self._abandoned: set[PadProcess] = set()
@@ -220,7 +225,7 @@ class Scratchpad:
     ) -> Cell:
         """Run one cell and return its record. Empty code raises EmptyCodeError; everything that goes wrong
         while the cell runs (its exception, a limit, a crash, a cancel) is reported in the returned Cell."""
-        if not isinstance(code, str) or not code.strip():
+        if not code.strip():
             raise EmptyCodeError(
                 "No code provided: the cell is empty, so nothing ran. If a long cell was sent, it may have been "
                 "cut off on the way; split it into smaller cells."
@@ -239,6 +244,7 @@ class Scratchpad:
             self.cells.append(cell)
             run = _CellRun(self.name, cell, self.limits.budget(estimated_seconds), self.limits, on_event)
             self._run = run
+            self._sink = on_event
             run.emit(CellStarted(self.name, cell.index, description, code))
             try:
                 await self._run_cell(run)
@@ -275,7 +281,6 @@ class Scratchpad:
             await self._stop_process()
             self.cells.clear()
             self._pending_notice = None
-            self._clear_parked()
         return f"Scratchpad '{self.name}' was reset: its variables are gone."
 
     async def install(self, packages: list[str]) -> str:
@@ -289,7 +294,6 @@ class Scratchpad:
             output = await pip_install(python, requirements, cwd=self.workspace, timeout=self.limits.install_timeout)
             was_running = self.is_running
             await self._stop_process()
-            self._clear_parked()
         listed = ", ".join(requirements)
         if "Successfully installed" in output:
             message = f"Installed {listed} into scratchpad '{self.name}' (its own environment, {self.venv_dir})."
@@ -337,8 +341,6 @@ class Scratchpad:
         assert process is not None
         if run.stop_reason == "cancelled":
             self._abandon_process()
-        for stream, text in self._take_parked():
-            run.output(stream, text)
         cell.started_at = time.time()
         run.started = run.last_activity = time.monotonic()
         try:
@@ -441,6 +443,8 @@ class Scratchpad:
             return f" It ran out of memory (limit {limit} MB)." if limit else " It ran out of memory."
         if "Fatal Python error" in tail:
             return " The interpreter crashed; see [stderr] for where."
+        if process is not None and process.capped is not None:
+            return " Start fewer processes at once (a pool of a few workers, not one per item)."
         if process is not None and process.returncode == -9 and not process.stopped_on_purpose:
             return " Something outside the app killed it (often the system's out-of-memory killer)."
         return ""
@@ -462,6 +466,7 @@ class Scratchpad:
             "workspace": str(self.workspace),
             "memory_limit_mb": self.limits.memory_limit_mb,
             "llm": self._llm_bridge is not None,
+            "max_processes": self.limits.max_processes,
         }
         self._process = await PadProcess.spawn(
             python,
@@ -511,16 +516,16 @@ class Scratchpad:
             if process is not self._process:
                 return  # a process already given up on (its cell was cancelled)
         if op == protocol.OUT:
-            stream = "stderr" if message.get("stream") == "stderr" else "stdout"
+            stream: Stream = "stderr" if message.get("stream") == "stderr" else "stdout"
             text = str(message.get("text", ""))
-            if run is not None:
+            if run is not None and not message.get("late"):
                 run.output(stream, text)
             else:
-                self._park(stream, text)
+                self._late(message.get("cell"), stream, text)
         elif op == protocol.PROGRESS and run is not None:
             run.progress(str(message.get("message", "")))
         elif op == protocol.OUTSIDE and run is not None:
-            kind = "network" if message.get("kind") == "network" else "file"
+            kind: Literal["network", "file"] = "network" if message.get("kind") == "network" else "file"
             target = str(message.get("target", ""))[:300]
             run.cell.outside.append(f"{kind} {target}")
             run.emit(CellOutside(self.name, run.cell.index, kind, target))
@@ -537,21 +542,25 @@ class Scratchpad:
             run.result = message
             run.done.set()
 
-    def _park(self, stream: str, text: str) -> None:
-        """Output written between cells (by a thread or subprocess a cell left running) goes to the next cell."""
-        room = PARKED_OUTPUT_MAX_CHARS - self._parked_chars
-        if room > 0:
-            self._parked.append((stream, text[:room]))
-            self._parked_chars += min(len(text), room)
-
-    def _take_parked(self) -> list[tuple[str, str]]:
-        parked = self._parked
-        self._clear_parked()
-        return parked
-
-    def _clear_parked(self) -> None:
-        self._parked = []
-        self._parked_chars = 0
+    def _late(self, index: Any, stream: Stream, text: str) -> None:
+        """Output written after cell `index` ended (the last cell when none is named): kept on that cell and shown
+        under it, never given to the model."""
+        cell = next((c for c in reversed(self.cells) if c.index == index), None) if isinstance(index, int) else None
+        if cell is None:
+            cell = next((c for c in reversed(self.cells) if c.finished_at is not None), None)
+        if cell is None:
+            return
+        room = LATE_OUTPUT_MAX_CHARS - len(cell.after_end)
+        if room <= 0:
+            return
+        shown = (LATE_HEADING if not cell.after_end else "") + text[:room]
+        cell.after_end += text[:room]
+        sink = self._sink
+        if sink is not None:
+            try:
+                sink(CellOutput(self.name, cell.index, stream, shown))
+            except Exception:
+                log.exception("scratchpad event handler failed")
 
     async def _answer_llm(self, process: PadProcess, message: dict[str, Any], run: _CellRun | None) -> None:
         request = message.get("request")
@@ -573,7 +582,7 @@ class Scratchpad:
             if run is not None:
                 run.llm_pending -= 1
                 run.last_activity = time.monotonic()
-        if process is not None and not process.closed.is_set():
+        if not process.closed.is_set():
             with contextlib.suppress(ConnectionError, OSError):
                 await process.send({"op": protocol.LLM_REPLY, "id": message.get("id"), **reply})
 

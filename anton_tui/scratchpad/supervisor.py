@@ -12,6 +12,11 @@ descendant whatever it does (a new session with setsid, a double fork, daemonisi
 to the nearest subreaper instead of init. The sweep finds descendants through /proc. Elsewhere, or when prctl is
 refused, it falls back to killing the pad process's own process group, which misses children that left the group.
 
+It also keeps the pad's cap on processes (`max_processes`, the pad process included): ten times a second it counts
+what is below it (through ``/proc/<pid>/task/<tid>/children``, a few reads for a pad that started nothing), and when
+there are more, it tells the app (`capped` on the message pipe) and stops as above. Counting children holds for
+every user, root included, where `RLIMIT_NPROC` binds no one running as root and counts all of a user's processes.
+
 Like `boot.py` it uses the standard library only and is loaded from its file path.
 """
 
@@ -23,7 +28,7 @@ import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
-PARENT_CHECK_SECONDS = 0.5
+CHECK_SECONDS = 0.1
 SWEEP_SECONDS = 10.0
 
 
@@ -42,7 +47,7 @@ def become_subreaper():
 
 def parents():
     """{pid: parent pid} of every process visible in /proc; empty when there is no /proc."""
-    table = {}
+    table: dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -62,7 +67,7 @@ def parents():
 
 def descendants(root):
     """Every process below `root`, parents before children."""
-    children = {}
+    children: dict[int, list[int]] = {}
     for pid, parent in parents().items():
         children.setdefault(parent, []).append(pid)
     found, queue = [], [root]
@@ -71,6 +76,35 @@ def descendants(root):
             found.append(child)
             queue.append(child)
     return found
+
+
+def count_below(root, limit):
+    """How many processes are below `root`, counted up to just over `limit` (through each thread's ``children``
+    file); None when the system has no such files (then `descendants` is used)."""
+    count, queue = 0, [root]
+    while queue:
+        pid = queue.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:  # gone meanwhile, or no /proc
+            if pid == root:
+                return None
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as handle:
+                    children = handle.read().split()
+            except FileNotFoundError:
+                if pid == root and tid == str(root):
+                    return None  # a kernel without the children files
+                continue  # a thread or process that ended meanwhile
+            except OSError:
+                continue
+            count += len(children)
+            if count > limit:
+                return count
+            queue.extend(int(child) for child in children)
+    return count
 
 
 def kill_descendant(pid, family):
@@ -101,11 +135,14 @@ def parent_of(pid):
 
 
 class Supervisor:
-    def __init__(self, worker, control):
+    def __init__(self, worker, control, max_processes=None, report=None, capped=b""):
         self.worker = worker
         self.control = control
+        self.max_processes = max_processes
+        self.report = report  # the message pipe's write end, to say `capped`
+        self.capped = capped  # the encoded `capped` message
         self.parent = os.getppid()
-        self.worker_status = None
+        self.worker_status: int | None = None
         self.stop_requested = False
         self.wake_read, self.wake_write = os.pipe()
         os.set_blocking(self.wake_read, False)
@@ -125,14 +162,33 @@ class Supervisor:
         poller.register(self.wake_read, select.POLLIN)
         self.collect()  # the pad process may have ended before the SIGCHLD handler was in place
         while not self.stop_requested and self.worker_status is None:
-            events = dict(poller.poll(PARENT_CHECK_SECONDS * 1000))
+            events = dict(poller.poll(CHECK_SECONDS * 1000))
             if events.get(self.control):
                 return  # a stop byte, or end of file because the app is gone
             if self.wake_read in events:
                 self._drain_wakeups()
             self.collect()
-            if self.worker_status is not None or os.getppid() != self.parent:
+            if self.ended() or self.over_cap():
                 return
+
+    def ended(self):
+        """Whether the pad process has ended or the app has gone (this process was handed to another parent)."""
+        return self.worker_status is not None or os.getppid() != self.parent
+
+    def over_cap(self):
+        """Whether the pad runs more processes than it may; the app is told before everything is ended."""
+        if not self.max_processes:
+            return False
+        me = os.getpid()
+        count = count_below(me, self.max_processes)
+        if count is None:
+            count = len(descendants(me))
+        if count <= self.max_processes:
+            return False
+        if self.report is not None and self.capped:
+            with contextlib.suppress(OSError):
+                os.write(self.report, self.capped)
+        return True
 
     def _drain_wakeups(self):
         try:
@@ -195,10 +251,11 @@ class Supervisor:
         os._exit(128 + signum)
 
 
-def supervise(worker, control, release):
+def supervise(worker, control, release, max_processes=None, report=None, capped=b""):
     """Run as the supervisor of the pad process `worker` until the end; never returns. `release` are the pad's pipe
     ends this process must not keep open (its own stdin, stdout and stderr are let go as well). `become_subreaper()`
-    is called before the fork, so no orphan of a cell can slip past to init."""
+    is called before the fork, so no orphan of a cell can slip past to init. `report` is the message pipe, on which
+    `capped` is said when the pad runs more than `max_processes` processes."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -207,7 +264,7 @@ def supervise(worker, control, release):
         with contextlib.suppress(OSError):
             os.close(fd)
     try:
-        supervisor = Supervisor(worker, control)
+        supervisor = Supervisor(worker, control, max_processes, report, capped)
         try:
             supervisor.wait()
         finally:

@@ -150,6 +150,23 @@ async def test_the_inspector_comes_after_the_resumed_conversation_and_also_when_
             await wait_for(pilot, lambda: bool(app.screen.query(InspectorPane)), what="the inspector")
 
 
+async def test_a_broken_saved_conversation_says_why_at_start_and_nothing_opens_empty(fake_llm) -> None:
+    save_global_env(fake_llm)
+    episodes = project_dir() / ".anton" / "episodes"
+    episodes.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "20261125_085200_history.json", episodes)  # an older one that reads well
+    (episodes / "20261126_090000_history.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)  # valid, too deep
+    for resume in ("20261126_090000", ""):  # --resume ID, then --continue (the newest is the broken one)
+        app = resuming_app(resume)
+        async with app.run_test(size=SIZE) as pilot:
+            await started(pilot)
+            said = "20261126_090000_history.json cannot be read (it is nested more than"
+            await wait_for(pilot, lambda: any(said in text for text in notifications(app)), what=said)
+            assert not user_messages(app) and not any("Resumed conversation" in t for t in notices(app))
+            listed = await app.runtime.list_conversations()
+            assert [row.source for row in listed] == ["broken", "history"]
+
+
 async def test_the_resume_list_filters_resumes_and_deletes_after_asking(fake_llm) -> None:
     save_global_env(fake_llm)
     quiet_coder(fake_llm)

@@ -3,7 +3,9 @@
 Its place is ``ANTON_MANAGED_MEMORY`` (a folder; ``off`` turns the tier off), else the system-wide default
 ``/etc/anton/memory`` when that folder exists. It holds ``rules.md`` and ``lessons.md`` in Anton's format; they are
 read ahead of the user's own memory, as Anton 2.26.10 orders its operator tier, and never written, compacted or moved
-(`ManagedHippocampus` refuses every write). The folder may be a git clone, which sync keeps up to date by pulling.
+(`ManagedHippocampus` refuses every write). The folder may be a git clone, which sync keeps up to date by pulling
+(an update that holds a symbolic link is refused). A memory file in it that is a symbolic link is not read through:
+its rules would come from a file outside the folder; it is reported as a problem instead.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from anton_tui.memory.engrams.engram import Engram, MemoryProblem, ParsedFile
 from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
 
 SYSTEM_DEFAULT = Path("/etc/anton/memory")
@@ -37,6 +40,28 @@ class ManagedHippocampus(Hippocampus):
 
     _modify = replace_bytes = encode_rule = encode_lesson = rewrite_identity = _refuse
     update_entry = delete_entry = rewrite_file = remove_profile_lines = _refuse
+
+    def _linked(self, path: Path) -> ParsedFile | None:
+        """A memory file that is a symbolic link, as a parse with nothing in it but the problem (None otherwise)."""
+        if not path.is_symlink():
+            return None
+        reason = "is a symbolic link; managed memory is read only from the folder's own files, so it was not read"
+        return ParsedFile(problems=[MemoryProblem(path, None, "", reason)], writable=False)
+
+    def _rules(self, fresh: bool = False) -> ParsedFile:
+        return self._linked(self.rules_path) or super()._rules(fresh)
+
+    def _lessons(self, fresh: bool = False) -> ParsedFile:
+        return self._linked(self.lessons_path) or super()._lessons(fresh)
+
+    def _profile(self, fresh: bool = False) -> ParsedFile:
+        return self._linked(self.profile_path) or super()._profile(fresh)
+
+    def list_entries(self, kind_file: str) -> list[Engram]:
+        return [] if self._linked(self._target(kind_file)[1]) else super().list_entries(kind_file)
+
+    def read_file(self, kind_file: str) -> ParsedFile:
+        return self._linked(self._target(kind_file)[1]) or super().read_file(kind_file)
 
 
 _PRECEDENCE = "The operator's rules and lessons apply to everyone and win over {name} when the two conflict."

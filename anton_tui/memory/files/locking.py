@@ -21,7 +21,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # a module or None: there is no fcntl on Windows
 
 
 def lock_path(path: Path) -> Path:
@@ -172,14 +172,25 @@ def read_whole_lines(path: Path) -> tuple[os.stat_result, bytes]:
 
 
 def append_locked(path: Path, data: bytes) -> None:
-    """Append `data` to `path` while holding an exclusive lock on the file itself."""
+    """Append `data` to `path` while holding an exclusive lock on the file itself.
+
+    All of it or nothing: when the write or its fsync fails (a full disk, a file size limit), the file is cut back
+    to the length it had, so no cut-off line is left to be read as an entry, and the error is raised."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
         _flock(fd)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        size = os.fstat(fd).st_size  # under the lock: no other appender moves the end meanwhile
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            try:
+                os.ftruncate(fd, size)  # shrinking needs no free space
+            except OSError:
+                pass
+            raise
     finally:
         os.close(fd)

@@ -15,11 +15,12 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from anton_tui.memory.history.repo import Change
+from anton_tui.memory.files.locking import atomic_write
+from anton_tui.memory.history.change import Change
 
 NAME = "anton-log.jsonl"
 REF = "refs/heads/main"
@@ -33,8 +34,6 @@ def _row_type() -> type:
     import typing
 
     import msgspec
-
-    from anton_tui.memory.history.repo import Change
 
     hints = typing.get_type_hints(Change)
     fields: list[Any] = [
@@ -88,24 +87,26 @@ def append(git_dir: Path, change: Change, parent: str | None, blobs: dict[str, s
         handle.write(line(change, parent, blobs))
 
 
-def write(git_dir: Path, rows: list[tuple[Change, str | None, dict[str, str] | None]]) -> None:
+def write(git_dir: Path, rows: Sequence[tuple[Change, str | None, dict[str, str] | None]]) -> None:
     """Replace the list at once (after a rebuild)."""
-    path = git_dir / NAME
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.writelines(line(change, parent, blobs) for change, parent, blobs in rows)
-    os.replace(tmp, path)
+    atomic_write(git_dir / NAME, "".join(line(change, parent, blobs) for change, parent, blobs in rows).encode())
+
+
+def forget(git_dir: Path) -> None:
+    """Drop the list (one that could not be brought up to date), so the next reader rebuilds it from the commits."""
+    try:
+        (git_dir / NAME).unlink()
+    except OSError:
+        pass
 
 
 def read(git_dir: Path, head: str) -> list[Change] | None:
     """The changes oldest first, or None when the list is missing, torn, or does not end at `head`."""
     import msgspec
 
-    from anton_tui.memory.history.repo import Change
-
     try:
         raw = (git_dir / NAME).read_bytes()
-        rows = msgspec.json.decode(b"[" + b",".join(raw.splitlines()) + b"]", type=list[_row_type()])
+        rows: list[Any] = msgspec.json.decode(b"[" + b",".join(raw.splitlines()) + b"]", type=list[_row_type()])  # type: ignore[misc]  # a struct type made at run time
     except (FileNotFoundError, msgspec.ValidationError, msgspec.DecodeError):
         return None
     names = [field.name for field in dataclasses.fields(Change)]

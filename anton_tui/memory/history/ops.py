@@ -3,6 +3,10 @@
 These are the engine's operations behind `anton-tui memory log|show|undo` and the History tab; they take the
 `MemoryStores` of a project and block (the app runs them off the event loop). Undo and reset write memory through
 `Hippocampus.replace_bytes`, under the same locks as every other write, and are themselves recorded changes.
+
+Undo acts only on what this machine's history recorded itself: a change another machine made, brought in by a sync,
+is undone by undoing that sync's change, and an episodic reset's archive is moved back only from the project's own
+archive folder, whatever a commit's trailers say.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ import shutil
 import time
 from pathlib import Path
 
+from anton_tui.memory.files.locking import atomic_write
 from anton_tui.memory.history.origin import Origin, producing
-from anton_tui.memory.history.repo import Change, HistoryError, format_time  # noqa: F401 - format_time is used by callers
+from anton_tui.memory.history.repo import Change, HistoryError, ScopeHistory
 from anton_tui.memory.history.undo import Conflict, revert
 from anton_tui.memory.stores import MemoryStores
 
@@ -68,6 +73,8 @@ def undo(stores: MemoryStores, prefix: str) -> Undone:
     target = find(stores, prefix)
     recorder = _recorder(stores)
     history = recorder.history(target.scope)
+    if target.imported:
+        raise HistoryError(_imported(history, target))
     if target.archive:
         return _restore_episodes(stores, target)
     before, after = history.versions(target.id)
@@ -118,13 +125,28 @@ def reset(stores: MemoryStores, scope: str) -> Change | None:
     return history.log(limit=1)[0] if history.head() != head else None
 
 
+def _imported(history: ScopeHistory, target: Change) -> str:
+    """Why a change another machine made is not undone here, and which change of this machine undoes it."""
+    changes = history.log()  # newest first
+    newer = changes[: [c.id for c in changes].index(target.id)]
+    sync = next((c for c in reversed(newer) if not c.imported), None)
+    where = f" (undo {sync.short}, the sync that brought it in)" if sync is not None else ""
+    return (f"change {target.short} was made on another machine and came in with a sync; undo acts on this machine's "
+            f"own changes{where}")  # fmt: skip
+
+
+def _archive_root(history: ScopeHistory) -> Path:
+    """The project's own folder of episodic archives, beside its history."""
+    return history.git_dir.with_name(history.git_dir.stem + "-episodes")
+
+
 def _reset_episodes(stores: MemoryStores) -> Change | None:
     history = _recorder(stores).history("project")
     files = stores.episodic.session_files()
     if not files:
         return None
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    archive = history.git_dir.with_name(history.git_dir.stem + "-episodes") / stamp
+    archive = _archive_root(history) / stamp
     archive.mkdir(parents=True, exist_ok=True)
     for path in files:
         shutil.move(str(path), str(archive / path.name))
@@ -133,16 +155,23 @@ def _reset_episodes(stores: MemoryStores) -> Change | None:
 
 
 def _restore_episodes(stores: MemoryStores, target: Change) -> Undone:
-    """Move an episodic reset's archived logs back; a log started since gets the archived lines first."""
+    """Move an episodic reset's archived logs back; a log started since gets the archived lines first. Only an archive
+    in the project's own archive folder is touched (the change must be this project's, recorded here)."""
     history = _recorder(stores).history("project")
-    archive = Path(target.archive)
+    root = _archive_root(history).resolve()
+    archive = Path(target.archive).resolve()
+    if target.scope != "project" or archive.parent != root:
+        raise HistoryError(f"change {target.short} names an archive outside this project's ({target.archive}); "
+                           "nothing was moved")  # fmt: skip
     folder = stores.episodic.episodes_dir
     folder.mkdir(parents=True, exist_ok=True)
     moved = 0
     for path in sorted(archive.glob("*.jsonl")) if archive.is_dir() else []:
+        if path.is_symlink() or not path.is_file():
+            continue
         destination = folder / path.name
         if destination.exists():
-            destination.write_bytes(path.read_bytes() + destination.read_bytes())
+            atomic_write(destination, path.read_bytes() + destination.read_bytes())
             path.unlink()
         else:
             shutil.move(str(path), str(destination))

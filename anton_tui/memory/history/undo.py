@@ -49,11 +49,9 @@ def revert(
         if tag == "equal":
             continue
         span = range(max(j1 - 1, 0), min(j2 + 1, len(b)))
-        places = [mapping.get(j) for j in span]
-        whole = all(p is not None for p in places) and all(
-            q == p + 1
-            for p, q in itertools.pairwise(places)  # type: ignore[operator]
-        )
+        found = [mapping.get(j) for j in span]
+        places = [p for p in found if p is not None]
+        whole = len(places) == len(found) and all(q == p + 1 for p, q in itertools.pairwise(places))
         if not b and c:
             whole = False
         if not whole:

@@ -3,15 +3,19 @@
 A source is a local path or a git URL; a URL is cloned with `git clone --depth 1` into a temporary folder that is
 removed afterwards. The source may be one skill (a folder holding SKILL.md) or hold several (every folder under it
 with a SKILL.md, found a few levels deep); the caller chooses which to install from `survey`'s offers, which carry
-each skill's problem (it cannot be installed) or clash (its label is taken). Each skill is checked (its SKILL.md must
-parse, no link may lead out of it) before anything is copied. An existing skill is replaced only when asked, and
-then its folder is first moved into the backups folder beside the skills folder, so nothing is lost.
+each skill's problem (it cannot be installed) or clash (its label is taken). Each skill is checked before anything
+is copied: its SKILL.md must parse, no link may lead out of it or back into itself, it may hold only files and
+folders (no named pipe, socket or device), and at most `MAX_SKILL_BYTES` (50 MB, counted by the files' sizes, so
+a sparse file counts whole). An existing skill is replaced only when asked, and then its folder is first moved into
+the backups folder beside the skills folder, so nothing is lost. Every refusal names its reason.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -33,6 +37,8 @@ from anton_tui.memory.skills.store import SkillStore
 
 MAX_DEPTH = 3
 CLONE_TIMEOUT = 120
+MAX_SKILL_BYTES = 50 * 1024 * 1024
+SKIPPED = (".git", "__pycache__")  # never copied
 
 
 class InstallError(ValueError):
@@ -79,10 +85,47 @@ def fetched(source: str) -> Iterator[Path]:
         yield target
 
 
+def _contents_problem(folder: Path) -> str | None:
+    """Why the files of `folder` cannot be copied as a skill (what a copy would meet: links are followed), or None."""
+    total = 0
+    seen: set[tuple[int, int]] = set()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        here = os.stat(dirpath)
+        if (here.st_dev, here.st_ino) in seen:
+            return f"{os.path.relpath(dirpath, folder)} leads to a folder the skill already holds (a link loop)"
+        seen.add((here.st_dev, here.st_ino))
+        dirnames[:] = [name for name in dirnames if name not in SKIPPED]
+        for name in [*dirnames, *filenames]:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, folder)
+            try:
+                info = os.stat(path)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    return f"{rel} is a symbolic link that leads back to itself (a loop)"
+                if exc.errno == errno.ENOENT:
+                    return f"{rel} is a symbolic link to nothing"
+                return f"{rel} cannot be read: {exc.strerror or exc}"
+            if stat.S_ISDIR(info.st_mode):
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                kind = "a named pipe" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(
+                    info.st_mode) else "a device"  # fmt: skip
+                return f"{rel} is {kind}, not a file; a skill holds only files and folders"
+            total += info.st_size
+            if total > MAX_SKILL_BYTES:
+                return (f"it holds more than {MAX_SKILL_BYTES // (1024 * 1024)} MB of files (at {rel}), more than a "
+                        "skill may hold")  # fmt: skip
+    return None
+
+
 def _check(folder: Path, root: Path) -> Candidate:
     escape = link_out(folder, root)
     if escape is not None:
         raise InstallError(f"{folder.name}: {escape}")
+    problem = _contents_problem(folder)
+    if problem is not None:
+        raise InstallError(f"{folder.name}: {problem}")
     try:
         front_text, _ = split_skill_md(read_text(folder / "SKILL.md"))
         fields = front_matter_fields(parse_front_matter(front_text), folder.name)
@@ -184,11 +227,14 @@ def install(store: SkillStore, candidate: Candidate, *, replace: bool = False) -
     store.root.mkdir(parents=True, exist_ok=True)
     staging = store.root.parent / f".install-{candidate.label}-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
+    problem = _contents_problem(candidate.folder)  # again: the folder may have changed since it was offered
+    if problem is not None:
+        raise InstallError(f"Could not copy {candidate.label}: {problem}; nothing was installed.")
     try:
-        shutil.copytree(candidate.folder, staging, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+        shutil.copytree(candidate.folder, staging, ignore=shutil.ignore_patterns(*SKIPPED))
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise InstallError(f"Could not copy {candidate.label}: {exc.strerror}; nothing was installed.") from None
+        raise InstallError(f"Could not copy {candidate.label}: {_copy_error(exc)}; nothing was installed.") from None
     moved: list[tuple[Path, Path]] = []
     try:
         if existing:
@@ -205,5 +251,15 @@ def install(store: SkillStore, candidate: Candidate, *, replace: bool = False) -
         for path, backup in reversed(moved):  # put the user's own skill back where it was
             os.rename(backup, path)
         shutil.rmtree(staging, ignore_errors=True)
-        raise InstallError(f"Could not install {candidate.label}: {exc.strerror}; nothing was changed.") from None
+        raise InstallError(f"Could not install {candidate.label}: {_copy_error(exc)}; nothing was changed.") from None
     return target
+
+
+def _copy_error(exc: OSError) -> str:
+    """The reason a copy failed, in words (`shutil.Error` carries a list of failures and no `strerror`)."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        source, _target, why = exc.args[0][0]
+        return f"{Path(source).name}: {why}"
+    if exc.strerror:
+        return f"{Path(os.fsdecode(exc.filename)).name}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc) or type(exc).__name__

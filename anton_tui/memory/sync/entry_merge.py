@@ -23,6 +23,7 @@ import dataclasses
 import difflib
 import hashlib
 import re
+from collections.abc import Callable
 
 from anton_tui.memory.engrams.engram import RULE_KINDS
 
@@ -129,6 +130,64 @@ def split_file(name: str, data: bytes | None, cache: dict[str, tuple[int, str, s
     return _Doc(lines, entries, {e.key: e for e in entries}, tuple(skeleton), headings, readable)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class EntryUnit:
+    """Lines of a file that are one entry wherever the file is judged as a whole (scanned for secrets, held back,
+    pushed): lines ``start`` to ``end`` (not included), named by `id` (`engram.entry_id` of the entry's text, or of
+    the lines' text when they start with no entry)."""
+
+    start: int
+    end: int
+    id: str
+
+
+_ARMOUR = re.compile(r"-----(BEGIN|END) [A-Z0-9 ]+-----")
+
+
+def entry_units(doc: _Doc) -> list[EntryUnit]:
+    """The file's lines grouped into entries that span lines: an entry runs from its line through the lines that
+    continue it (neither blank, nor a heading, nor an entry of their own), and everything from an armour line
+    (``-----BEGIN … PRIVATE KEY-----``) to its ``-----END …-----`` belongs to the entry it starts in, whatever those
+    lines look like (in profile.md every line is a fact of its own, so a key pasted there is still one entry). A
+    heading is an entry of its own; blank lines belong to none."""
+    from anton_tui.memory.engrams.engram import entry_id
+
+    lines = doc.lines
+    texts = {entry.index: entry.text for entry in doc.entries}
+    units: list[EntryUnit] = []
+    start: int | None = None
+    ident = ""
+    armoured = False
+
+    def close(end: int) -> None:
+        if start is not None:
+            units.append(EntryUnit(start, end, ident or entry_id("".join(lines[start:end]).strip())))
+
+    for index, line in enumerate(lines):
+        if not armoured:
+            stripped = line.strip()
+            if index in texts:
+                close(index)
+                start, ident = index, entry_id(texts[index])
+            elif not stripped:
+                close(index)
+                start = None
+            elif stripped.startswith("#"):
+                close(index)
+                start, ident = index, ""
+                close(index + 1)
+                start = None
+            elif start is None:
+                start, ident = index, ""
+        if "-----" in line:
+            for marker in _ARMOUR.finditer(line):
+                armoured = marker.group(1) == "BEGIN"
+            if armoured and start is None:
+                start, ident = index, ""
+    close(len(lines))
+    return units
+
+
 def _classify(line: str, kind: str) -> tuple[int, str, str]:
     """What one line is (see `engram.parse_*_file`): blank, other text, a rules heading, or an entry and its text."""
     what, text = _what(line, kind)
@@ -225,6 +284,9 @@ class _Plan:
 
     def __init__(self, frame: _Doc) -> None:
         self.frame = frame
+        self.first: dict[str | None, int] = {}  # the first entry line of each section
+        for entry in frame.entries:
+            self.first.setdefault(entry.section, entry.index)
         self.replace: dict[int, str] = {}
         self.delete: set[int] = set()
         self.after: dict[int, list[str]] = {}
@@ -239,9 +301,9 @@ class _Plan:
         if section is not None and section not in frame.headings:
             self.sections.setdefault(section, []).append(text)
             return
-        inside = [e.index for e in frame.entries if e.section == section]
-        if inside:  # first of its section on the other side: before the section's first entry here
-            self.after.setdefault(inside[0] - 1, []).append(text)
+        first = self.first.get(section)
+        if first is not None:  # first of its section on the other side: before the section's first entry here
+            self.after.setdefault(first - 1, []).append(text)
         elif section is not None:
             self.after.setdefault(frame.headings[section], []).append(text)
         else:
@@ -385,8 +447,9 @@ def _merge(
     def label(frame_side: bool) -> str:
         return "this machine" if frame_side == mine_is_frame else "the other side"
 
-    def put(entry: _Entry, replacing: _Entry | None) -> None:
-        """Make the frame hold `entry` (from the other side) instead of `replacing` (a frame entry, or None)."""
+    def put(entry: _Entry, replacing: _Entry | None, anchor: Callable[[_Entry], int | None]) -> None:
+        """Make the frame hold `entry` (from the other side) instead of `replacing` (a frame entry, or None); a line
+        inserted goes after the frame line `anchor` gives for it."""
         if entry.key != (replacing.key if replacing else None) and entry.key in frame.by_key:
             if replacing is not None:
                 plan.delete.add(replacing.index)
@@ -397,17 +460,22 @@ def _merge(
             return
         if replacing is not None:
             plan.delete.add(replacing.index)
-        plan.insert(entry.section, _anchor(entry), entry.line)
+        plan.insert(entry.section, anchor(entry), entry.line)
 
-    def _anchor(entry: _Entry) -> int | None:
+    def standing(entry: _Entry) -> int | None:
+        """The frame line that stands for an entry of the other side, when it is in the entry's section."""
+        index = where.get(entry.key)
+        if index is None and entry.key in frame.by_key:
+            index = frame.by_key[entry.key].index
+        if index is not None and frame.entries and _section_at(frame, index) == entry.section:
+            return index
+        return None
+
+    def walk_back(entry: _Entry) -> int | None:
+        """The frame line of the nearest entry before `entry` on the other side (same section) that has one."""
         for at in range(position[entry.key] - 1, -1, -1):
             previous = other.entries[at]
-            if previous.section != entry.section:
-                continue
-            index = where.get(previous.key)
-            if index is None and previous.key in frame.by_key:
-                index = frame.by_key[previous.key].index
-            if index is not None and frame.entries and _section_at(frame, index) == entry.section:
+            if previous.section == entry.section and (index := standing(previous)) is not None:
                 return index
         return None
 
@@ -418,13 +486,16 @@ def _merge(
         frame_changed = kept is None or kept.line != was.line or kept.section != was.section
         if not other_changed:
             continue
-        if not frame_changed:
-            put(now, kept) if now is not None else plan.delete.add(kept.index)  # type: ignore[union-attr]
+        if not frame_changed and kept is not None:  # (unchanged here means it is still here)
+            if now is not None:
+                put(now, kept, walk_back)
+            else:
+                plan.delete.add(kept.index)
             continue
         if now is None or kept is None:
             if kept is None and now is not None:  # deleted here, changed there: the changed entry stays
                 notes.append(f"{name}: kept an entry {label(True)} deleted, as {label(False)} changed it: {now.line}")
-                put(now, None)
+                put(now, None, walk_back)
             continue
         if now.value == kept.value:
             continue
@@ -435,23 +506,34 @@ def _merge(
             notes.append(f"{name}: kept the newer version from {label(True)}; the other was: {now.line}")
         else:
             notes.append(f"{name}: kept the newer version from {label(False)}; the other was: {kept.line}")
-            put(now, kept)
-    for entry in yours.added:
-        twin = frame.by_key.get(entry.key)
-        if twin is None:
-            put(entry, None)
-            continue
-        if twin.value == entry.value:
-            continue
-        order = _newer(twin, entry, frame_time, other_time) or _preferred(prefer)
-        if order == 0:
-            conflicts.append(_conflict(name, "added on both sides differently, neither is newer", None, twin, entry,
-                                       mine_is_frame))  # fmt: skip
-        elif order < 0:
-            notes.append(f"{name}: kept the newer version from {label(False)}; the other was: {twin.line}")
-            put(entry, twin)
+            put(now, kept, walk_back)
+    # The entries added on the other side, in its order: the entries before one are settled by the time it comes,
+    # so the frame line of the nearest one with a line is carried along instead of walked back to (linear time).
+    added = {entry.key for entry in yours.added}
+    nearest: dict[str | None, int] = {}
+
+    def after_nearest(entry: _Entry) -> int | None:
+        return nearest.get(entry.section)
+
+    for entry in other.entries:
+        twin = frame.by_key.get(entry.key) if entry.key in added else None
+        if entry.key not in added or (twin is not None and twin.value == entry.value):
+            pass
+        elif twin is None:
+            put(entry, None, after_nearest)
         else:
-            notes.append(f"{name}: kept the newer version from {label(True)}; the other was: {entry.line}")
+            order = _newer(twin, entry, frame_time, other_time) or _preferred(prefer)
+            if order == 0:
+                conflicts.append(_conflict(name, "added on both sides differently, neither is newer", None, twin,
+                                           entry, mine_is_frame))  # fmt: skip
+            elif order < 0:
+                notes.append(f"{name}: kept the newer version from {label(False)}; the other was: {twin.line}")
+                put(entry, twin, after_nearest)
+            else:
+                notes.append(f"{name}: kept the newer version from {label(True)}; the other was: {entry.line}")
+        index = standing(entry)
+        if index is not None:
+            nearest[entry.section] = index
     if conflicts:
         return MergeResult(None, tuple(conflicts), tuple(notes))
     return MergeResult(plan.render().encode("utf-8"), (), tuple(notes))

@@ -9,7 +9,10 @@ remote's branch from the commit this machine fetched to the new one; if someone 
 theirs and the push reports `Moved` so the caller fetches and merges again.
 
 A managed memory folder that is a git clone is brought up to date with `pull_clone` (fetch and fast-forward only;
-nothing is ever pushed from it).
+nothing is ever pushed from it). An update whose tree holds a symbolic link or a submodule anywhere is refused before
+anything is checked out: the managed tier must never read through a link to a file outside its folder.
+
+These functions do not move this machine's own refs: the caller does, holding the history's writer lock.
 """
 
 from __future__ import annotations
@@ -134,14 +137,18 @@ def fetch(repo: Any, url: str, name: str = "origin") -> bytes | None:
         sha = refs.get(BRANCH)
         return [sha] if sha is not None and sha not in repo.object_store else []
 
+    from dulwich.file import FileLocked
+
     try:
         result = client.fetch(path, repo, determine_wants=wants)
+    except FileLocked as exc:
+        own = os.path.join(os.path.realpath(repo.path), "")
+        if os.path.realpath(os.fsdecode(exc.lockfilename)).startswith(own):
+            raise  # a lock file of this machine's history, left by a stopped write: the caller clears it
+        raise RemoteError(f"fetching {url} failed: it is being written this instant") from None
     except Exception as exc:
         raise RemoteError(f"fetching {url} failed: {exc}") from exc
-    sha = result.refs.get(BRANCH)
-    if sha is not None:
-        repo.refs[b"refs/remotes/" + name.encode() + b"/main"] = sha
-    return sha
+    return result.refs.get(BRANCH)
 
 
 def push(repo: Any, url: str, expected: bytes | None, new: bytes, name: str = "origin") -> None:
@@ -168,7 +175,7 @@ def push(repo: Any, url: str, expected: bytes | None, new: bytes, name: str = "o
     from dulwich.file import FileLocked
 
     try:
-        result = client.send_pack(path.encode() if isinstance(path, str) else path, update_refs, pack_data)
+        result = client.send_pack(path.encode(), update_refs, pack_data)
     except FileLocked:
         raise Moved() from None  # another push is updating the branch this instant
     except Exception as exc:
@@ -180,15 +187,19 @@ def push(repo: Any, url: str, expected: bytes | None, new: bytes, name: str = "o
         if "unable to set" in status or "non-fast-forward" in status or "fetch first" in status:
             raise Moved()
         raise RemoteError(f"{url} refused the push: {status}")
-    repo.refs[b"refs/remotes/" + name.encode() + b"/main"] = new
 
 
 def pull_clone(folder: Path) -> str:
     """Fast-forward a managed memory folder that is a git clone to its remote's branch (never pushes).
 
-    Returns what happened in a few words; raises RemoteError when it cannot (no clone, unreachable, diverged)."""
+    Returns what happened in a few words; raises RemoteError when it cannot (no clone, unreachable, diverged, or an
+    update that holds a symbolic link or a submodule: refused before anything is checked out)."""
+    import io
+
     from dulwich import porcelain
     from dulwich.errors import NotGitRepository
+    from dulwich.graph import can_fast_forward
+    from dulwich.refs import HEADREF
     from dulwich.repo import Repo
 
     try:
@@ -196,16 +207,36 @@ def pull_clone(folder: Path) -> str:
     except NotGitRepository:
         raise RemoteError(f"{folder} is not a git clone; it is read as it is") from None
     with repo:
-        import io
-
         try:
             before = repo.head()
         except KeyError:
             before = None
-
         try:
-            porcelain.pull(repo, outstream=io.BytesIO(), errstream=io.BytesIO(), ff_only=True)
+            fetched = porcelain.fetch(repo, outstream=io.StringIO(), errstream=io.BytesIO())
         except Exception as exc:
             raise RemoteError(f"updating the managed memory in {folder} failed: {exc}") from exc
-        after = repo.head()
-    return "up to date" if before == after else "updated"
+        after = fetched.refs.get(HEADREF)
+        if after is None or after == before:
+            return "up to date"
+        if before is not None and not can_fast_forward(repo, before, after):
+            raise RemoteError(f"the managed memory in {folder} has diverged from its remote; it was left as it is")
+        commit: Any = repo[after]
+        links = _links_in(repo, commit.tree)
+        if links:
+            raise RemoteError(f"the managed memory's remote holds {', '.join(links[:3])}: a link or submodule is never "
+                              f"checked out, so the update was refused and {folder} was left as it is")  # fmt: skip
+        try:
+            porcelain.reset(repo, "hard", after)
+        except Exception as exc:
+            raise RemoteError(f"updating the managed memory in {folder} failed: {exc}") from exc
+    return "updated"
+
+
+def _links_in(repo: Any, tree_id: bytes) -> list[str]:
+    """The symbolic links and submodules anywhere in a tree, by path."""
+    found = []
+    for entry in repo.object_store.iter_tree_contents(tree_id, include_trees=False):
+        if entry.mode in (0o120000, 0o160000):
+            kind = "a symbolic link" if entry.mode == 0o120000 else "a submodule"
+            found.append(f"{entry.path.decode('utf-8', 'replace')} ({kind})")
+    return found

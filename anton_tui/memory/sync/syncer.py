@@ -9,12 +9,18 @@
    ``sync`` whose second parent is the remote commit. A merge with undecidable parts writes nothing: the parts wait
    in ``anton-sync-pending.json`` beside the history until the user keeps theirs or takes the other side's
    (`resolve`);
-3. every entry of the files to be shared is scanned with the redactor's secret patterns; a hit stops the push and is
-   reported (the user edits the entry, or keeps it local with `keep_local`: such entries are never pushed);
+3. every entry of the files to be shared is scanned, whole, with the redactor's secret patterns; a hit stops the
+   push and is reported (the user edits the entry, or keeps it local with `keep_local`: such entries are never
+   pushed, not one of their lines); see `sharing`;
 4. a new commit holding the files, whose parent is the fetched remote commit, is pushed. Only these snapshots leave
    the machine, never the local history with its every intermediate version. When another machine pushed first, the
    round starts again from the fetch (five times at most); when the remote is unreachable, both sides stay as they
    were and the next sync simply tries again.
+
+What comes from a remote is data. Of its tree only plain files named ``rules.md``, ``lessons.md`` and ``profile.md``
+are memory; anything else (a folder, a symbolic link, another file) is ignored, said once, and kept as it is in what
+is pushed back. A file that does not read as UTF-8 is never written from a remote, and one on this machine is never
+pushed nor merged into: it stays as it is, and that is said once too.
 
 The outcome of the last sync of each scope is kept in ``anton-sync.json`` beside its history, for the header.
 """
@@ -31,31 +37,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from anton_tui.memory.files.locking import atomic_write
 from anton_tui.memory.history.origin import Origin
 from anton_tui.memory.history.repo import FILES, HistoryError, ScopeHistory, summarise
+from anton_tui.memory.history.writer import clearing_stale_locks, describe
+from anton_tui.memory.sync import sharing
 from anton_tui.memory.sync.entry_merge import MergeConflict, merge_file
 from anton_tui.memory.sync.remote import Moved, RemoteError, fetch, normalise, push, remotes, set_remote
+from anton_tui.memory.sync.sharing import SecretHit, Told, readable, scan, unreadable_key
+
+__all__ = [
+    "MergeConflict", "SecretHit", "SyncError", "SyncOutcome", "add_remote", "keep_local", "last_outcome",
+    "managed_pull", "pending", "remote_of", "remove_remote", "resolve", "scan", "shared_scopes", "sync",
+]  # fmt: skip
 
 REMOTE = "origin"
 BASE_REF = b"refs/sync/" + REMOTE.encode()
+TRACKING = b"refs/remotes/" + REMOTE.encode() + b"/main"
 PENDING = "anton-sync-pending.json"
 LAST = "anton-sync.json"
-LOCAL = "anton-sync-local.json"
 ATTEMPTS = 5
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class SecretHit:
-    """An entry that holds something shaped like a secret; it stops the push."""
-
-    file: str
-    line: int
-    text: str  # the line with the secret replaced by its marker
-    kinds: tuple[str, ...]
-    entry_id: str = ""
-
-    def describe(self) -> str:
-        return f"{self.file}:{self.line}: {', '.join(self.kinds)} in: {self.text}"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -81,7 +82,8 @@ class SyncOutcome:
 
 
 class SyncError(Exception):
-    """Sync cannot start: no history for this scope, or no remote."""
+    """Sync cannot start or its remote cannot be changed: no history for this scope, or a home that cannot be
+    written (the message says so in one line)."""
 
 
 def _history(stores: Any, scope: str) -> ScopeHistory:
@@ -98,7 +100,14 @@ def add_remote(stores: Any, scope: str, url: str) -> str:
     """Share `scope` through `url` (replacing an earlier remote); returns the address as stored."""
     history = _history(stores, scope)
     url = normalise(url)
-    set_remote(history.repo(), url, REMOTE)
+    try:
+        with history.writing():
+            repo = history.repo()
+            clearing_stale_locks(lambda: set_remote(repo, url, REMOTE), history.git_dir)
+    except HistoryError as exc:
+        raise SyncError(str(exc)) from exc
+    except OSError as exc:
+        raise SyncError(f"the {scope} memory's remote cannot be set: {describe(exc)}") from exc
     return url
 
 
@@ -106,7 +115,16 @@ def remove_remote(stores: Any, scope: str) -> bool:
     from anton_tui.memory.sync.remote import remove_remote as remove
 
     history = _history(stores, scope)
-    return remove(history.repo(), REMOTE) if (history.git_dir / "HEAD").exists() else False
+    if not (history.git_dir / "HEAD").exists():
+        return False
+    try:
+        with history.writing():
+            repo = history.repo()
+            return clearing_stale_locks(lambda: remove(repo, REMOTE), history.git_dir)
+    except HistoryError as exc:
+        raise SyncError(str(exc)) from exc
+    except OSError as exc:
+        raise SyncError(f"the {scope} memory's remote cannot be removed: {describe(exc)}") from exc
 
 
 def remote_of(stores: Any, scope: str) -> str | None:
@@ -142,13 +160,15 @@ def sync(
     url = remote_of(stores, scope)
     if url is None:
         return _done(history, SyncOutcome(scope, "no remote", f"the {scope} memory has no remote"))
-    with exclusive(history.git_dir / "anton-sync"):
-        try:
+    try:
+        with exclusive(history.git_dir / "anton-sync"):
             outcome = _round(stores, history, scope, url, prefer, redactor, before_push)
-        except RemoteError as exc:
-            outcome = SyncOutcome(scope, "failed", f"{exc}; nothing was lost, the next sync tries again")
-        except HistoryError as exc:
-            outcome = SyncOutcome(scope, "failed", str(exc))
+    except RemoteError as exc:
+        outcome = SyncOutcome(scope, "failed", f"{exc}; nothing was lost, the next sync tries again")
+    except HistoryError as exc:
+        outcome = SyncOutcome(scope, "failed", str(exc))
+    except OSError as exc:  # a home that cannot be written, a full disk
+        outcome = SyncOutcome(scope, "failed", f"the {scope} memory cannot be synced here: {describe(exc)}")
     return _done(history, outcome)
 
 
@@ -156,7 +176,7 @@ def _done(history: ScopeHistory, outcome: SyncOutcome) -> SyncOutcome:
     outcome = dataclasses.replace(outcome, time=time.time())
     if (history.git_dir / "HEAD").exists():
         with contextlib.suppress(OSError):
-            (history.git_dir / LAST).write_text(json.dumps(outcome.to_json()), encoding="utf-8")
+            atomic_write(history.git_dir / LAST, json.dumps(outcome.to_json()).encode("utf-8"))
     return outcome
 
 
@@ -177,40 +197,60 @@ def _round(
     recorder.record_external(scope)
     recorder.flush()
     repo = history.repo()
-    merged_any, notes = False, []
-    for _attempt in range(ATTEMPTS):
-        theirs = fetch(repo, url, REMOTE)
-        base = _ref(repo, BASE_REF)
-        if theirs is not None and theirs != base:
-            result = _integrate(stores, history, scope, base, theirs, prefer)
-            if isinstance(result, SyncOutcome):
-                return result
-            merged_any, notes = merged_any or result[0], notes + result[1]
-            repo.refs[BASE_REF] = theirs
-        head = history.head()
-        files = _shared_files(history, history.files_at(head))
-        if theirs is not None and files == history.files_at(theirs):
-            status = "synced" if merged_any else "up to date"
-            return SyncOutcome(scope, status, _say(scope, merged_any, False), merged=merged_any, notes=tuple(notes))
-        if not files and theirs is None:
-            return SyncOutcome(scope, "up to date", f"the {scope} memory is empty; nothing to share yet")
-        hits = scan(files, redactor, history.files_at(theirs) if theirs is not None else None)
-        if hits:
-            message = (f"{len(hits)} {scope} memory entr{'y holds' if len(hits) == 1 else 'ies hold'} a secret; "
-                       "nothing was pushed (edit the entry, or keep it local)")  # fmt: skip
-            return SyncOutcome(scope, "secret", message, merged=merged_any, secrets=tuple(hits), notes=tuple(notes))
-        snapshot = _snapshot(history, files, theirs, scope)
-        if before_push is not None:
-            before_push()
-        try:
-            push(repo, url, theirs, snapshot, REMOTE)
-        except Moved:
-            time.sleep(random.uniform(0.05, 0.4))  # someone pushed first: fetch and merge again
-            continue
-        repo.refs[BASE_REF] = snapshot
-        return SyncOutcome(scope, "synced", _say(scope, merged_any, True), merged=merged_any, pushed=True,
-                           notes=tuple(notes))  # fmt: skip
+    told = Told(history.git_dir)
+    merged_any = False
+    notes: list[str] = []
+    try:
+        for _attempt in range(ATTEMPTS):
+            with history.writing():
+                theirs = clearing_stale_locks(lambda: fetch(repo, url, REMOTE), history.git_dir)
+                if theirs is not None:
+                    history.set_ref(TRACKING, theirs)
+            base = _ref(repo, BASE_REF)
+            if theirs is not None and theirs != base:
+                result = _integrate(stores, history, scope, base, theirs, prefer, told)
+                if isinstance(result, SyncOutcome):
+                    return result
+                merged_any, notes = merged_any or result[0], notes + result[1]
+                with history.writing():
+                    history.set_ref(BASE_REF, theirs)
+            local = history.files_at(history.head())
+            remote = history.files_at(theirs) if theirs is not None else {}
+            files, unreadable = sharing.shared_files(history.git_dir, local, remote)
+            notes += [_stays_local(name) for name in unreadable if told.first_time(unreadable_key(name, local[name]))]
+            if theirs is not None and files == remote:
+                status = "synced" if merged_any else "up to date"
+                return SyncOutcome(scope, status, _say(scope, merged_any, False), merged=merged_any,
+                                   notes=tuple(notes))  # fmt: skip
+            if not files and theirs is None:
+                return SyncOutcome(scope, "up to date", f"the {scope} memory is empty; nothing to share yet",
+                                   notes=tuple(notes))  # fmt: skip
+            hits = scan(files, redactor, remote if theirs is not None else None)
+            if hits:
+                message = (f"{len(hits)} {scope} memory entr{'y holds' if len(hits) == 1 else 'ies hold'} a secret; "
+                           "nothing was pushed (edit the entry, or keep it local)")  # fmt: skip
+                return SyncOutcome(scope, "secret", message, merged=merged_any, secrets=tuple(hits),
+                                   notes=tuple(notes))  # fmt: skip
+            snapshot = _snapshot(history, files, theirs, scope)
+            if before_push is not None:
+                before_push()
+            try:
+                push(repo, url, theirs, snapshot, REMOTE)
+            except Moved:
+                time.sleep(random.uniform(0.05, 0.4))  # someone pushed first: fetch and merge again
+                continue
+            with history.writing():
+                history.set_ref(TRACKING, snapshot)
+                history.set_ref(BASE_REF, snapshot)
+            return SyncOutcome(scope, "synced", _say(scope, merged_any, True), merged=merged_any, pushed=True,
+                               notes=tuple(notes))  # fmt: skip
+    finally:
+        told.save()
     raise RemoteError(f"{url} kept moving while syncing")
+
+
+def _stays_local(name: str) -> str:
+    return f"{name} is not valid UTF-8 here, so it stays on this machine (not pushed, not merged) until it is fixed"
 
 
 def _ref(repo: Any, name: bytes) -> bytes | None:
@@ -231,12 +271,17 @@ def _say(scope: str, merged: bool, pushed: bool) -> str:
 
 
 def _integrate(
-    stores: Any, history: ScopeHistory, scope: str, base: bytes | None, theirs: bytes, prefer: str | None
-) -> SyncOutcome | tuple[bool, list[str]]:
-    """Merge the remote commit `theirs` into the memory on disk; conflicts are kept for later and nothing is written."""
+    stores: Any, history: ScopeHistory, scope: str, base: bytes | None, theirs: bytes, prefer: str | None,
+    told: Told,
+) -> SyncOutcome | tuple[bool, list[str]]:  # fmt: skip
+    """Merge the remote commit `theirs` into the memory on disk; conflicts are kept for later and nothing is written.
+
+    The remote's tree is data: only its plain memory files are read (the rest is ignored, said once), and a file of
+    it that is not valid UTF-8 is not taken; a file on disk that is not valid UTF-8 is left exactly as it is."""
     repo = history.repo()
-    base_files = history.files_at(base) if base is not None and base in repo.object_store else {}
-    theirs_files = history.files_at(theirs)
+    base_files, base_ignored = (history.tree_files(base) if base is not None and base in repo.object_store
+                                else ({}, []))  # fmt: skip
+    theirs_files, ignored = history.tree_files(theirs)
     head = history.head()
     ours_time = float(repo[head].commit_time) if head is not None else 0.0
     theirs_time = float(repo[theirs].commit_time)
@@ -244,12 +289,28 @@ def _integrate(
     conflicts: list[MergeConflict] = []
     plans: dict[str, bytes | None] = {}
     notes: list[str] = []
+    fresh = [entry for entry in ignored if entry not in base_ignored and told.first_time(f"ignored {entry}")]
+    if fresh:
+        notes.append(f"the remote also holds {', '.join(fresh)}, which memory does not use; ignored")
+    for name in FILES:
+        if not readable(theirs_files.get(name)):
+            data = theirs_files[name]
+            if told.first_time(f"remote {unreadable_key(name, data)}"):
+                notes.append(f"the remote's {name} is not valid UTF-8; it was not taken (this machine's stays)")
+            instead = base_files.get(name, disk.get(name))  # as if the remote had not changed it
+            if instead is None:
+                del theirs_files[name]
+            else:
+                theirs_files[name] = instead
 
     def merge(name: str, current: bytes | None) -> Any:
         return merge_file(name, base_files.get(name), current, theirs_files.get(name),
                           ours_time=ours_time, theirs_time=theirs_time, prefer=prefer)  # fmt: skip
 
     for name in FILES:
+        if not readable(disk.get(name)):
+            plans[name] = disk.get(name)  # stays as it is; said when the push leaves it out
+            continue
         result = merge(name, disk.get(name))
         conflicts += result.conflicts
         notes += result.notes
@@ -268,6 +329,8 @@ def _integrate(
         def run(current: bytes | None) -> bytes | None:
             if current == disk.get(name):
                 return plans[name]
+            if not readable(current):
+                return current  # made unreadable meanwhile: left as it is
             result = merge(name, current)  # written meanwhile (a turn saved a lesson): merge with that
             late.extend(result.conflicts)
             return current if result.conflicts else result.data
@@ -289,96 +352,50 @@ def _integrate(
 # ---- what is shared -------------------------------------------------------------------------------------------------
 
 
-def _local_ids(history: ScopeHistory) -> set[str]:
-    try:
-        return set(json.loads((history.git_dir / LOCAL).read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return set()
-
-
 def keep_local(stores: Any, scope: str, entry_ids: list[str]) -> int:
-    """Never push these entries (by id, the sha256 of their text); they stay in this machine's memory."""
+    """Never push these entries (by id: `SecretHit.entry_id`), not one of their lines; they stay in this machine's
+    memory."""
     history = _history(stores, scope)
-    ids = _local_ids(history) | set(entry_ids)
-    history.git_dir.mkdir(parents=True, exist_ok=True)
-    (history.git_dir / LOCAL).write_text(json.dumps(sorted(ids)), encoding="utf-8")
-    return len(ids)
-
-
-def _shared_files(history: ScopeHistory, files: dict[str, bytes]) -> dict[str, bytes]:
-    """The files as they are shared: entries kept local taken out (every other byte as it is)."""
-    ids = _local_ids(history)
-    if not ids:
-        return files
-    from anton_tui.memory.sync.entry_merge import split_file
-
-    out = {}
-    for name, data in files.items():
-        doc = split_file(name, data)
-        drop = {entry.index for entry in doc.entries if _id(entry.text) in ids}
-        out[name] = data if not drop else "".join(line for i, line in enumerate(doc.lines) if i not in drop).encode()
-    return out
-
-
-def _id(text: str) -> str:
-    from anton_tui.memory.engrams.engram import entry_id
-
-    return entry_id(text)
-
-
-def scan(files: dict[str, bytes], redactor: Any = None, shared: dict[str, bytes] | None = None) -> list[SecretHit]:
-    """Every entry that holds something shaped like a secret (or a configured key), file by file.
-
-    Lines the remote already holds (`shared`: its files) are not looked at again: they left with an earlier push,
-    scanned then. Every line this push would send for the first time is."""
-    from anton_tui.memory.sync.entry_merge import split_file
-    from anton_tui.redact import Redactor
-
-    redactor = redactor or Redactor()
-    hits: list[SecretHit] = []
-    for name in FILES:
-        data = files.get(name)
-        if not data:
-            continue
-        known = set((shared or {}).get(name, b"").decode("utf-8", "replace").splitlines(keepends=True))
-        doc = split_file(name, data)
-        fresh = [(index, line) for index, line in enumerate(doc.lines) if line not in known]
-        if not fresh or not redactor.scrub("".join(line for _i, line in fresh)).changed:
-            continue
-        ids = {entry.index: _id(entry.text) for entry in doc.entries}
-        for index, line in fresh:
-            scrubbed = redactor.scrub(line)
-            if scrubbed.changed:
-                hits.append(SecretHit(name, index + 1, scrubbed.text.rstrip("\r\n"), scrubbed.found,
-                                      ids.get(index, "")))  # fmt: skip
-    return hits
+    try:
+        return sharing.keep_local(history.git_dir, entry_ids)
+    except OSError as exc:
+        raise SyncError(f"the entries to keep local cannot be noted: {describe(exc)}") from exc
 
 
 def _snapshot(history: ScopeHistory, files: dict[str, bytes], parent: bytes | None, scope: str) -> bytes:
-    """A commit of `files` on top of the remote's `parent`: what this machine shares."""
+    """A commit of `files` on top of the remote's `parent`: what this machine shares. Whatever else the remote's tree
+    holds (a folder of notes, say) is kept as it is."""
     from dulwich.objects import Blob, Commit, Tree
 
     from anton_tui.memory.history.repo import AUTHOR, _message
 
     repo = history.repo()
     tree = Tree()
+    objects: list[Any] = []
+    if parent is not None:
+        for entry in repo[repo[parent].tree].items():
+            if entry.path.decode("utf-8", "replace") not in files:
+                tree.add(entry.path, entry.mode, entry.sha)
     for name, data in sorted(files.items()):
         blob = Blob.from_string(data)
-        repo.object_store.add_object(blob)
+        objects.append(blob)
         tree.add(name.encode(), 0o100644, blob.id)
-    repo.object_store.add_object(tree)
+    objects.append(tree)
     before = history.files_at(parent) if parent is not None else {}
     changed = {n: (before.get(n), files.get(n)) for n in set(before) | set(files) if before.get(n) != files.get(n)}
     commit = Commit()
     commit.tree = tree.id
-    commit.parents = [parent] if parent is not None else []
+    parents: list[Any] = [parent] if parent is not None else []
+    commit.parents = parents
     commit.author = commit.committer = AUTHOR
     commit.commit_time = commit.author_time = int(history.clock())
     commit.commit_timezone = commit.author_timezone = 0
     host = socket.gethostname() or "another machine"
     summary = f"shared from {host}: " + (summarise(changed) if changed else "no changes")  # (fast for long files)
     commit.message = _message(summary[:100], scope, Origin("sync", why=f"shared from {host}"))
-    repo.object_store.add_object(commit)
+    objects.append(commit)
+    with history.writing():
+        history.add_objects(objects)
     return commit.id
 
 
@@ -393,7 +410,7 @@ def _read_pending(history: ScopeHistory) -> dict[str, Any] | None:
 
 
 def _write_pending(history: ScopeHistory, data: dict[str, Any]) -> None:
-    (history.git_dir / PENDING).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    atomic_write(history.git_dir / PENDING, json.dumps(data, ensure_ascii=False).encode("utf-8"))
 
 
 def _clear_pending(history: ScopeHistory) -> None:
