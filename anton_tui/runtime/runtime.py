@@ -219,11 +219,9 @@ class Runtime:
         await self.history.start()  # first: it is quick and brings back held memories
         await self.sync.start()  # shared memory: the last sync in the header, the timer if one is set
         await off_loop(self._memory_stores().skills.follow_changes)  # listings learn what changed from inotify
-        await self.session.warm_up()
-        self.model_warm_up.schedule()  # when the user starts typing, or a little later
+        await self.session.warm_up()  # (the model SDK waits until the user starts typing: `warm_up_model`)
 
     async def close(self) -> None:
-        self.model_warm_up.cancel()
         if self._stores is not None:
             await self.sync.stop()
             await self.history.flush()  # what is queued is committed before exit
