@@ -32,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo", action="store_true", help="replay a recorded session; needs no API key and changes no memory"
     )
+    parser.add_argument(
+        "--skill", action="append", default=[], metavar="NAME",
+        help="preload a skill for the conversation, in its first request (repeatable)",
+    )  # fmt: skip
     resume = parser.add_mutually_exclusive_group()
     resume.add_argument(
         "--resume", nargs="?", const=PICK_CONVERSATION, metavar="ID",
@@ -45,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _split_subcommand(argv: list[str]) -> tuple[list[str], list[str] | None]:
     """The app's own options, and the arguments of ``memory ...`` when that subcommand is given (else None)."""
     for index, arg in enumerate(argv):
-        if arg == "memory" and (index == 0 or argv[index - 1] not in ("-f", "--folder", "--theme")):
+        if arg == "memory" and (index == 0 or argv[index - 1] not in ("-f", "--folder", "--theme", "--skill")):
             return argv[:index], argv[index + 1 :]
     return argv, None
 
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             settings_from_layers(layers)  # no terminal to show a bad setting's screen on: say it here
         from anton_tui.tui.launch import run_app
 
-        return run_app(layers, theme=args.theme, demo=args.demo, resume=args.resume) or 0
+        return run_app(layers, theme=args.theme, demo=args.demo, resume=args.resume, skills=tuple(args.skill)) or 0
     except SettingsError as exc:
         print(f"anton-tui: {exc}", file=sys.stderr)
         return SETTINGS_ERROR_EXIT

@@ -82,6 +82,7 @@ class Settings(BaseSettings):
     memory_sync_minutes: int = 0  # sync shared memory every N minutes (0: only by hand)
     managed_memory: str | None = None  # read-only managed memory folder ("off": none; unset: /etc/anton/memory if any)
     identity_every_turns: int = 5
+    memory_budget_tokens: int = 2000  # learned rules and lessons ranked into a prompt (pinned ones beside it)
 
     planning_provider: Provider = DEFAULT_PROVIDER
     planning_model: str = DEFAULT_PLANNING_MODEL

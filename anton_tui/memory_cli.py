@@ -1,4 +1,5 @@
-"""``anton-tui memory log|show|undo|remote|sync|resolve``: the memory history and its sharing, from a shell.
+"""``anton-tui memory log|show|undo|remote|sync|resolve``: the memory history and its sharing, from a shell;
+``anton-tui memory context "MESSAGE"``: what a new conversation's first turn with that message would be given.
 
 Runs on the same engine as the app (`memory.history_ops` and `memory.sync` over the project's `MemoryStores`), with
 no Textual and no model. Before answering it records whatever changed on disk since the last recorded change, as
@@ -39,7 +40,27 @@ def build_parser() -> argparse.ArgumentParser:
     resolve = sub.add_parser("resolve", help="finish a sync that waits for a choice")
     resolve.add_argument("scope", choices=("global", "project"))
     resolve.add_argument("side", choices=("mine", "theirs"), help="keep this machine's version, or take theirs")
+    context = sub.add_parser("context", help="what the first turn of a new conversation with MESSAGE would be given")
+    context.add_argument("message")
+    context.add_argument("--json", action="store_true", help="one JSON object, for scripts")
+    context.add_argument("--skill", action="append", default=[], metavar="NAME", help="preload a skill (repeatable)")
     return parser
+
+
+def _context(args: argparse.Namespace, folder: Path | None) -> int:
+    """`memory context`: the memory, memory files and preloaded skills the first request would carry."""
+    import json
+
+    from anton_tui.agent.memory_context import describe, first_turn_context
+    from anton_tui.config import load_settings
+
+    try:
+        found = first_turn_context(load_settings(project_dir=folder), args.message, tuple(args.skill))
+    except ValueError as exc:
+        print(f"anton-tui memory context: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(found, ensure_ascii=False) if args.json else describe(found))
+    return 0
 
 
 def _paths(folder: Path | None) -> Any:
@@ -89,6 +110,8 @@ def _log(args: argparse.Namespace, folder: Path | None) -> int:
 
 def run(argv: list[str], folder: Path | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.action == "context":
+        return _context(args, folder)
     try:
         return _log(args, folder) if args.action == "log" else _act(args, folder)
     except Exception as exc:

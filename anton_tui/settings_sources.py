@@ -164,6 +164,7 @@ SETTING_KINDS: dict[str, SettingKind] = {
     "memory_sync_minutes": _whole(least=0),
     "managed_memory": _TEXT,
     "identity_every_turns": _POSITIVE,
+    "memory_budget_tokens": _POSITIVE,
     "planning_provider": _one_of(Provider),
     "planning_model": _TEXT,
     "coding_provider": _one_of(Provider),

@@ -184,6 +184,7 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     # data types the Runtime's snapshots carry, and the errors its operations raise
     "anton_tui.memory.engrams.engram": frozenset({"Engram", "MemoryProblem"}),
     "anton_tui.memory.engrams.hippocampus": frozenset({"MemoryFileError"}),
+    "anton_tui.memory.engrams.rule_figures": frozenset({"RuleFigures", "NO_FIGURES"}),  # the Rules tab's figures
     "anton_tui.memory.episodes.store": frozenset({"Episode"}),
     "anton_tui.memory.skills.model": frozenset({"Skill", "BrokenSkill", "LegacyLayoutError", "ReadOnlySkillError"}),
     "anton_tui.memory.skills.install": frozenset({"Offer"}),

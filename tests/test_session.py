@@ -116,7 +116,12 @@ async def test_system_prompt_puts_project_notes_after_memory_and_reads_agents_md
     (tmp_path / "proj" / "AGENTS.md").write_text("Run tests with make test.\n")
     prompt = session.system_prompt()
     assert prompt.index("Prefer httpx over requests") < prompt.index("Use metric units.")
-    assert prompt.index("Use metric units.") < prompt.index("Run tests with make test.")
+    fake_llm.queue(Reply.text("Noted."))
+    await run_turn(session, "hi")
+    [request] = fake_llm.requests
+    first = request.messages[0]  # AGENTS.md is its own message at the front of the request
+    assert first["role"] == "user" and "Run tests with make test." in json.dumps(first)
+    assert "Run tests with make test." not in str(request.body.get("system"))
 
 
 async def test_cancel_mid_stream_keeps_a_consistent_history(fake_llm, tmp_path):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from anton_tui.agent.events import AccEventObserved, AccNudge, SessionEvent
 
 if TYPE_CHECKING:
+    from anton_tui.agent.turn_memory import TurnMemory
     from anton_tui.memory.engrams.cortex import Cortex
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.learners.acc import AnteriorCingulate
@@ -29,6 +30,9 @@ class AccHost(Protocol):
     def emit(self, event: SessionEvent) -> None: ...
 
     def encode_through_gate(self, engrams: list[Engram], producer: str) -> list[Engram]: ...
+
+    @property
+    def turn_memory(self) -> TurnMemory: ...
 
 
 class AccFeedback:
@@ -76,7 +80,7 @@ class AccFeedback:
         cortex = self._host.cortex
         if self.acc is None or self.mode == "off" or cortex is None or cortex.mode == "off":
             return
-        from anton_tui.memory.engrams.engram import Engram
+        from anton_tui.memory.engrams.engram import Engram, entry_id
         from anton_tui.memory.learners.acc import rules_similarity_predicate
 
         managed = cortex.managed_hc  # an operator's rule counts as known too, as in Anton
@@ -86,8 +90,10 @@ class AccFeedback:
             + "\n"
             + cortex.project_hc.recall_rules()
         )
+        patterns = self.acc.patterns_seen()
         lessons = self.acc.at_end_of_turn(has_similar_lesson=rules_similarity_predicate(rules_text))
         self.acc.clear()
+        self._host.turn_memory.note_patterns(cortex, patterns)  # did the rules written for them keep them away?
         if not lessons:
             return
         engrams = [
@@ -96,4 +102,9 @@ class AccFeedback:
         ]
         for lesson in lessons:
             self._host.emit(AccNudge(lesson=lesson, nudged=False))
-        self._host.encode_through_gate(engrams, "acc")
+        held = self._host.encode_through_gate(engrams, "acc")
+        for lesson, engram in zip(lessons, engrams, strict=True):
+            if engram not in held:  # the rule remembers the pattern it was written for (see `engrams.outcomes`)
+                cortex.global_hc.outcomes.rule_written(
+                    entry_id(cortex.global_hc.clean_text(lesson.rule)), lesson.detector
+                )

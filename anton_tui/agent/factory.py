@@ -15,6 +15,7 @@ from anton_tui.agent.tools.recall_skill import RECALL_SKILL_TOOL
 from anton_tui.agent.tools.registry import ToolRegistry
 from anton_tui.agent.tools.scratchpad import SCRATCHPAD_TOOL
 from anton_tui.agent.tools.skill_resource import READ_SKILL_RESOURCE_TOOL
+from anton_tui.agent.turn_memory import TurnMemory
 from anton_tui.redact import Redactor
 
 if TYPE_CHECKING:
@@ -114,6 +115,9 @@ def build_session(
         history_store=HistoryStore(paths.episodes) if settings.episodic_memory else None,
         context=context_keeper(settings),
     )
+    session.turn_memory = TurnMemory(
+        home=paths.home, project_dir=paths.project_dir, budget_tokens=settings.memory_budget_tokens
+    )
     scratchpads.llm_bridge = make_llm_bridge(lambda: session.llm)
     attach_learning(session, settings)
     session.trust_gate = settings.trust_gate
@@ -138,6 +142,7 @@ def apply_settings(session: ChatSession, settings: Settings, *, stores: MemorySt
     session.acc_feedback.mode = settings.acc_mode
     session.trust_gate = settings.trust_gate
     session.max_tool_rounds = settings.max_tool_rounds
+    session.turn_memory.budget_tokens = settings.memory_budget_tokens
     session.redact = make_redactor(settings)
     if session.cortex is not None:
         session.cortex.redactor = session.redact

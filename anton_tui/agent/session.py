@@ -24,7 +24,7 @@ from anton_tui.agent import conversations, prompts
 from anton_tui.agent.acc_feedback import AccFeedback
 from anton_tui.agent.background import BackgroundWork
 from anton_tui.agent.context_fit import ContextKeeper
-from anton_tui.agent.context_report import ContextReports, context_report
+from anton_tui.agent.context_report import ContextReports, context_report, report_from_selection
 from anton_tui.agent.conversations import SavedConversation
 from anton_tui.agent.events import (
     AssistantMessageDone,
@@ -43,6 +43,7 @@ from anton_tui.agent.memory_writes import MemoryWrites
 from anton_tui.agent.tools.context import ScratchpadObserver, ToolContext
 from anton_tui.agent.tools.registry import ToolRegistry
 from anton_tui.agent.trust_gate import TrustGate
+from anton_tui.agent.turn_memory import TurnMemory
 from anton_tui.agent.turn_notes import user_content
 from anton_tui.redact import Redactor
 
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from anton_tui.llm.events import LLMResponse, ToolCall
     from anton_tui.memory.engrams.cortex import Cortex
     from anton_tui.memory.engrams.engram import Engram
+    from anton_tui.memory.engrams.selection import MemorySelection
     from anton_tui.memory.episodes.store import EpisodicMemory
     from anton_tui.memory.history.origin import Origin
     from anton_tui.memory.learners.acc import AnteriorCingulate
@@ -117,6 +119,7 @@ class ChatSession:
         self.history: list[dict[str, Any]] = []
         self.context = context or ContextKeeper()  # keeps requests within the model's context window
         self.context_reports = ContextReports()  # what each turn's request carried of memory and skills
+        self.turn_memory = TurnMemory(home=None, project_dir=self.project_dir)  # memory, memory files, skills given
         self.turn_count = 0
         self.total_input_tokens = 0
         self.total_output_tokens = 0
@@ -185,11 +188,13 @@ class ChatSession:
         return True
 
     async def warm_up(self) -> None:
-        """Pay the slow first-time costs in the background: the secret patterns and the episode search index (the
-        LLM SDK is `warm_up_model`'s, called when the user starts typing)."""
+        """Pay the slow first-time costs in the background: the secret patterns, the memory's ranking index and the
+        episode search index (the LLM SDK is `warm_up_model`'s, called when the user starts typing)."""
         from anton_tui.redact import preload
 
         await asyncio.to_thread(preload)  # the secret patterns, read by the first tool result
+        if self.cortex is not None:  # the ranking index of the rules and lessons, for the first turn
+            await asyncio.to_thread(self.turn_memory.warm_up, self.cortex)
         if self.episodic is not None:
             from anton_tui.memory.episodes.index import IndexUnavailable
 
@@ -234,7 +239,9 @@ class ChatSession:
             await asyncio.to_thread(self.episodic.close)
 
     def system_prompt(self) -> str:
-        memory = self.cortex.build_memory_context() if self.cortex is not None else ""
+        self.turn_memory.front()
+        selection = self.turn_memory.choose(self.cortex, self.history, self.skills) if self.cortex is not None else None
+        memory = selection.text if selection is not None else ""
         skills_section = ""
         if self.skills is not None:
             from anton_tui.memory.skills.store import procedural_memory_section
@@ -249,17 +256,26 @@ class ChatSession:
         prompt = prompts.build_system_prompt(
             project_dir=self.project_dir, memory_context=memory, skills_section=skills_section
         )
-        self._report_context(memory, skills_section, len(prompt))
+        self._report_context(selection, skills_section, len(prompt))
         live = self.scratchpads.names() if self.scratchpads is not None else []
         note = self.conversation.pads_note(live)
         return f"{prompt}\n\n{note}" if note else prompt
 
-    def _report_context(self, memory: str, skills_section: str, system_chars: int) -> None:
+    def _report_context(self, selection: MemorySelection | None, skills_section: str, system_chars: int) -> None:
         """Record what this request carries of memory and skills (see `context_report`)."""
         wisdom = self.cortex.get_scratchpad_context() if self.cortex is not None else ""
         ratio = self.context.sizer.chars_per_token
-        self.context_reports.record(context_report(self.turn_count, memory, skills_section, wisdom, system_chars,
-                                                   ratio, conversations.last_user_text(self.history)))  # fmt: skip
+        user_text = conversations.last_user_text(self.history)
+        if selection is None:
+            report = context_report(self.turn_count, "", skills_section, wisdom, system_chars, ratio, user_text)
+        else:
+            given = self.turn_memory
+            report = report_from_selection(
+                self.turn_count, selection, files=[(f.level, f.path.name, f.text) for f in given.files],
+                preloaded=[str(m["content"]) for m in given.preloaded.values()], skills=skills_section, wisdom=wisdom,
+                system_chars=system_chars, ratio=ratio, user_text=user_text,
+            )  # fmt: skip
+        self.context_reports.record(report)
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         descriptions = {}
@@ -293,6 +309,7 @@ class ChatSession:
 
     def new_conversation(self) -> None:
         """Start a new conversation under a new session id; see `SavedConversation.start_new`."""
+        self.turn_memory.forget_conversation()  # the skills preloaded for the old conversation go with it
         self.conversation.start_new()
 
     def save_history(self) -> Path | None:
@@ -402,26 +419,50 @@ class ChatSession:
 
     async def _tool_loop(self) -> tuple[str, str]:
         system = self.system_prompt()
+        if self.cortex is not None and self.turn_memory.selection is not None:  # counted in the background
+            self.start_background(asyncio.to_thread(self.cortex.record_prompt, self.turn_memory.selection), "counters")
         tools = self.tool_definitions()
         texts: list[str] = []
         for round_idx in range(1, self.max_tool_rounds + 1):
             response = await self._model_round(system, tools)
             if response.text:
                 texts.append(response.text)
+            skills, fresh = await self._skill_sentinels(response.text)
             if not response.tool_calls:
-                return "\n\n".join(texts), "end_turn"
+                if not fresh:
+                    return "\n\n".join(texts), "end_turn"
+                self.history.append({"role": "user", "content": skills})  # the skill, for the model's next step
+                continue
             self._round_results = results = []
             for call in response.tool_calls:
                 results.append(await self._run_tool(call, round_idx))
+            results.extend(skills)
             results.extend(self.acc_feedback.round_nudges())
             self._round_results = []
             self.history.append({"role": "user", "content": results})
         return await self._cap_postmortem(system, tools, texts)
 
+    async def _skill_sentinels(self, text: str) -> tuple[list[dict[str, Any]], bool]:
+        """Text blocks with the recall of each skill the model named with ``[skill: label]``, and whether any of them
+        brought a skill that was not in the conversation yet (see `turn_memory`)."""
+        if "[skill:" not in (text or ""):
+            return [], False
+        messages = [*self.turn_memory.front_messages, *self.history]
+        results = await asyncio.to_thread(self.turn_memory.sentinel_results, text, self.skills, messages)
+        for result in results:
+            if result.limits_tools is not None:
+                self._tool_limit = result.limits_tools
+        fresh = any(result.success and "# Skill recalled:" in result.text for result in results)
+        return [{"type": "text", "text": result.text} for result in results], fresh
+
+    def _sized(self, system: str) -> str:
+        """The system prompt with the messages at the front of every request, for sizing the request."""
+        return "\n".join([system, *(str(m["content"]) for m in self.turn_memory.front_messages)])
+
     async def _model_round(self, system: str, tools: list[dict[str, Any]]) -> LLMResponse:
         self._repair_history()
         self._partial_text = ""
-        await self.context.fit(self, system, tools)
+        await self.context.fit(self, self._sized(system), tools)
         response = await self._stream_round(system, tools)
         if response is None:
             raise RuntimeError("The model's stream ended without a final response.")
@@ -456,10 +497,11 @@ class ChatSession:
 
         attempt = 0
         while True:
-            self.context.sizer.sent(request_chars(system, tools, self.history))
+            messages = [*self.turn_memory.front_messages, *self.history]
+            self.context.sizer.sent(request_chars(system, tools, messages))
             response = None
             try:
-                async for event in self.llm.plan_stream(system=system, messages=self.history, tools=tools):
+                async for event in self.llm.plan_stream(system=system, messages=messages, tools=tools):
                     if isinstance(event, TextDelta):
                         self._partial_text += event.text
                         self._emit(AssistantTextDelta(event.text))
@@ -470,7 +512,7 @@ class ChatSession:
                 if err.kind != "context_too_long" or self._partial_text:
                     raise
                 attempt += 1
-                if not await self.context.recover(self, system, tools, attempt, err):
+                if not await self.context.recover(self, self._sized(system), tools, attempt, err):
                     raise
 
     SKILL_TOOLS = ("recall_skill", "read_skill_resource")
@@ -610,7 +652,7 @@ class ChatSession:
             acc_observe=self.acc_feedback.observe,
             turn=self.turn_count,
             scratchpad_observers=self.scratchpad_observers,
-            history=self.history,
+            history=[*self.turn_memory.front_messages, *self.history],  # what the model sees
             log_episode=self._log,
             redactor=self.redact,
             session_id=self.session_id or "",

@@ -19,6 +19,7 @@ from anton_tui.runtime.protocols import MemorySettings
 if TYPE_CHECKING:
     from anton_tui.memory.engrams.engram import Engram, MemoryProblem
     from anton_tui.memory.engrams.hippocampus import Hippocampus
+    from anton_tui.memory.engrams.rule_figures import RuleFigures
     from anton_tui.memory.episodes.store import Episode
     from anton_tui.memory.stores import MemoryStores
 
@@ -223,6 +224,18 @@ class MemoryReads:
                 entries = entries_of(hc, kind_file)
                 found.append(ScopeEntries(scope, path, entries, hc.file_problems(kind_file)))
             return EntryListing(kind_file, tuple(found))
+
+        return await asyncio.to_thread(read)
+
+    async def rule_figures(self) -> dict[tuple[str, str], RuleFigures]:
+        """Each rule's use (prompts loaded into, last loaded, dormant) and, for the ACC's rules, its pattern before
+        and since, by (scope, rule id) (see `memory.engrams.rule_figures`)."""
+        from anton_tui.memory.engrams.rule_figures import rule_figures
+
+        stores = self._stores
+
+        def read() -> dict[tuple[str, str], RuleFigures]:
+            return {(scope, rule): found for scope, hc in stores.scoped() for rule, found in rule_figures(hc).items()}
 
         return await asyncio.to_thread(read)
 

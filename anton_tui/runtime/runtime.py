@@ -297,6 +297,15 @@ class Runtime:
             raise ValueError("this session has no model to draft a skill with")
         return await draft_skill(self.session, hint)
 
+    async def preload_skill(self, label: str) -> str:
+        """Give a skill to every request of this conversation (``/skill load``); returns the label loaded. Raises
+        ValueError with the reason when it cannot be loaded."""
+        from anton_tui.agent.session import ChatSession
+
+        if not isinstance(self.session, ChatSession):
+            raise ValueError("this session cannot preload skills")
+        return await off_loop(self.session.turn_memory.preload, self._memory_stores().skills, label)
+
     # ----------------------------------------------------------------- saved conversations
 
     @property

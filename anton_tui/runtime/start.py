@@ -24,15 +24,18 @@ SETUP_ATTEMPTS = 20  # bad values dropped, at most, to open the setup screen
 class RuntimeStarter:
     """Builds the `Runtime` for one project's settings' sources; `theme` overrides the theme setting for this run,
     and `demo` builds the recorded demo in a throw-away folder instead. `resume` names a saved conversation to
-    continue once the runtime is built ("" for the newest one, "?" to choose from the list); the app does that."""
+    continue once the runtime is built ("" for the newest one, "?" to choose from the list); the app does that.
+    `skills` are preloaded for the conversation (``--skill``): in its first request and every one after."""
 
     def __init__(
-        self, layers: EnvLayers, *, theme: str | None = None, demo: bool = False, resume: str | None = None
-    ) -> None:
+        self, layers: EnvLayers, *, theme: str | None = None, demo: bool = False, resume: str | None = None,
+        skills: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
         self.layers = layers
         self.theme = theme
         self.demo = demo
         self.resume = resume
+        self.skills = skills
 
     @property
     def first_frame(self) -> FirstFrame:
@@ -91,11 +94,17 @@ class RuntimeStarter:
             settings.theme = self.theme
         if self.demo:
             return build_demo_runtime(settings)
+        from anton_tui.agent.events import ErrorOccurred
         from anton_tui.agent.factory import build_session
         from anton_tui.memory.stores import MemoryStores
 
         stores = MemoryStores.from_settings(settings)
         session = build_session(settings, stores=stores)
+        for label in self.skills:
+            try:
+                session.turn_memory.preload(stores.skills, label)
+            except ValueError as exc:  # said in the app, which goes on without it
+                session.emit(ErrorOccurred(f"--skill {label}: {exc}", retryable=False))
         return Runtime(settings, session, stores=stores, control=session)
 
     def settings_for_setup(self) -> tuple[Any, dict[str, str | None]]:
@@ -122,7 +131,7 @@ class RuntimeStarter:
     def reread(self) -> RuntimeStarter:
         """A starter for the same project with its sources read again (after the setup screen wrote them)."""
         layers = read_env_layers(self.layers.project_dir, environ=dict(self.layers.layers[-1][1]))
-        return RuntimeStarter(layers, theme=self.theme, demo=self.demo, resume=self.resume)
+        return RuntimeStarter(layers, theme=self.theme, demo=self.demo, resume=self.resume, skills=self.skills)
 
 
 def build_demo_runtime(settings: Any) -> Runtime:

@@ -648,3 +648,18 @@ async def test_memory_reset_clears_a_scope_and_undo_brings_it_back(stores: Memor
     reset = history_ops.log(stores)[0]
     assert "archived" in reset.summary and history_ops.undo(stores, reset.short).done
     assert sorted(p.name for p in (project_dir / ".anton" / "episodes").glob("*.jsonl")) == logs
+
+
+async def test_skill_load_preloads_a_skill_for_the_conversation(stores: MemoryStores, fake_llm) -> None:
+    from tests.session_helpers import make_session
+
+    session = make_session(fake_llm)
+    output = await run("/skill load csv_sumary", context(stores, session=session))
+    assert output.level == "success" and "Loaded skill csv_summary for this conversation" in output.plain()
+    [message] = session.turn_memory.front()
+    assert "1. Load the file" in message["content"], "its procedure goes at the front of every request"
+    output = await run("/skill load totally_else", context(stores, session=session))
+    assert output.level == "error" and "Not loaded" in output.plain()
+    assert (await run("/skill load", context(stores, session=session))).level == "error"
+    assert (await run("/skill load csv_summary", context(stores))).level == "error", "a session that cannot"
+    await session.close()

@@ -35,7 +35,28 @@ def snapshot_app(tmp_path) -> InspectorHost:
     origin = Origin("consolidator", session="20261122_042512", turn=3, why="replayed pad main")
     stores.recorder.note("project", "lessons.md", path.read_bytes(), origin)
     stores.recorder.flush()
+    seed_rule_use(stores)
     return InspectorHost(stores)
+
+
+def seed_rule_use(stores) -> None:
+    """Four prompts counted (one rule loaded only in the first, so dormant once three prompts count as a long
+    stretch); that rule was written by the ACC, its pattern seen twice before it and once since."""
+    from anton_tui.memory.engrams.counters import PromptRecord
+
+    hc = stores.global_hc
+    rules = {rule.text: rule.id for rule in hc.get_rules()}
+    httpx, never, cells = (rules[text] for text in (
+        "Use httpx instead of requests", "Never print credentials", "Keep scratchpad cells small and print progress"))  # fmt: skip
+    present = {"rules": list(rules.values()), "lessons": []}
+    pattern = {"detect_repeated_tool_error"}
+    hc.outcomes.pattern_seen(pattern, set())
+    hc.outcomes.pattern_seen(pattern, set())
+    hc.outcomes.rule_written(cells, "detect_repeated_tool_error")
+    hc.outcomes.pattern_seen(pattern, {cells})
+    for day, loaded in ((20, [httpx, never, cells]), (21, [httpx]), (22, [httpx, never]), (23, [httpx, never])):
+        left = [] if cells in loaded else [cells]
+        hc.counters.record(PromptRecord({"rules": loaded}, {"rules": left}, present), datetime(2026, 11, day, 9))
 
 
 async def show(pilot, tab: str) -> None:
@@ -56,14 +77,18 @@ async def show(pilot, tab: str) -> None:
     if tab == "episodes":
         app.pane.tab("episodes").search("bitcoin")
     if tab == "context":
-        from anton_tui.agent.context_report import ContextReports, context_report
+        from anton_tui.agent.context_report import ContextReports, report_from_selection
+        from anton_tui.memory.engrams.cortex import Cortex
+        from anton_tui.memory.engrams.ranking import TurnQuery
 
         stores = app.stores
-        memory = "\n".join(f"## Your Memory — {label}\n{text}" for label, text in (
-            ("Identity", stores.global_hc.recall_identity()), ("Global Rules", stores.global_hc.recall_rules()),
-            ("Project Lessons", stores.project_hc.recall_lessons(1000))))  # fmt: skip
+        cortex = Cortex(stores.global_hc, stores.project_hc)
+        selection = cortex.select_memory(TurnQuery("Page through the CoinGecko API with httpx"), budget_tokens=30)
         reports = ContextReports()
-        reports.record(context_report(4, memory, "- `csv_summary` — summarise a CSV", "", 9000, 3.5))
+        reports.record(report_from_selection(
+            4, selection, files=[("project", "AGENTS.md", "Run the tests with make test.")],
+            skills="- `csv_summary` — summarise a CSV", system_chars=9000, ratio=3.5,
+        ))  # fmt: skip
         app.pane.runtime.session.context_reports = reports
         app.pane.tab("context").refresh_data()
     await settle(pilot)
@@ -71,7 +96,8 @@ async def show(pilot, tab: str) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("tab", TABS)
-def test_inspector_tab_snapshot(snap_compare, tmp_path, tab, size):
+def test_inspector_tab_snapshot(snap_compare, tmp_path, tab, size, monkeypatch):
+    monkeypatch.setattr("anton_tui.memory.engrams.counters.DORMANT_AFTER", 3)
     async def run_before(pilot) -> None:
         await show(pilot, tab)
 

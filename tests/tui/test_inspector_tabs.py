@@ -44,10 +44,12 @@ async def test_memory_tabs_show_the_files_on_disk(tmp_path):
         await settle(pilot)
         rules = table_rows(app.pane.tab("rules").table)
         assert rules == [
-            ["global", "always", "Use httpx instead of requests", "high", "user", "2026-11-22"],
-            ["global", "always", "Keep scratchpad cells small and print progress", "medium", "llm", "2026-11-20"],
-            ["global", "never", "Never print credentials", "high", "user", "2026-11-21"],
-            ["project", "when", "If paginated API → use async + progress()", "medium", "consolidation", "2026-11-22"],
+            ["global", "always", "Use httpx instead of requests", "0", "", "", "high", "user", "2026-11-22"],
+            ["global", "always", "Keep scratchpad cells small and print progress", "0", "", "", "medium", "llm",
+             "2026-11-20"],
+            ["global", "never", "Never print credentials", "0", "", "", "high", "user", "2026-11-21"],
+            ["project", "when", "If paginated API → use async + progress()", "0", "", "", "medium", "consolidation",
+             "2026-11-22"],
         ]
         lessons = table_rows(app.pane.tab("lessons").table)
         assert lessons[0] == ["global", "", "pandas read_csv needs encoding='utf-8-sig' for BOM files", "2026-11-18"]

@@ -51,7 +51,9 @@ def already_recalled_text(label: str, name: str) -> str:
     )
 
 
-def recall(store, requested: str, history: list[Any] | None = None) -> ToolResult:
+def recall(store, requested: str, history: list[Any] | None = None, *, count: bool = True) -> ToolResult:
+    """The recall of skill `requested` (or the closest label), as the tool gives it; `count`: credit the skill with
+    the recall (`memory context`, which only shows what would be sent, does not)."""
     from anton_tui.memory.skills.store import BrokenSkillError, SkillNotFoundError, format_no_match, format_recall
 
     requested = requested.strip()
@@ -77,7 +79,8 @@ def recall(store, requested: str, history: list[Any] | None = None) -> ToolResul
     if already_in_history(history, skill.label):
         return _limited(skill, already_recalled_text(skill.label, skill.name or skill.label))
     try:
-        store.increment_recommended(skill.label, stage=1)
+        if count:
+            store.increment_recommended(skill.label, stage=1)
     except (BrokenSkillError, SkillNotFoundError):  # changed on disk since it was read: leave it as it is
         pass
     from anton_tui.agent.tools.skill_resource import resources_note

@@ -16,8 +16,11 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
-from anton_tui.memory.engrams.engram import RULE_KINDS, Engram
+from anton_tui.memory.engrams.engram import RULE_KINDS, Engram, split_entry
 from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
+from anton_tui.memory.engrams.managed import learned_memory_notice, operator_precedence
+from anton_tui.memory.engrams.ranking import TurnQuery
+from anton_tui.memory.engrams.selection import DEFAULT_BUDGET_TOKENS, MemorySelection, MemorySelector
 from anton_tui.memory.files.backups import keep_backup
 from anton_tui.settings_sources import InvalidSetting, MemoryMode, setting_value
 
@@ -67,6 +70,7 @@ class Cortex:
         self.llm = llm
         self.episodic = episodic
         global_hc.scope = "global"
+        self.selector = MemorySelector()  # the ranking index of the rules and lessons, kept between prompts
         self.profile_conflicts: list[str] = []
         from anton_tui.memory.history.origin import producing
 
@@ -114,8 +118,6 @@ class Cortex:
 
         Scratchpad-related When rules and lessons are left out here; `get_scratchpad_context()` carries them.
         """
-        from anton_tui.memory.engrams.managed import learned_memory_notice, operator_precedence
-
         sections = []
         shared = self.is_shared()
         name = "Shared Memory" if shared else "Your Memory"
@@ -141,6 +143,35 @@ class Cortex:
             if lessons:
                 sections.append(f"## {name} — {label} Lessons\n{lessons}")
         return "\n\n" + "\n\n".join(sections) if sections else ""
+
+    def select_memory(self, query: TurnQuery, budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> MemorySelection:
+        """The memory sections for a prompt about `query`: pinned entries, the best of the rest within
+        `budget_tokens`, and what was left out (see `selection`)."""
+        head: list[str] = []
+        operator: list[tuple[str, str]] = []
+        shared = self.is_shared()
+        name = "Shared Memory" if shared else "Your Memory"
+        if shared:
+            head.append(learned_memory_notice(self._presence()))
+        if self.managed_hc is not None:
+            precedence = operator_precedence(name)
+            rules = self.managed_hc.recall_rules(char_budget=RULES_TOKENS * CHARS_PER_TOKEN, exclude_scratchpad=True)
+            if rules:
+                head.append(f"## Operator Memory — Rules\n{precedence}\n{rules}")
+                operator += _listed_lines(rules)
+            lessons = self.managed_hc.recall_lessons(LESSONS_TOKENS, exclude_scratchpad=True)
+            if lessons:
+                head.append(f"## Operator Memory — Lessons\n{'' if rules else precedence + chr(10)}{lessons}")
+                operator += _listed_lines(lessons)
+        identity = self.global_hc.recall_identity(char_budget=IDENTITY_TOKENS * CHARS_PER_TOKEN)
+        return self.selector.select(
+            self._scopes(), query, budget_tokens, identity=identity, operator=operator, head=head, name=name
+        )
+
+    def record_prompt(self, selection: MemorySelection) -> None:
+        """Count what a prompt the agent sent did with each scope's entries (see `counters`)."""
+        for label, hc in self._scopes():
+            hc.counters.record(selection.prompt_record(label.lower()))
 
     def is_shared(self) -> bool:
         """Memory read here is shared across people: a scope has a remote, or a managed tier is in use."""
@@ -315,3 +346,15 @@ class Cortex:
             self.profile_conflicts = [fact.text for fact in overruled]
         except (MemoryFileError, OSError) as exc:
             log.warning("project profile not merged: %s", exc)
+
+
+def _listed_lines(section: str) -> list[tuple[str, str]]:
+    """(kind, text) of the ``- `` lines of a rendered rules or lessons section (kind from its ``## `` headings)."""
+    found, kind = [], "lesson"
+    for line in section.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("## "):
+            kind = stripped[3:].strip().lower()
+        elif stripped.startswith("- "):
+            found.append((kind, split_entry(stripped[2:])[0]))
+    return found

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from anton_tui.memory.engrams.counters import RetrievalCounters, StatsFile
 from anton_tui.memory.engrams.engram import (
     CONFIDENCE_RANK,
     RULE_KINDS,
@@ -37,6 +38,7 @@ from anton_tui.memory.engrams.engram import (
     sanitize_slug,
 )
 from anton_tui.memory.engrams.lesson_budget import walks_of, within
+from anton_tui.memory.engrams.outcomes import RuleOutcomes
 from anton_tui.memory.files.locking import append_locked, exclusive, read_whole_lines, remove_stale_temps
 from anton_tui.memory.files.replace import recover_carries, rewriting
 from anton_tui.memory.history import origin as _origin
@@ -158,7 +160,7 @@ def _insert_rule(parsed: ParsedFile, kind: str, line: str) -> list[str]:
     return lines + block
 
 
-def _lesson_for_prompt(engram: Engram) -> str:
+def lesson_for_prompt(engram: Engram) -> str:
     parts = [f"{key}:{value}" for key in ("confidence", "source", "topic") if (value := getattr(engram, key))]
     if engram.updated_at is not None:
         parts.append(f"ts:{engram.updated_at:%Y-%m-%d}")
@@ -169,7 +171,7 @@ def render_lessons(engrams: list[Engram], header: str = "Lessons") -> str:
     """Lessons as the prompt shows them: ``# Lessons`` and one line each, metadata comment included."""
     if not engrams:
         return ""
-    return f"# {header}\n" + "\n".join(_lesson_for_prompt(e) for e in engrams)
+    return f"# {header}\n" + "\n".join(lesson_for_prompt(e) for e in engrams)
 
 
 class Hippocampus:
@@ -183,6 +185,9 @@ class Hippocampus:
         self.lessons_path = self.base_dir / "lessons.md"
         self.profile_path = self.base_dir / "profile.md"
         self.recorder: Any = None  # a MemoryRecorder: every write is noted there with its origin (see `history`)
+        stats = StatsFile(self.base_dir)  # beside the files, never in them (see `counters`)
+        self.counters = RetrievalCounters(stats)
+        self.outcomes = RuleOutcomes(stats)
 
     def __repr__(self) -> str:
         return f"Hippocampus({str(self.base_dir)!r}, scope={self.scope!r})"

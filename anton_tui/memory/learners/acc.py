@@ -120,6 +120,11 @@ class AnteriorCingulate:
         predicate = has_similar_lesson or self._has_similar_lesson
         return [lesson for lesson in self._fired() if predicate is None or not predicate(lesson.rule)]
 
+    def patterns_seen(self) -> frozenset[str]:
+        """The detectors that fired on this turn's events (those folded into another's lesson too), whether or not
+        memory already holds their rule: what outcome tracking counts (see `engrams.outcomes`)."""
+        return frozenset(name for lesson in self._fired() for name in lesson.detectors)
+
     def at_round_n(self) -> list[Lesson]:
         """Lessons from detectors that have not nudged yet this turn; each detector nudges at most once per turn.
 

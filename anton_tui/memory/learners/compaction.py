@@ -59,6 +59,8 @@ Decide which entries to keep:
 - When several entries say the same thing, keep the clearest, most specific one (prefer higher confidence, then \
 the newer date) and leave out the others.
 - Leave out an entry only when a kept entry makes it redundant or a newer entry plainly contradicts and replaces it.
+- An entry marked (dormant) has not been chosen for a prompt in a long stretch of turns: leave it out when it is \
+redundant, out of date or too narrow to matter, and keep it otherwise.
 - Keep everything else, including entries you do not fully understand. When in doubt, keep the entry.
 
 You cannot edit entries, only choose them. Answer with the numbers of the entries to keep."""
@@ -169,10 +171,14 @@ def _terminated(line: str) -> str:
     return line if line.endswith(("\n", "\r")) else line + "\n"
 
 
-def _numbered(parsed: ParsedFile, file: str, entries: list[tuple[Engram, int]]) -> str:
+DORMANT = " (dormant)"
+
+
+def _numbered(parsed: ParsedFile, file: str, entries: list[tuple[Engram, int]], dormant: frozenset[str]) -> str:
+    """The entries as the model sees them: numbered, rules with their kind, dormant ones marked (see `counters`)."""
     rows = []
     for number, (engram, index) in enumerate(entries):
-        body = parsed.lines[index].strip().removeprefix("- ")
+        body = parsed.lines[index].strip().removeprefix("- ") + (DORMANT if engram.id in dormant else "")
         rows.append(f"{number}. [{engram.kind}] {body}" if file == "rules" else f"{number}. {body}")
     return "\n".join(rows)
 
@@ -194,11 +200,14 @@ async def compact_file(hc: Hippocampus, file: str, llm: Any, scope: str) -> Comp
     if not parsed.writable:
         return CompactionOutcome(scope, file, len(offered), problem="the file cannot be read cleanly")
     outcome = CompactionOutcome(scope, file, len(offered))
+    dormant = frozenset(entry for entry, figures in hc.counters.figures(file).items() if figures.dormant)
     try:
         result = await llm.generate_object_code(
             CompactionResult,
             system=SYSTEM_PROMPT,
-            messages=[{"role": "user", "content": f"Entries of {file}.md:\n\n{_numbered(parsed, file, offered)}"}],
+            messages=[
+                {"role": "user", "content": f"Entries of {file}.md:\n\n{_numbered(parsed, file, offered, dormant)}"}
+            ],
             max_tokens=MAX_TOKENS,
         )
     except Exception as exc:  # any model failure: the file stays as it is

@@ -163,6 +163,8 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("skill list", "", "Table of saved skills", skill_cmds.list_skills, "Skills"),
     CommandSpec("skill show", "<label>", "One skill's details and procedure (typos tolerated)", skill_cmds.show_skill,
                 "Skills", True, _skill_labels),
+    CommandSpec("skill load", "<label>", "Give a skill to every request of this conversation", skill_cmds.load_skill,
+                "Skills", True, _skill_labels),
     CommandSpec("skill remove", "<label>", "Delete a skill (asks first)", skill_cmds.remove_skill, "Skills", True,
                 _skill_labels),
     CommandSpec("skill edit", "[label]", "Open the skills screen (on that skill)", _skills_screen, "Skills", True,

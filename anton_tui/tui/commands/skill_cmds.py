@@ -61,7 +61,9 @@ def skill_table(listing: SkillListing) -> CommandOutput:
 
 async def list_skills(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if args.words and args.words[0].lower() not in ("list",):
-        return error(f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show, remove, edit or install.")
+        return error(
+            f"Unknown /skill subcommand {args.words[0]!r}: use save, list, show, load, remove, edit or install."
+        )
     return skill_table(await ctx.runtime.skills.listing())
 
 
@@ -118,6 +120,18 @@ async def show_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     if note:
         body = f"> {_markdown_text(note)}\n\n{body}"
     return CommandOutput(body, "warning" if note else "info", markdown=True)
+
+
+async def load_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
+    """`/skill load <label>`: the skill goes with every request of this conversation, from the next one on."""
+    requested = args.rest.strip()
+    if not requested:
+        return error("Which skill? /skill load <label> (see /skill list).")
+    try:
+        label = await ctx.runtime.preload_skill(requested)
+    except ValueError as exc:
+        return error(f"Not loaded: {exc}")
+    return success(f"Loaded skill {label} for this conversation: every request carries it from the next turn on.")
 
 
 async def remove_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:

@@ -18,7 +18,7 @@ from textual.widgets import Label, Static
 
 from anton_tui.tui.textual_internals import FixedColumnsTable
 from anton_tui.tui.widgets.inspector.base import pick, set_columns
-from anton_tui.tui.widgets.inspector.context_tab import COLUMNS, describe
+from anton_tui.tui.widgets.inspector.context_tab import COLUMNS, cells_of, describe
 
 NOT_KEPT = (
     "Not recorded: this turn ran before the conversation was resumed. What a request carried is kept while the "
@@ -40,8 +40,8 @@ class TurnContextScreen(ModalScreen[None]):
 ## What a turn saw
 
 The rules, lessons, profile lines, skills and scratchpad hints the request of the turn you picked carried, each
-with its size in characters and estimated tokens; lines that did not fit the memory budgets are not listed because
-the agent did not see them. **Up**/**Down** move through the lines, **Escape** closes.
+with its size in characters and estimated tokens, and why it went in (pinned, or ranked with its score against the
+turn); the entries left out come last, with the reason. **Up**/**Down** move through the lines, **Escape** closes.
 """
 
     def __init__(self, report: Any, message: str) -> None:
@@ -74,8 +74,7 @@ the agent did not see them. **Up**/**Down** move through the lines, **Escape** c
         table = self.query_one(FixedColumnsTable)
         shown = set_columns(table, COLUMNS)
         for number, item in enumerate(self.report.items):
-            values = (item.section, item.scope, item.chars, item.tokens, item.text)
-            table.add_row(*pick(values, shown), key=str(number))
+            table.add_row(*pick(cells_of(item), shown), key=str(number))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -184,6 +184,10 @@ class EntryTab(FileTab):
     def matches(self, engram: Engram) -> bool:
         return True
 
+    def detail_facts(self, engram: Engram) -> list[str]:
+        """More facts about the highlighted entry, for the line above its text."""
+        return []
+
     def empty_message(self) -> str:
         return self.EMPTY
 
@@ -286,6 +290,7 @@ class EntryTab(FileTab):
                                                          ("source", engram.source)) if value]  # fmt: skip
         if engram.updated_at:
             facts.append(f"saved {date_of(engram)}")
+        facts += self.detail_facts(engram)
         detail.update(Content.assemble((" · ".join(facts), "dim"), "\n", engram.text))
 
     # ---- edit and delete ---------------------------------------------------------------------------------------
