@@ -3,7 +3,6 @@ listing: the same entries in the same order, for files of every shape, big or sm
 
 from __future__ import annotations
 
-import asyncio
 import random
 from pathlib import Path
 
@@ -117,7 +116,7 @@ def test_the_starter_reads_the_first_look_of_its_folders(tmp_path: Path) -> None
     (project / ".anton" / "memory" / "rules.md").write_text("# Rules\n## When\n- when asked, plot\n")
     environ = {"ANTON_HOME": str(home), "ANTON_MANAGED_MEMORY": "off"}
     starter = RuntimeStarter(read_env_layers(project, environ=environ))
-    look = asyncio.run(starter.first_look())
+    look = starter.first_look()
     assert listing_rows(look.rules.listing) == [
         ("global", "always", "always cite"), ("global", "never", "never guess"), ("project", "when", "when asked, plot"),
     ]  # fmt: skip

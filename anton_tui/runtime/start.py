@@ -8,7 +8,6 @@ settings without the bad values, so the setup screen can open and fix them.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from anton_tui.runtime.runtime import Runtime
@@ -70,9 +69,10 @@ class RuntimeStarter:
         except (OSError, ValueError, HistoryBroken):
             return None
 
-    async def first_look(self) -> FirstLook | None:
-        """The first rows of the rules, lessons and profile listings, read from the start of the files (for the
-        inspector while `build` runs, which takes longer); None for the demo, whose memory the build makes."""
+    def first_look(self) -> FirstLook | None:
+        """The first rows of the rules, lessons and profile listings, read from the start of the files (a few small
+        reads: the first frame shows them, well before `build` is done); None for the demo, whose memory the build
+        makes."""
         if self.demo:
             return None
         from anton_tui.memory.engrams.managed import managed_dir
@@ -82,7 +82,7 @@ class RuntimeStarter:
         managed = self.layers.chosen(["managed_memory"]).get("managed_memory")
         paths = AntonPaths(self.layers.home, self.layers.project_dir)
         tiers = [("global", paths.global_memory), ("project", paths.project_memory)]
-        return await asyncio.to_thread(read_first_look, tiers, managed_dir(managed[0] if managed else None))
+        return read_first_look(tiers, managed_dir(managed[0] if managed else None))
 
     def build(self) -> Runtime:
         """Validate the settings and build everything behind them. Blocking: run it in a thread. Raises

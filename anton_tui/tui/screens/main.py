@@ -44,7 +44,7 @@ from anton_tui.agent.events import (
     UsageUpdated,
 )
 from anton_tui.agent.goal import GoalFinished, GoalTurnStarted
-from anton_tui.runtime import Runtime
+from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.settings_sources import FirstFrame
 from anton_tui.tui.command_registry import SlashCommand, parse_command_line
 from anton_tui.tui.css import stylesheet
@@ -155,9 +155,10 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         cursor_blink: bool = True,
         max_blocks: int | None = None,
         inspector: bool = True,
+        first_look: FirstLook | None = None,
     ) -> None:
         """`runtime` may come later, through `attach_runtime` (a message sent before then waits for it); until then
-        the header shows `frame`, read from the raw settings."""
+        the header shows `frame`, read from the raw settings, and the inspector the rows of `first_look`."""
         super().__init__()
         self.runtime = runtime
         self._runtime_attached = asyncio.Event()
@@ -174,6 +175,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
         self._show_inspector = inspector
+        self._first_look = first_look
         self._hidden_note: list[str] = []  # under the heading of a shown conversation
         self._inspector_waiting = False  # the runtime came, the inspector waits for a resumed conversation
         self.last_prompt: str | None = None
@@ -212,11 +214,11 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         yield Footer(compact=self._compact_footer())  # so that every key fits
 
     def _inspector_widget(self) -> Widget:
-        if not self._show_inspector or self.runtime is None:
+        if not self._show_inspector or (self.runtime is None and self._first_look is None):
             return InspectorPlaceholder(id="inspector")
         from anton_tui.tui.widgets.inspector import InspectorPane
 
-        return InspectorPane(self.runtime, id="inspector")
+        return InspectorPane(self.runtime, first_look=self._first_look, id="inspector")
 
     # Keystrokes first: the prompt is painted as soon as it asks to be (`PaintFirstScreen`). Once an edit of the
     # prompt is on screen, the chat may use the gap before the next key (`ChatStream.keystroke`).
@@ -269,10 +271,15 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             self.follow_background_events()
 
     async def _mount_inspector(self) -> None:
-        """The runtime came after the first frame: the inspector over its stores replaces the empty frame."""
-        await self.query_one("#inspector").remove()
+        """The runtime came after the first frame: the inspector shown since takes it, or the inspector over it
+        replaces the empty frame."""
         from anton_tui.tui.widgets.inspector import InspectorPane
 
+        shown = self.query_one("#inspector")
+        if isinstance(shown, InspectorPane) and self.runtime is not None:
+            shown.attach_runtime(self.runtime)
+            return
+        await shown.remove()
         pane = InspectorPane(self.runtime, id="inspector")  # (hidden by the screen's class if F3 hid the frame)
         await self.query_one("#side").mount(pane)
         self.call_after_refresh(self.fit_side_to_tabs)

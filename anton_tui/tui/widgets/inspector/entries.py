@@ -175,6 +175,7 @@ class EntryTab(FileTab):
         self._snapshot = EntrySnapshot()
         self._visible: Sequence[int] = range(0)  # indexes into the snapshot's rows of the rows shown, in order
         self._fitted_width = 0
+        self.first_rows_shown = False
 
     # ---- what each kind defines ------------------------------------------------------------------------------
 
@@ -202,6 +203,7 @@ class EntryTab(FileTab):
     def show_first_rows(self, first: FirstRows) -> None:
         """Show the start of the list, read before the runtime was built; the first full read replaces it (and then
         the tab's title gets its count, unless these rows are all there is)."""
+        self.first_rows_shown = True
         self._snapshot = EntrySnapshot(EntryRows((tier.scope, tier.entries) for tier in first.listing.tiers))
         self.fill_table(None)
         if first.complete:
