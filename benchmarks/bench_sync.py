@@ -1,8 +1,9 @@
 """Sharing memory: a sync of a 5,000-entry scope with 100 changes on each side, and the entry merge of two such files.
 
 Two homes share their global memory through a bare repository on the local disk (real dulwich, real files and
-locks). Both start from the same 5,000 lessons: the first machine's first sync (a fresh history, an empty remote) is
-timed beside git's own add, commit and push of the same file (the floor). Then each side makes 100 changes of its own
+locks). Both start from the same 5,000 lessons: the first machine's first sync (a fresh history, an empty remote,
+the secret patterns loaded as the app's warm-up loads them) is timed beside git's own add, commit and push of the
+same file (the floor). Then each side makes 100 changes of its own
 (60 new lessons, 30 edited, 10 deleted). Timed: the first machine's sync (it pushes), then the second machine's (it fetches, merges by
 entries, writes, records the merge and pushes), then the first machine's again (it takes in the second's changes).
 Then `merge_file` alone on two 5,000-entry versions with 100 changes each, best of 5; and on a remote that brings
@@ -50,6 +51,7 @@ def main() -> int:
     from dulwich.repo import Repo
 
     from anton_tui.memory.sync import syncer as sync
+    from anton_tui.redact import preload
     from anton_tui.memory.sync.entry_merge import merge_file
     from anton_tui.memory.stores import MemoryStores
     from anton_tui.paths import AntonPaths
@@ -69,6 +71,7 @@ def main() -> int:
         a, b = machines
         a.global_hc.lessons_path.parent.mkdir(parents=True, exist_ok=True)
         a.global_hc.lessons_path.write_text("".join(base_lines()))
+        preload()  # the secret patterns, as the app's warm-up loads them before any sync
         began = time.perf_counter()
         assert sync.sync(a, "global").pushed
         first = time.perf_counter() - began
