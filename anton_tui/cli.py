@@ -22,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="A full-screen terminal app for the Anton agent, whose memory lives in plain files.",
         epilog="Settings come from the environment, <folder>/.anton/.env and ~/.anton/.env, in that order. "
         "`anton-tui memory log|show|undo` works on the memory history without the app. "
+        "`anton-tui reflect` writes the reflections that are due and `anton-tui recall QUERY` searches the past "
+        "(see `anton-tui reflect --help`). "
         "`anton-tui serve` serves the app to web browsers (see `anton-tui serve --help`).",
     )
     parser.add_argument("--version", action="version", version=f"anton-tui {__version__}")
@@ -54,6 +56,20 @@ def _split_subcommand(argv: list[str]) -> tuple[list[str], list[str] | None]:
     return argv, None
 
 
+REFLECTION_COMMANDS = ("reflect", "recall")
+_VALUED = ("-f", "--folder", "--theme")
+
+
+def _reflection_command(argv: list[str]) -> tuple[list[str], str, list[str]] | None:
+    """``reflect ...`` or ``recall ...`` when that is the first word that is no option: the app's own options
+    before it, its name, and its arguments."""
+    for index, arg in enumerate(argv):
+        if arg.startswith("-") or (index and argv[index - 1] in _VALUED):
+            continue
+        return (argv[:index], arg, argv[index + 1 :]) if arg in REFLECTION_COMMANDS else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     from anton_tui import gc_policy
 
@@ -64,6 +80,18 @@ def main(argv: list[str] | None = None) -> int:
         return serve(arguments[1:])
     gc_policy.hold()
     parser = build_parser()
+    if (reflection := _reflection_command(arguments)) is not None:
+        app_args, command, command_args = reflection
+        folder = parser.parse_args(app_args).folder
+        if folder is not None and not folder.expanduser().is_dir():
+            parser.error(f"--folder {folder}: no such folder")
+        from anton_tui.reflect_cli import run as reflection_command
+
+        try:
+            return reflection_command(command, command_args, folder)
+        except SettingsError as exc:
+            print(f"anton-tui: {exc}", file=sys.stderr)
+            return SETTINGS_ERROR_EXIT
     argv, memory_args = _split_subcommand(arguments)
     args = parser.parse_args(argv)
     if memory_args is not None:

@@ -35,6 +35,7 @@ from anton_tui.settings_sources import (
     EnvLayers,
     MemoryMode,
     Provider,
+    ReviewLevel,
     SettingsError,
     effective_memory_mode,
     env_names,
@@ -120,6 +121,14 @@ class Settings(BaseSettings):
     keymap: dict[str, str] = Field(default_factory=dict)
     notify_bell: bool = True  # ring the terminal bell when a turn ends, a question waits or an error comes, unfocused
     notify_desktop: bool = True  # and send a desktop notification (OSC 9 / OSC 777) then
+
+    # the review every self-change takes (memory/review/), and reflection (memory/reflection/)
+    review_level: ReviewLevel = "ai"  # who decides a proposed change: the AI reviewer, a person, or no one
+    review_tainted: ReviewLevel = "human"  # the same, for a change made from untrusted input
+    review_max_per_day: int = 10  # changes applied without a person per day; past it they wait for one
+    reflection: bool = True  # write the due daily, weekly and monthly reflections at start and when idle
+    reflection_min_messages: int = 3  # a period with fewer user messages is quiet: a one-line note, no model call
+    conversation_idle_minutes: int = 30  # idle this long, a conversation is summarised (0: only when it ends)
 
     _env_warnings: list[str] = PrivateAttr(default_factory=list)
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)

@@ -74,6 +74,26 @@ class AntonPaths:
     def anton_md(self) -> Path:
         return self.project_anton / "anton.md"
 
+    @property
+    def conversations(self) -> Path:
+        """Summaries of the finished conversations (Markdown, one per conversation)."""
+        return self.project_anton / "conversations"
+
+    @property
+    def reflections(self) -> Path:
+        """The daily, weekly and monthly reflections, one folder per kind."""
+        return self.project_anton / "reflections"
+
+    @property
+    def acc_journal(self) -> Path:
+        """The ACC's journal, one file per day."""
+        return self.project_anton / "acc"
+
+    @property
+    def review_book(self) -> Path:
+        """Every proposed self-change and the review's decisions about it."""
+        return self.project_anton / "review" / "proposals.json"
+
     def ensure_workspace(self) -> list[Path]:
         """Create the project's ``.anton/``, ``memory/``, ``anton.md`` and ``.env`` where missing.
 

@@ -50,6 +50,12 @@ EDITED = (
     "acc_mode",
     "anthropic_api_key",
     "openai_api_key",
+    "review_level",
+    "review_tainted",
+    "review_max_per_day",
+    "reflection",
+    "reflection_min_messages",
+    "conversation_idle_minutes",
 )
 """The settings the setup screen writes (by field name)."""
 
@@ -74,6 +80,12 @@ class SetupValues:
     memory_mode: str
     episodic_memory: bool
     acc_mode: str
+    review_level: str = "ai"
+    review_tainted: str = "human"
+    review_max_per_day: str = "10"
+    reflection: bool = True
+    reflection_min_messages: str = "3"
+    conversation_idle_minutes: str = "30"
 
 
 def key_field(provider: str) -> str:
@@ -117,7 +129,28 @@ def setup_updates(values: SetupValues, settings: Settings) -> dict[str, str | No
     updates[variable("memory_mode")] = _chosen("memory_mode", values.memory_mode, "Choose a memory mode.")
     updates[variable("episodic_memory")] = "true" if values.episodic_memory else "false"
     updates[variable("acc_mode")] = _chosen("acc_mode", values.acc_mode, "Choose a self-check (ACC) mode.")
+    updates[variable("review_level")] = _chosen("review_level", values.review_level, "Choose who reviews changes.")
+    updates[variable("review_tainted")] = _chosen(
+        "review_tainted", values.review_tainted, "Choose who reviews changes made from untrusted input."
+    )
+    updates[variable("reflection")] = "true" if values.reflection else "false"
+    for field_name, typed, what in (
+        ("review_max_per_day", values.review_max_per_day, "Changes per day"),
+        ("reflection_min_messages", values.reflection_min_messages, "Reflection threshold"),
+        ("conversation_idle_minutes", values.conversation_idle_minutes, "Idle minutes"),
+    ):
+        updates[variable(field_name)] = _number(field_name, typed, what)
     return updates
+
+
+def _number(field_name: str, value: str, what: str) -> str:
+    """A whole number the setting accepts, as typed (stripped), else a SetupError saying what it must be."""
+    text = value.strip()
+    try:
+        setting_value(field_name, text)
+    except InvalidSetting as exc:
+        raise SetupError(f"{what}: {exc} ({text!r}).", field_name) from None
+    return text
 
 
 def _chosen(field_name: str, value: str, refusal: str, *, entry: str | None = None) -> str:

@@ -47,6 +47,7 @@ EXTRA_ENV_NAMES = {
 MemoryMode = Literal["autopilot", "copilot", "off"]
 AccMode = Literal["off", "passive", "active"]
 Provider = Literal["anthropic", "openai", "openai-compatible"]
+ReviewLevel = Literal["ai", "human", "none"]
 
 # Defaults of the settings the first frame and the setup screen show; `anton_tui.config.Settings` uses the same ones.
 DEFAULT_THEME = "anton-dark"
@@ -192,6 +193,12 @@ SETTING_KINDS: dict[str, SettingKind] = {
     "keymap": _KEYMAP,
     "notify_bell": _YES_OR_NO,
     "notify_desktop": _YES_OR_NO,
+    "review_level": _one_of(ReviewLevel),
+    "review_tainted": _one_of(ReviewLevel),
+    "review_max_per_day": _whole(least=0),
+    "reflection": _YES_OR_NO,
+    "reflection_min_messages": _POSITIVE,
+    "conversation_idle_minutes": _whole(least=0),
 }
 """Every setting of `anton_tui.config.Settings` (by field name) and its kind."""
 

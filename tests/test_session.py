@@ -329,7 +329,7 @@ async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm,
     fake_llm.queue(Reply.tool_call("SkillDraft", draft), Reply.tool_call("SkillDraft", draft), model="planner")
     first = await draft_skill(session, "csv summary")
     second = await draft_skill(session)
-    assert (first.label, second.label) == ("csv-summary", "csv-summary-2")
+    assert (first.skill.label, second.skill.label) == ("csv-summary", "csv-summary-2")
     assert (tmp_path / "home" / "skills" / "csv-summary" / "SKILL.md").read_text().endswith("\n---\n1. Load\n2. Describe")
     sent = fake_llm.requests_for("planner")[1]
     assert sent.tool_choice == {"type": "tool", "name": "SkillDraft"}

@@ -2,7 +2,8 @@
 at the end of the turn they become global rules (passive and active modes), through the session's encoding gate.
 
 A `ChatSession` holds one `AccFeedback`; what it needs of the session is `AccHost`. In mode "off", or with memory
-off, it observes nothing.
+off, it observes nothing. With a `journal`, the events worth looking back on and the lessons fired are kept in the
+ACC's journal for the daily reflection (`memory.learners.acc_journal`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from anton_tui.memory.engrams.cortex import Cortex
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.learners.acc import AnteriorCingulate
+    from anton_tui.memory.learners.acc_journal import AccJournal
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,7 @@ class AccFeedback:
         self._host = host
         self.acc = acc
         self.mode = mode
+        self.journal: AccJournal | None = None  # where events and lessons are kept for reflection (factory)
 
     def _memory_off(self) -> bool:
         cortex = self._host.cortex
@@ -62,6 +65,8 @@ class AccFeedback:
             log.warning("ACC rejected event kind %r", kind)
             return
         self._host.emit(AccEventObserved(event))
+        if self.journal is not None:
+            self.journal.event(event.kind, event.severity, dict(event.detail))
 
     def round_nudges(self) -> list[dict[str, Any]]:
         """Active mode: the lessons that fire after this tool round, as text blocks for the model."""
@@ -72,6 +77,8 @@ class AccFeedback:
         blocks = []
         for lesson in self.acc.at_round_n():
             self._host.emit(AccNudge(lesson=lesson, nudged=True))
+            if self.journal is not None:
+                self.journal.lesson(lesson.detector, lesson.rule, lesson.severity)
             blocks.append({"type": "text", "text": format_nudge(lesson)})
         return blocks
 
@@ -102,6 +109,8 @@ class AccFeedback:
         ]
         for lesson in lessons:
             self._host.emit(AccNudge(lesson=lesson, nudged=False))
+            if self.journal is not None:
+                self.journal.lesson(lesson.detector, lesson.rule, lesson.severity)
         held = self._host.encode_through_gate(engrams, "acc")
         for lesson, engram in zip(lessons, engrams, strict=True):
             if engram not in held:  # the rule remembers the pattern it was written for (see `engrams.outcomes`)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.learners.acc import Event as AccEvent
     from anton_tui.memory.learners.acc import Lesson as AccLesson
+    from anton_tui.memory.review.proposal import HeldChange
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +92,14 @@ def memory_events(encoded: Encoded, producer: str) -> list[MemoryWritten | Secre
 
 @dataclass(slots=True)
 class MemoryConfirmationNeeded:
-    """Copilot mode: engrams the gate held back. Resolve `future` with the list of engrams to save."""
+    """Copilot mode: engrams the gate held back, and changes the review holds for a person (`changes`: a
+    reflection's proposals, a skill). Resolve `future` with the engrams to save and the changes to apply; the changes
+    left out are rejected."""
 
     engrams: tuple[Engram, ...]
     future: asyncio.Future = field(repr=False)
     reasons: tuple[tuple[str, ...], ...] = ()  # per engram, why it was held (empty: the memory mode asked)
+    changes: tuple[HeldChange, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +221,25 @@ class ErrorOccurred:
     retryable: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationSummarised:
+    """A finished conversation's summary was written (in the background): its id and title."""
+
+    session_id: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectionsWritten:
+    """Reflections ran in the background: the files written, the quiet periods, and how many proposals now wait for
+    a person."""
+
+    written: tuple[str, ...]
+    quiet: tuple[str, ...]
+    held: int = 0
+    failed: tuple[str, ...] = ()
+
+
 SessionEvent = (
     TurnStarted
     | AssistantTextDelta
@@ -241,4 +264,6 @@ SessionEvent = (
     | TurnFinished
     | GoalMarkedComplete
     | ErrorOccurred
+    | ConversationSummarised
+    | ReflectionsWritten
 )

@@ -121,7 +121,42 @@ def build_session(
     scratchpads.llm_bridge = make_llm_bridge(lambda: session.llm)
     attach_learning(session, settings)
     session.trust_gate = settings.trust_gate
+    attach_reflection(session, settings, stores, cortex)
     return session
+
+
+def attach_reflection(session: ChatSession, settings: Settings, stores: MemoryStores, cortex: Any) -> None:
+    """The review pipeline every self-change takes, the reflection chain, the ACC's journal and the conversation
+    summaries (`memory.reflection.wiring`), wired into the session's parts."""
+    from anton_tui.memory.reflection.wiring import ReflectionParts
+
+    parts = ReflectionParts.build(stores, cortex, settings, lambda: session.llm)
+    session.reflection = parts
+    session.memory_writes.review = parts.pipeline
+    session.acc_feedback.journal = parts.journal
+    session.trust.tainted_level = settings.review_tainted
+    _attach_summaries(session)
+
+
+def session_redactor(session: ChatSession) -> Callable[[str], str]:
+    """The session's redactor as it is at each call (settings may replace it)."""
+
+    def redact(text: str) -> str:
+        return session.redact(text)
+
+    return redact
+
+
+def _attach_summaries(session: ChatSession) -> None:
+    """Conversations end in a summary while they are saved (episodic memory on)."""
+    from anton_tui.agent.conversation_summary import ConversationSummaries
+
+    store, parts = session.history_store, session.reflection
+    if store is None or parts is None:
+        session.summaries = None
+        return
+    session.summaries = ConversationSummaries(parts.summaries, store, lambda: session.llm, session.background,
+                                              redact=session_redactor(session), report=session.emit)  # fmt: skip
 
 
 def apply_settings(session: ChatSession, settings: Settings, *, stores: MemoryStores | None = None) -> None:
@@ -173,3 +208,8 @@ def apply_settings(session: ChatSession, settings: Settings, *, stores: MemorySt
     learning = session.learning
     if learning is not None and learning.cerebellum is not None:
         learning.cerebellum.llm = llm
+    if session.reflection is not None:
+        session.reflection.apply_settings(settings)
+        session.trust.tainted_level = settings.review_tainted
+        if (session.summaries is None) != (session.history_store is None):
+            _attach_summaries(session)

@@ -2,7 +2,14 @@
 trust gate, then the encoding gate: saved now, or held for the user), held memories are asked about in one
 confirmation at the end of a turn or between turns, and each write is recorded with its producer.
 
-A `ChatSession` holds one `MemoryWrites`; what it needs of the session is `MemoryWriteHost`.
+This is the turn's side of the one review every self-change takes (`memory.review`): the trust gate runs its taint
+and injection steps, an engram the tainted review level sends to the AI reviewer goes through the review pipeline
+(`review`), each held engram is recorded in the memory history as held (and as rejected when the user discards it),
+and the changes the pipeline holds for a person (a reflection's proposals, a skill) are asked about in the same
+confirmation as the held memories.
+
+A `ChatSession` holds one `MemoryWrites`; what it needs of the session is `MemoryWriteHost`, of the review pipeline
+`Review`.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import dataclasses
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
-from anton_tui.agent.events import MemoryConfirmationNeeded, SessionEvent, memory_events
+from anton_tui.agent.events import MemoryConfirmationNeeded, MemoryWritten, SessionEvent, memory_events
 
 if TYPE_CHECKING:
     from anton_tui.agent.background import BackgroundWork
@@ -20,6 +27,20 @@ if TYPE_CHECKING:
     from anton_tui.memory.engrams.cortex import Cortex, Encoded
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.history.origin import Origin
+    from anton_tui.memory.review.book import Entry
+    from anton_tui.memory.review.proposal import HeldChange, Proposal
+
+
+class Review(Protocol):
+    """What the memory-write path asks of the review pipeline (`memory.review.pipeline.ReviewPipeline`)."""
+
+    async def submit(self, proposal: Proposal) -> Entry: ...
+
+    async def decide(self, proposal_id: str, approve: bool) -> Entry: ...
+
+    def held_changes(self) -> list[HeldChange]: ...
+
+    def record(self, proposal: Proposal, why: str) -> str: ...
 
 
 class MemoryWriteHost(Protocol):
@@ -50,7 +71,9 @@ class MemoryWrites:
         self._background = background
         self._lock: asyncio.Lock | None = None
         self._asking: set[asyncio.Task[None]] = set()  # confirmations asked between turns, not yet answered
+        self._asked: set[str] = set()  # held changes in a question not answered yet
         self.turn_open = False  # from a turn's start until it asks its own confirmations
+        self.review: Review | None = None  # the review pipeline (None: no AI review, held changes are not asked)
 
     # ---- writing ---------------------------------------------------------------------------------------------
 
@@ -86,11 +109,60 @@ class MemoryWrites:
         return held
 
     def trust_filter(self, engrams: list[Engram], producer: str) -> list[Engram]:
-        """The engrams that may be saved now; the trust gate's others are queued for review with their reasons."""
-        keep, held = self._trust.sort(engrams, producer)
+        """The engrams that may be saved now; the trust gate's others are queued for review with their reasons, or
+        handed to the AI reviewer when the tainted review level says so."""
+        keep, held, for_ai = self._trust.triage(engrams, producer)
         if held:
+            self._record_decisions(held, "held for a person")
             self.queue_for_confirmation(held)
+        if for_ai:
+            self._review_by_ai(for_ai, producer)
         return keep
+
+    def _proposal(self, engram: Engram, producer: str = "") -> Proposal:
+        from anton_tui.memory.review.proposal import engram_proposal
+
+        why = self._trust.why.get(engram)
+        trust = self._trust.now()
+        tainted = tuple(why.reasons[:1]) if why is not None and why.trust.startswith("untrusted") else ()
+        if not tainted and trust is not None and trust.untrusted:
+            tainted = (trust.describe(),)
+        return engram_proposal(engram.text, engram.kind, engram.scope, topic=engram.topic,
+                               source=producer or (why.producer if why is not None else ""), tainted=tainted)  # fmt: skip
+
+    def _record_decisions(self, engrams: list[Engram], what: str) -> None:
+        """Each engram's decision as its own change in the memory history (in the background)."""
+        review = self.review
+        if review is None or not engrams:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a script's direct call): the decision stands, unrecorded
+            return
+        records = [(self._proposal(engram), f"{what}: {'; '.join(self._trust.reasons_for(engram))}")
+                   for engram in engrams]  # fmt: skip
+
+        async def record() -> None:
+            for proposal, why in records:
+                await asyncio.to_thread(review.record, proposal, why)
+
+        self._background.start(record(), "recording review decisions")
+
+    def _review_by_ai(self, engrams: list[Engram], producer: str) -> None:
+        """Engrams from a tainted turn, under ANTON_REVIEW_TAINTED=ai: the review pipeline decides each."""
+        review = self.review
+        if review is None:  # nothing to review with: a person decides, as by default
+            held = self._trust.sort(engrams, producer)[1] if self._trust.enabled else engrams
+            self.queue_for_confirmation(held)
+            return
+        proposals = [self._proposal(engram, producer) for engram in engrams]
+
+        async def submit() -> None:
+            for proposal in proposals:
+                await review.submit(proposal)
+            self.ask_between_turns()  # what the reviewer could not decide waits for a person
+
+        self._background.start(submit(), "AI review of learned memories")
 
     def _encode_confirmed(self, cortex: Cortex, engram: Engram) -> Encoded:
         """Save one engram the user kept, recording who proposed it and why it was held."""
@@ -143,11 +215,13 @@ class MemoryWrites:
             self.ask_between_turns()
 
     async def ask_confirmations(self, *, between_turns: bool = False) -> None:
-        """Ask about every held-back engram in one `MemoryConfirmationNeeded` and encode what the user keeps.
+        """Ask about every held-back engram and every change the review holds for a person in one
+        `MemoryConfirmationNeeded`; encode the engrams the user keeps and decide the changes.
 
-        The future is resolved with the engrams to keep (all, none or some of them); a cancelled future keeps none.
-        At the end of a turn the question goes out on the turn's stream; `between_turns` sends it on
-        `background_events` and defers to the next turn's end if a turn has started meanwhile.
+        The future is resolved with what to keep (all, none or some of the engrams and changes); a cancelled future
+        keeps none and decides nothing. At the end of a turn the question goes out on the turn's stream;
+        `between_turns` sends it on `background_events` and defers to the next turn's end if a turn has started
+        meanwhile.
         """
         if between_turns:  # let the other learners finish, so their engrams come in the same question
             while others := self._background.tasks - self._asking - {asyncio.current_task()}:
@@ -158,29 +232,62 @@ class MemoryWrites:
             if between_turns and self.turn_open:
                 return  # the running turn asks at its end
             cortex = self._host.cortex
-            if not self._trust.pending or cortex is None:
+            changes = await self._held_changes()
+            if not changes and (not self._trust.pending or cortex is None):
                 return
             emit = self._host.background_events.put_nowait if between_turns else self._host.emit
-            engrams = self._trust.take()
-            future: asyncio.Future[list[Engram]] = asyncio.get_running_loop().create_future()
+            engrams = self._trust.take() if cortex is not None else []
+            future: asyncio.Future[list[Engram | HeldChange]] = asyncio.get_running_loop().create_future()
             reasons = tuple(self._trust.reasons_for(engram) for engram in engrams)
-            emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future, reasons=reasons))
+            self._asked.update(change.id for change in changes)
+            emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future, reasons=reasons,
+                                          changes=tuple(changes)))  # fmt: skip
             try:
                 answer = await asyncio.shield(future)
             except asyncio.CancelledError:
+                self._asked.difference_update(change.id for change in changes)
                 if not future.cancelled():  # this task was stopped, not the question: keep the engrams for later
                     self._trust.put_back(engrams)
                     raise
-                answer = []  # the question was dismissed
+                answer = []  # the question was dismissed: held changes keep waiting
+                changes = []
                 undecided = [engram for engram in engrams if engram in self._trust.why]
                 self._trust.put_back(undecided)  # what the trust gate held keeps waiting (and is saved)
                 engrams = [engram for engram in engrams if engram not in self._trust.why]
             chosen = [engram for engram in dict.fromkeys(answer or []) if engram in engrams]
-            if chosen and cortex.mode != "off":
+            if chosen and cortex is not None and cortex.mode != "off":
                 parts = [await asyncio.to_thread(self._encode_confirmed, cortex, engram) for engram in chosen]
                 for event in memory_events(_joined(parts), "confirmation"):
                     emit(event)
+            self._record_decisions([e for e in engrams if e not in chosen and e in self._trust.why], "rejected by you")
             self._trust.settle(engrams)
+            from anton_tui.memory.review.proposal import HeldChange
+
+            await self._decide_changes(changes, {item.id for item in answer or [] if isinstance(item, HeldChange)})
+
+    async def _held_changes(self) -> list[HeldChange]:
+        review = self.review
+        if review is None:
+            return []
+        held = await asyncio.to_thread(review.held_changes)
+        return [change for change in held if change.id not in self._asked]
+
+    async def _decide_changes(self, changes: list[HeldChange], approved: set[str]) -> None:
+        """Apply the held changes the user kept and reject the others (each decision recorded by the pipeline)."""
+        review = self.review
+        if review is None:
+            return
+        from anton_tui.memory.review.pipeline import NotDecidable
+
+        for change in changes:
+            self._asked.discard(change.id)
+            try:
+                entry = await review.decide(change.id, change.id in approved)
+            except (KeyError, NotDecidable):
+                continue  # decided meanwhile elsewhere (the Reflections view, another window)
+            if entry.status == "applied" and change.kind != "skill":
+                self._host.emit(MemoryWritten(engrams=(), actions=(entry.last.why if entry.last else "",),
+                                              producer="review"))  # fmt: skip
 
 
 def _joined(parts: list[Encoded]) -> Encoded:

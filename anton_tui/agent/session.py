@@ -48,6 +48,7 @@ from anton_tui.agent.turn_notes import user_content
 from anton_tui.redact import Redactor
 
 if TYPE_CHECKING:
+    from anton_tui.agent.conversation_summary import ConversationSummaries
     from anton_tui.agent.conversations import Resumed, TranscriptEntry, UserTurn
     from anton_tui.agent.history_store import HistoryStore
     from anton_tui.agent.learning import LearningLoops
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from anton_tui.memory.episodes.store import EpisodicMemory
     from anton_tui.memory.history.origin import Origin
     from anton_tui.memory.learners.acc import AnteriorCingulate
+    from anton_tui.memory.reflection.wiring import ReflectionParts
     from anton_tui.memory.skills.store import SkillStore
     from anton_tui.memory.trust import HeldMemories
     from anton_tui.scratchpad.runtime import ScratchpadManager
@@ -136,6 +138,8 @@ class ChatSession:
         self.memory_writes = MemoryWrites(self, self.trust, self.background)
         self.acc_feedback = AccFeedback(self, acc, acc_mode)
         self.conversation = SavedConversation(self, self.context_reports, history_store)
+        self.summaries: ConversationSummaries | None = None  # conversations that end in a summary (factory)
+        self.reflection: ReflectionParts | None = None  # the review pipeline and the reflection chain (factory)
 
     # ----------------------------------------------------------------- public API
 
@@ -200,6 +204,8 @@ class ChatSession:
                 await asyncio.to_thread(self.episodic.index.refresh)
             except IndexUnavailable:
                 pass  # another process is building it; recall falls back to scanning meanwhile
+            if self.episodic.documents is not None:  # the summaries and reflections recall searches too
+                await asyncio.to_thread(self.episodic.documents.documents)
 
     async def warm_up_model(self) -> None:
         """Import the LLM SDK (some 50 MB and a second or so) and build the ranking index of the rules and lessons
@@ -261,7 +267,8 @@ class ChatSession:
         self._report_context(selection, skills_section, len(prompt))
         live = self.scratchpads.names() if self.scratchpads is not None else []
         note = self.conversation.pads_note(live)
-        return f"{prompt}\n\n{note}" if note else prompt
+        earlier = self.summaries.prompt_section(self.session_id) if self.summaries is not None else ""
+        return "\n\n".join(part for part in (prompt, earlier, note) if part)
 
     def _report_context(self, selection: MemorySelection | None, skills_section: str, system_chars: int) -> None:
         """Record what this request carries of memory and skills (see `context_report`)."""
@@ -310,17 +317,37 @@ class ChatSession:
         return self.conversation.summary
 
     def new_conversation(self) -> None:
-        """Start a new conversation under a new session id; see `SavedConversation.start_new`."""
+        """Start a new conversation under a new session id; see `SavedConversation.start_new`. The one that ends
+        is summarised in the background."""
+        ended = self._ending()
         self.turn_memory.forget_conversation()  # the skills preloaded for the old conversation go with it
         self.conversation.start_new()
+        self.trust.new_conversation()
+        if self.summaries is not None:
+            self.summaries.started_new(ended)
+            self.summaries.ended(ended)
 
     def save_history(self) -> Path | None:
         """Save the conversation now (done after every turn). Returns the file, or None when not saved."""
         return self.conversation.save()
 
     async def resume(self, session_id: str) -> Resumed:
-        """Continue a saved conversation (this program's or Anton's); see `SavedConversation.resume`."""
-        return await self.conversation.resume(session_id)
+        """Continue a saved conversation (this program's or Anton's); see `SavedConversation.resume`. The one that
+        ends is summarised in the background."""
+        ended = self._ending()
+        resumed = await self.conversation.resume(session_id)
+        self.trust.new_conversation()
+        if self.summaries is not None:
+            self.summaries.resumed()
+            if ended != session_id:
+                self.summaries.ended(ended)
+        return resumed
+
+    def _ending(self) -> str | None:
+        """The conversation in progress, when it holds anything to summarise."""
+        if self.session_id is None or not conversations.last_user_text(self.history):
+            return None
+        return self.session_id
 
     def user_turns(self) -> list[UserTurn]:
         return self.conversation.user_turns()
@@ -420,6 +447,8 @@ class ChatSession:
         await self.memory_writes.end_turn()
 
     async def _tool_loop(self) -> tuple[str, str]:
+        if self.summaries is not None and self.turn_count == 1:  # the previous conversation's summary, if it comes
+            await self.summaries.wait_for_previous()
         system = self.system_prompt()
         if self.cortex is not None and self.turn_memory.selection is not None:  # counted in the background
             self.start_background(asyncio.to_thread(self.cortex.record_prompt, self.turn_memory.selection), "counters")
@@ -573,7 +602,7 @@ class ChatSession:
                 duration=time.monotonic() - started,
             )
         )
-        self._log("tool_result", result.text, tool=call.name)
+        self._log("tool_result", result.text, tool=call.name, **({} if result.success else {"error": True}))
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": result.text}
         if not result.success:
             block["is_error"] = True  # as Anton writes it: the key only on failures

@@ -1,11 +1,17 @@
 """`/skill save`: the planning model drafts a reusable procedure from the recent conversation and scratchpad work.
 
-The draft is saved as a new skill (never over an existing one) so the next similar request can recall it. In the
-brain analogy this is deliberate practice turning an episode into a procedure the striatum can replay.
+The draft becomes a new skill (never written over an existing one) so the next similar request can recall it. Like
+every self-change it goes through the review pipeline (`memory.review`): the SKILL.md it would write is checked
+(structure, injection scan), reviewed as `ANTON_REVIEW_LEVEL` says (by the AI reviewer by default; a conversation
+that read outside content follows `ANTON_REVIEW_TAINTED`), and saved, held for the user or rejected. In the brain
+analogy this is deliberate practice turning an episode into a procedure the striatum can replay.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -77,8 +83,21 @@ def describe_recent_work(session: ChatSession) -> str:
     return "\n".join(lines)
 
 
-async def draft_skill(session: ChatSession, hint: str = "") -> Skill:
-    """Ask the planning model for a draft and save it under a fresh label. Raises ValueError when there is no work."""
+@dataclass(frozen=True)
+class DraftedSkill:
+    """What `/skill save` made: the skill (as saved when `status` is applied, else as drafted), what the review
+    decided (applied, held for the user, rejected) and why, and the proposal's id (the Reflections view lists it)."""
+
+    skill: Skill
+    status: str
+    why: str
+    proposal: str = ""
+
+
+async def draft_skill(session: ChatSession, hint: str = "") -> DraftedSkill:
+    """Ask the planning model for a draft and submit it for review under a fresh label. Raises ValueError when there
+    is no work to draft from, LLMError when the model fails."""
+    from anton_tui.memory.review.proposal import Proposal
     from anton_tui.memory.skills.store import Skill, make_unique_label
 
     if session.skills is None:
@@ -102,4 +121,23 @@ async def draft_skill(session: ChatSession, hint: str = "") -> Skill:
         declarative_md=draft.declarative_md.strip(),
         provenance="manual",
     )
-    return session.skills.save(skill)
+    parts = session.reflection
+    if parts is None:  # a session without the review (built by hand): saved as drafted, as before
+        return DraftedSkill(session.skills.save(skill), "applied", "saved (this session has no review)")
+    review = parts.pipeline
+    proposal = Proposal(
+        "skill",
+        session.skills.new_skill_md(skill),
+        "global",
+        f"/skill save: {skill.when_to_use or skill.name}",
+        "/skill save",
+        tainted=tuple(session.trust.conversation_taint),
+        label=label,
+        created=datetime.now().astimezone().isoformat(timespec="seconds"),
+    )
+    proposal = dataclasses.replace(proposal, base=review.targets.base(proposal))
+    entry = await review.submit(proposal)
+    why = entry.last.why if entry.last is not None else ""
+    if entry.status == "applied":
+        skill = session.skills.load(label) or skill
+    return DraftedSkill(skill, entry.status, why, proposal.id)

@@ -2,7 +2,10 @@
 
 A `ChatSession` holds one `TrustGate`. `taint(reason)` marks the running turn untrusted (a cell reached outside, an
 untrusted episode was recalled); `sort(engrams, producer)` tells what may be saved from what must wait, with why
-each was held (`hold_reasons`). The gate also keeps every memory that waits for the user's review (`pending`, those
+each was held (`hold_reasons`). These are the first steps of the review every self-change takes (`memory.review`):
+taint and the injection scan. An engram whose only fault is its tainted turn follows the tainted review level
+(`tainted_level`, `ANTON_REVIEW_TAINTED`): `human` holds it (the default, as the gate always did), `ai` hands it to
+the AI reviewer (`for_ai`), `none` lets it through; one that reads like an instruction is always held. The gate also keeps every memory that waits for the user's review (`pending`, those
 the memory mode asks about as well): it writes them to the `held` store after every change and reads them back at
 start (`restore`), so they survive exit. The setting `ANTON_TRUST_GATE=false` switches the gate off (`enabled`), as
 Anton behaves.
@@ -19,7 +22,8 @@ from anton_tui.memory.trust import (
     current_turn,
     engram_from_json,
     engram_to_json,
-    hold_reasons,
+    instruction_reasons,
+    taint_reason,
 )
 
 if TYPE_CHECKING:
@@ -38,9 +42,11 @@ class HeldWhy:
 class TrustGate:
     """The trust of the running turn, and the memories that wait for review (see the module docstring)."""
 
-    def __init__(self, *, enabled: bool = True) -> None:
+    def __init__(self, *, enabled: bool = True, tainted_level: str = "human") -> None:
         self.enabled = enabled
+        self.tainted_level = tainted_level  # what a tainted engram takes: human (held), ai or none
         self.turn_trust = TurnTrust()
+        self.conversation_taint: list[str] = []  # why any turn of this conversation was untrusted
         self.store: HeldMemories | None = None  # where `pending` is kept between runs (None: not kept)
         self.pending: list[Engram] = []  # every memory waiting for the user's review, oldest first
         self.why: dict[Engram, HeldWhy] = {}  # those the gate held (not the memory mode), with why
@@ -53,6 +59,11 @@ class TrustGate:
 
     def taint(self, reason: str) -> None:
         self.turn_trust.taint(reason)
+        if reason not in self.conversation_taint and len(self.conversation_taint) < 20:
+            self.conversation_taint.append(f"turn {self.turn_trust.turn}: {reason}")
+
+    def new_conversation(self) -> None:
+        self.conversation_taint = []
 
     def now(self) -> TurnTrust | None:
         """The trust of the turn whose work runs here (a learner runs with the turn that started it)."""
@@ -61,20 +72,33 @@ class TrustGate:
     # ---- what may be saved ---------------------------------------------------------------------------------------
 
     def sort(self, engrams: list[Engram], producer: str) -> tuple[list[Engram], list[Engram]]:
-        """`(may be saved now, held for review)`; the held ones are remembered with their reasons."""
+        """`(may be saved now, held for review)`; the held ones are remembered with their reasons. Those the tainted
+        review level sends to the AI reviewer are neither: `triage` gives them."""
+        keep, held, _for_ai = self.triage(engrams, producer)
+        return keep, held
+
+    def triage(self, engrams: list[Engram], producer: str) -> tuple[list[Engram], list[Engram], list[Engram]]:
+        """`(may be saved now, held for review, for the AI reviewer)`; the held ones are remembered with why."""
         if not self.enabled:
-            return list(engrams), []
+            return list(engrams), [], []
         trust = self.now()
-        keep, held = [], []
+        tainted = taint_reason(producer, trust)
+        keep: list[Engram] = []
+        held: list[Engram] = []
+        for_ai: list[Engram] = []
         for engram in engrams:
-            reasons = hold_reasons(engram.text, producer, trust)
+            injected = [f"reads like an instruction ({why})" for why in instruction_reasons(engram.text)]
+            if not injected and tainted is not None and self.tainted_level != "human":
+                (for_ai if self.tainted_level == "ai" else keep).append(engram)
+                continue
+            reasons = ([tainted] if tainted else []) + injected
             if reasons:
                 described = trust.describe() if trust is not None else ""
                 self.why[engram] = HeldWhy(producer, tuple(reasons), described)
                 held.append(engram)
             else:
                 keep.append(engram)
-        return keep, held
+        return keep, held, for_ai
 
     def reasons_for(self, engram: Engram) -> tuple[str, ...]:
         why = self.why.get(engram)

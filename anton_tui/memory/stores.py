@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from anton_tui.memory.engrams.hippocampus import Hippocampus
+from anton_tui.memory.episodes.documents import DocumentRecall
 from anton_tui.memory.episodes.store import EpisodicMemory
 from anton_tui.memory.history.recorder import MemoryRecorder
 from anton_tui.memory.skills.sources import SkillSource
@@ -68,7 +69,11 @@ class MemoryStores:
             global_hc=global_hc,
             project_hc=project_hc,
             skills=SkillStore(paths.skills, sources=skill_sources),
-            episodic=EpisodicMemory(paths.episodes, enabled=episodic_enabled),
+            episodic=EpisodicMemory(
+                paths.episodes,
+                enabled=episodic_enabled,
+                documents=DocumentRecall(paths.conversations, paths.reflections),
+            ),
             paths=paths,
             recorder=recorder,
             managed=_managed(managed_dir),

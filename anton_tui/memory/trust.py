@@ -68,13 +68,17 @@ class TurnTrust:
 current_turn: contextvars.ContextVar[TurnTrust | None] = contextvars.ContextVar("turn_trust", default=None)
 
 
+def taint_reason(producer: str, trust: TurnTrust | None) -> str | None:
+    """Why an engram is tainted: a learner made it in a turn outside content entered (None: it is not)."""
+    if trust is not None and trust.untrusted and producer in LEARNERS:
+        return f"learned in turn {trust.turn} after outside content: {'; '.join(trust.reasons)}"
+    return None
+
+
 def hold_reasons(text: str, producer: str, trust: TurnTrust | None) -> list[str]:
     """Why an engram must wait for review (empty: it may be saved as the memory mode says)."""
-    reasons = []
-    if trust is not None and trust.untrusted and producer in LEARNERS:
-        reasons.append(f"learned in turn {trust.turn} after outside content: {'; '.join(trust.reasons)}")
-    reasons += [f"reads like an instruction ({why})" for why in instruction_reasons(text)]
-    return reasons
+    tainted = taint_reason(producer, trust)
+    return ([tainted] if tainted else []) + [f"reads like an instruction ({why})" for why in instruction_reasons(text)]
 
 
 class HeldMemories:

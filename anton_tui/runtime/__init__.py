@@ -15,6 +15,13 @@ from anton_tui.runtime.memory_reads import (
     SessionTurns,
 )
 from anton_tui.runtime.protocols import ChatSessionLike, ScratchpadControl, SettingsLike
+from anton_tui.runtime.reflection import (
+    ProposalNotDecided,
+    ProposalRow,
+    ReflectionChain,
+    ReflectionPage,
+    ReflectionRow,
+)
 from anton_tui.runtime.runtime import Runtime
 from anton_tui.runtime.skill_edits import SkillRenameError, SkillSaved
 from anton_tui.runtime.skill_install import SkillInstallReport
@@ -32,6 +39,11 @@ __all__ = [
     "FirstLook",
     "FirstRows",
     "MemoryOverview",
+    "ProposalNotDecided",
+    "ProposalRow",
+    "ReflectionChain",
+    "ReflectionPage",
+    "ReflectionRow",
     "Runtime",
     "RuntimeStarter",
     "ScopeEntries",

@@ -17,6 +17,8 @@ the session (`protocols.py`):
 - `memory` (`memory_reads.py`): the memory overview, entries, episodes and compaction sizes
 - `skills` (`skill_reads.py`) and `skill_edits` (`skill_edits.py`): reading and writing skills
 - `skill_install` (`skill_install.py`): installing skills from a folder or a git URL
+- `reflection` (`reflection.py`): the reflection chain and the review's proposals, conversation summaries and
+  reflections in the background
 
 The services over the memory stores are made with the stores, on first use. `RuntimeStarter` (in `start.py`) builds a
 `Runtime` from the settings' sources; tests build one around a scripted session.
@@ -47,12 +49,13 @@ if TYPE_CHECKING:
     from anton_tui.agent.events import UsageUpdated
     from anton_tui.agent.history_store import SavedSession
     from anton_tui.agent.shell import ShellEvent
+    from anton_tui.agent.skill_draft import DraftedSkill
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.history.repo import Change
-    from anton_tui.memory.skills.model import Skill
     from anton_tui.runtime.memory_history import MemoryHistory
     from anton_tui.runtime.memory_reads import MemoryReads
     from anton_tui.runtime.memory_sync import MemorySync
+    from anton_tui.runtime.reflection import ReflectionService
     from anton_tui.runtime.skill_edits import SkillEdits
     from anton_tui.runtime.skill_install import SkillInstaller
     from anton_tui.runtime.skill_reads import SkillReads
@@ -103,6 +106,7 @@ class Runtime:
         self.goals = Goals(session)
         self.usage = Usage(session, self._current_settings)
         self.model_warm_up = ModelWarmUp(session)
+        self._reflection: ReflectionService | None = None  # made when first asked for (`reflection`)
 
     def _current_settings(self) -> Any:
         return self.settings
@@ -143,6 +147,23 @@ class Runtime:
         from anton_tui.runtime.skill_edits import SkillEdits
 
         return SkillEdits(self._memory_stores().skills)
+
+    @property
+    def reflection(self) -> ReflectionService:
+        """The reflection chain and the review's proposals. A real session brings its own parts (they share its
+        model and its review pipeline); any other works over the stores alone, with no model and no background
+        work."""
+        if self._reflection is None:
+            from anton_tui.agent.session import ChatSession
+            from anton_tui.runtime.reflection import ReflectionService, standalone_parts
+
+            session = self.session
+            if isinstance(session, ChatSession) and session.reflection is not None:
+                self._reflection = ReflectionService(session.reflection, session, self._current_settings)
+            else:
+                parts = standalone_parts(self._memory_stores())
+                self._reflection = ReflectionService(parts, None, self._current_settings)
+        return self._reflection
 
     @cached_property
     def skill_install(self) -> SkillInstaller:
@@ -220,8 +241,19 @@ class Runtime:
         await self.sync.start()  # shared memory: the last sync in the header, the timer if one is set
         await off_loop(self._memory_stores().skills.follow_changes)  # listings learn what changed from inotify
         await self.session.warm_up()  # (the model SDK waits until the user starts typing: `warm_up_model`)
+        if self._reflects:
+            await self.reflection.start()  # summaries left to write, due reflections, the idle watch
+
+    @property
+    def _reflects(self) -> bool:
+        """Whether this runtime runs reflection's background work (a real session with its parts, not the demo)."""
+        from anton_tui.agent.session import ChatSession
+
+        return not self.demo and isinstance(self.session, ChatSession) and self.session.reflection is not None
 
     async def close(self) -> None:
+        if self._reflection is not None:  # the conversation in progress gets a moment to be summarised
+            await self._reflection.close()
         if self._stores is not None:
             await self.sync.stop()
             await self.history.flush()  # what is queued is committed before exit
@@ -288,8 +320,9 @@ class Runtime:
         """Whether this session can turn its work into a skill (it needs a model client)."""
         return self.session.llm is not None
 
-    async def draft_skill(self, hint: str) -> Skill:
-        """Turn the recent work into a saved skill with the model. Raises LLMError or ValueError."""
+    async def draft_skill(self, hint: str) -> DraftedSkill:
+        """Turn the recent work into a skill with the model, through the review (saved, held for the user or
+        rejected). Raises LLMError or ValueError."""
         from anton_tui.agent.session import ChatSession
         from anton_tui.agent.skill_draft import draft_skill
 
@@ -314,9 +347,16 @@ class Runtime:
         return self.session.history_store is not None
 
     async def list_conversations(self) -> list[SavedSession]:
-        """The project's saved conversations (this program's and Anton's), newest first."""
+        """The project's saved conversations (this program's and Anton's), newest first; a summarised one is shown
+        by its summary's title."""
+        from anton_tui.agent.session import ChatSession
+
         store = self.session.history_store
-        return await off_loop(store.list_sessions) if store is not None else []
+        rows = await off_loop(store.list_sessions) if store is not None else []
+        session = self.session
+        if isinstance(session, ChatSession) and session.summaries is not None:
+            rows = await off_loop(session.summaries.titled, rows)
+        return rows
 
     async def newest_conversation(self) -> str | None:
         store = self.session.history_store
@@ -353,10 +393,15 @@ class Runtime:
 
     @property
     def held_count(self) -> int:
-        return self.history.held_count
+        """Memories and proposed changes waiting for the user's review (the header's badge)."""
+        return self.history.held_count + self._held_changes
 
     def held_count_without(self, decided: Iterable[Engram]) -> int:
-        return self.history.held_count_without(decided)
+        return self.history.held_count_without(decided) + self._held_changes
+
+    @property
+    def _held_changes(self) -> int:
+        return self._reflection.held if self._reflection is not None else 0
 
     async def record_external(self, scope: str | None = None) -> None:
         await self.history.record_external(scope)

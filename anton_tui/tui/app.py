@@ -1,29 +1,38 @@
 """The Textual application: paints the first frame, receives the engine's `Runtime`, and opens screens for it.
 
 The app gets a `Runtime`, or a `RuntimeStarter` that builds one in a worker right after the first frame. Everything
-the engine does goes through the runtime; this module only wires screens, themes, the key map and live files.
+the engine does goes through the runtime; this module wires screens, settings, themes, the key map and live files.
+What is done with the conversation (resume, rewind, a goal, `/clear`) is `ConversationActions`, which the app holds.
+The app is also what slash commands ask of the UI (`CommandUI` in `tui/commands/context.py`).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
+from textual.message_pump import MessagePump
 
 from anton_tui import __version__, gc_policy
 from anton_tui.runtime import Runtime, RuntimeStarter
 from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
-from anton_tui.tui.app_ui import AppActions
 from anton_tui.tui.command_registry import SlashCommand, default_menu
+from anton_tui.tui.conversations import ConversationActions
 from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.served import BrowserTab, link_opens
+from anton_tui.tui.textual_internals import write_to_terminal
 from anton_tui.tui.themes import DEFAULT_THEME, AppThemes
+
+if TYPE_CHECKING:
+    from anton_tui.config import Settings
+    from anton_tui.tui.attention import Attention
+    from anton_tui.tui.watchers import FilesChanged, MemoryWatcher
 
 _HERE = Path(__file__).parent
 WATCH_AT_THE_LATEST_S = 1.0  # after the first frame, unless the inspector has loaded its tabs sooner
@@ -36,7 +45,7 @@ def _anton_commands() -> Any:
     return AntonCommands
 
 
-class AntonApp(AppActions, App[int]):
+class AntonApp(App[int]):
     """anton-tui: chat with Anton, watch its scratchpads and its memory."""
 
     TITLE = "anton-tui"
@@ -87,16 +96,16 @@ class AntonApp(AppActions, App[int]):
         self._max_blocks = max_blocks
         self._show_inspector = inspector
         self._watch_files = watch_files
-        self._watcher: Any = None
+        self._watcher: MemoryWatcher | None = None
+        self._watch_targets: tuple[MessagePump, ...] = ()
         self._watching_begun = False
         self._main_screen: MainScreen | None = None
+        self.conversations = ConversationActions(self, confirm=self.confirm)
+        self.conversations.runtime = self.runtime
         self.switch_to_demo = False
         self.settings_error: SettingsError | None = None
-        self._pending_settings: Any = None
-        self._attention: Any = None
-        self._preview: tuple[str, list[Any]] | None = None  # the conversation shown before its resume
-        self._resumed_shown = False
-        self._showing = asyncio.Lock()  # one conversation drawn into the chat at a time
+        self._pending_settings: Settings | None = None
+        self._attention: Attention | None = None
         self.keymap: dict[str, str] = dict(self.frame.keymap)
         self.themes = AppThemes(self, Path(self.frame.home) / "themes")
         wanted = self.frame.theme or DEFAULT_THEME
@@ -117,11 +126,13 @@ class AntonApp(AppActions, App[int]):
             frame=self.frame,
             version=self.version,
             commands=self.commands,
+            command_ui=self,
             cursor_blink=self.cursor_blink,
             max_blocks=self._max_blocks,
             inspector=self._show_inspector,
             first_look=self._first_look,
         )
+        self.conversations.screen = self._main_screen
         return self._main_screen
 
     def on_mount(self) -> None:
@@ -135,7 +146,7 @@ class AntonApp(AppActions, App[int]):
         if self.runtime is not None:
             self.call_after_refresh(self._runtime_arrived, self.runtime)
         elif self.starter is not None and self.starter.resume not in (None, "?") and not self.starter.demo:
-            self.preview_resume()  # read while the first frame is drawn, shown in it when ready; then the build
+            self.conversations.preview(self.starter, then_build=self.build_runtime)  # shown in the first frame
         else:
             self.call_after_refresh(self.build_runtime)
         if self._watch_files:
@@ -146,8 +157,10 @@ class AntonApp(AppActions, App[int]):
     @work(thread=True, group="start", exit_on_error=False)
     def build_runtime(self) -> None:
         """Validate the settings and build the engine, off the event loop, right after the first frame."""
+        if self.starter is None:
+            return
         try:
-            self.post_message(self.RuntimeReady(self.starter.build()))  # type: ignore[union-attr]
+            self.post_message(self.RuntimeReady(self.starter.build()))
         except SettingsError as exc:
             self.post_message(self.RuntimeFailed(exc))
 
@@ -155,21 +168,21 @@ class AntonApp(AppActions, App[int]):
         self._runtime_arrived(message.runtime)
 
     def _runtime_arrived(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        resuming = self.starter is not None and self.starter.resume not in (None, "?") and not runtime.needs_setup
+        self.runtime = self.conversations.runtime = runtime
+        resume = self.starter.resume if self.starter is not None else None
         if self._main_screen is not None:
-            self._main_screen.attach_runtime(runtime, inspector_later=resuming)
-        for warning in getattr(runtime.settings, "env_warnings", None) or []:
+            self._main_screen.attach_runtime(
+                runtime, inspector_later=resume not in (None, "?") and not runtime.needs_setup
+            )
+        for warning in runtime.settings.env_warnings:
             self.notify(warning, title="Settings", severity="warning", timeout=15)
         if runtime.needs_setup:
-            if self._preview is not None and self._main_screen is not None:  # it will not be resumed now
-                self._preview = None
-                self.call_later(self._main_screen.clear_conversation)
+            self.conversations.drop_preview()  # it will not be resumed now
             self.open_setup(first_run=True)
-        elif self.starter is not None and self.starter.resume == "?":
+        elif resume == "?":
             self.open_resume()
-        elif self.starter is not None and self.starter.resume is not None:
-            self.resume_at_start(self.starter.resume or None)
+        elif resume is not None:
+            self.conversations.resume_at_start(resume or None)
 
     def on_anton_app_runtime_failed(self, message: RuntimeFailed) -> None:
         from anton_tui.tui.screens.settings_error import SettingsErrorScreen
@@ -179,7 +192,7 @@ class AntonApp(AppActions, App[int]):
 
     def _settings_error_closed(self, fix: bool | None) -> None:
         if fix:
-            self.fix_settings()
+            self.settings_for_setup()  # the setup without the bad values, then start again
         else:
             self.exit(return_code=SETTINGS_ERROR_EXIT)
 
@@ -195,16 +208,24 @@ class AntonApp(AppActions, App[int]):
     # each other down many times over: the inspector loads its tabs, then the file watcher starts, then the
     # runtime warms up (a long SDK import).
 
-    def on_inspector_pane_loaded(self, message: Any) -> None:
+    def on_inspector_pane_loaded(self) -> None:
+        if self._watcher is not None and self._main_screen is not None:
+            self._watcher.add_target(self._main_screen.inspector)  # mounted after the watcher started
         if self._watch_files:
             self._begin_watching()
 
     def _begin_watching(self) -> None:
-        if not self._watching_begun and self.runtime is not None:
-            self._watching_begun = True
-            self.start_watching()
-        elif not self._watching_begun:
+        if self._watching_begun:
+            return
+        if self.runtime is None:
             self.set_timer(0.1, self._begin_watching)  # the runtime is still being built
+            return
+        self._watching_begun = True
+        targets: list[MessagePump] = [self]  # found here, on the event loop: the watcher's thread reads no widget
+        if self._main_screen is not None:
+            targets.append(self._main_screen.inspector)
+        self._watch_targets = tuple(targets)
+        self.start_watching()
 
     @work(thread=True, group="watchers", exit_on_error=False)
     def start_watching(self) -> None:
@@ -212,14 +233,17 @@ class AntonApp(AppActions, App[int]):
         from anton_tui.tui.watchers import MemoryWatcher
 
         try:
-            targets: list[Any] = [self]
-            if self._main_screen is not None:
-                targets.append(self._main_screen.inspector)
-            watcher = MemoryWatcher.for_paths(self.runtime.paths, targets)  # type: ignore[union-attr]
-            watcher.start()
-            self._watcher = watcher
+            if self.runtime is not None:
+                watcher = MemoryWatcher.for_paths(self.runtime.paths, self._watch_targets)
+                watcher.start()
+                self._watcher = watcher
         finally:
-            self.call_later(self.warm_up)
+            self.call_later(self._watching_started)
+
+    def _watching_started(self) -> None:
+        if self._watcher is not None and self._main_screen is not None:
+            self._watcher.add_target(self._main_screen.inspector)  # mounted while the watcher started
+        self.warm_up()
 
     @work(group="warm-up", exit_on_error=False)
     async def warm_up(self) -> None:
@@ -234,7 +258,7 @@ class AntonApp(AppActions, App[int]):
         finally:
             gc_policy.settle()
 
-    def on_files_changed(self, message: Any) -> None:
+    def on_files_changed(self, message: FilesChanged) -> None:
         if "memory" in message.areas and self.runtime is not None:
             self.run_worker(self.runtime.record_external(), group="memory-history", exit_on_error=False)
         if "themes" in message.areas:
@@ -246,35 +270,17 @@ class AntonApp(AppActions, App[int]):
                 if isinstance(screen, SkillsScreen):
                     screen.refresh_tree()
 
-    def reload_user_themes(self) -> list[Any]:
-        """Pick up added, changed and removed user theme files; problems are shown and returned."""
-        problems = self.themes.reload()
-        self.report_theme_problems(problems)
-        return problems
-
-    def report_theme_problems(self, problems: Sequence[Any]) -> None:
-        for problem in problems:
-            self.notify(f"{problem} (file skipped)", title="Theme file not loaded", severity="error", timeout=10)
-
     # --- the user's attention while the terminal is in the background -------------------------------------------
 
     @property
-    def attention(self) -> Any:
+    def attention(self) -> Attention:
         if self._attention is None:
             from anton_tui.tui.attention import Attention
 
-            settings = self.runtime.settings if self.runtime is not None else None
-            self._attention = Attention(
-                self._write_to_terminal,
-                bell=bool(getattr(settings, "notify_bell", True)),
-                desktop=bool(getattr(settings, "notify_desktop", True)),
-            )
+            self._attention = Attention(lambda text: write_to_terminal(self, text))
+            if self.runtime is not None:
+                self._attention.follow(self.runtime.settings)
         return self._attention
-
-    def _write_to_terminal(self, text: str) -> None:
-        if not self.is_headless and self._driver is not None:
-            self._driver.write(text)
-            self._driver.flush()
 
     # --- in a browser tab (`anton-tui serve`): copying and links, see `tui/served.py` ------------------------------
 
@@ -299,6 +305,9 @@ class AntonApp(AppActions, App[int]):
     def on_app_blur(self) -> None:
         self.attention.focused = False
 
+    def on_main_screen_attention_wanted(self, message: MainScreen.AttentionWanted) -> None:
+        self.attention.alert(message.title, message.body)
+
     def on_main_screen_turn_ended(self, message: MainScreen.TurnEnded) -> None:
         if message.reason not in ("cancelled", "error"):  # an error has already said so, with its text
             self.attention.alert("Anton", "The answer is ready.")
@@ -312,4 +321,194 @@ class AntonApp(AppActions, App[int]):
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
         else:
-            self.push_screen(HelpScreen(self.screen))
+            self.push_screen(HelpScreen(self.screen, self.keymap))
+
+    # --- screens -------------------------------------------------------------------------------------------------
+
+    def open_skills(self, label: str | None = None) -> None:
+        from anton_tui.tui.screens.skills import SkillsScreen
+
+        if self.runtime is None:
+            self.notify("Still starting; try again in a moment.", severity="warning")
+            return
+        self.push_screen(SkillsScreen(self.runtime, select=label))
+
+    def open_reflections(self) -> None:
+        from anton_tui.tui.screens.reflections import ReflectionsScreen
+
+        if self.runtime is None:
+            self.notify("Still starting; try again in a moment.", severity="warning")
+            return
+        self.push_screen(ReflectionsScreen(self.runtime))
+
+    def open_setup(self, first_run: bool = False) -> None:
+        from anton_tui.tui.screens.setup import SetupScreen
+
+        if self.runtime is None:
+            self.notify("Still starting; try again in a moment.", severity="warning")
+            return
+        screen = SetupScreen(self.runtime.settings, self.runtime.save_settings, first_run=first_run)
+        self.push_screen(screen, self._setup_closed)
+
+    def _setup_closed(self, result: Any) -> None:
+        from anton_tui.tui.screens.setup import SetupOutcome
+
+        if result is None:
+            return
+        if result is SetupOutcome.DEMO:
+            self.switch_to_demo = True
+            self.exit(0)
+            return
+        self.apply_settings(result)
+
+    @work(thread=True, group="start", exit_on_error=False)
+    def settings_for_setup(self) -> None:
+        """After a bad setting stopped the start: read the settings without the bad values, off the event loop."""
+        settings, removals = self.starter.settings_for_setup() if self.starter is not None else (None, {})
+        self.call_from_thread(self._open_fixing_setup, settings, removals)
+
+    def _open_fixing_setup(self, settings: Settings | None, removals: dict[str, str | None]) -> None:
+        """The setup without the bad values; saving it writes the fixes too, and the start begins again."""
+        from anton_tui.runtime.runtime import save_settings
+        from anton_tui.tui.screens.setup import SetupScreen
+
+        if settings is None:
+            self.exit(return_code=2)
+            return
+        if removals:
+            names = ", ".join(removals)
+            self.notify(f"Saving also removes {names} from the project's .anton/.env.", title="Setup", timeout=15)
+
+        def closed(result: Any) -> None:
+            if result is None:
+                self.exit(return_code=2)
+                return
+            self.settings_error = None
+            self.starter = self.starter.reread() if self.starter is not None else None
+            self.build_runtime()
+
+        project = settings.project_dir
+        save = lambda updates: save_settings(project, removals | updates)  # noqa: E731
+        self.push_screen(SetupScreen(settings, save, first_run=False, can_demo=False), closed)
+
+    # --- settings and themes -------------------------------------------------------------------------------------
+
+    @work(group="settings", exclusive=True, exit_on_error=False)
+    async def apply_settings(self, settings: Settings) -> None:
+        """Use new settings now: the session is re-configured in place and the header follows; while a turn runs,
+        they wait for its end."""
+        runtime, screen = self.runtime, self._main_screen
+        if runtime is None:
+            return
+        if screen is not None and screen.busy:
+            self._pending_settings = settings
+            self.notify("Settings saved; they apply when the running turn ends.", severity="warning")
+            return
+        try:
+            await runtime.apply_settings(settings)
+        except Exception as exc:  # bad settings must not take the app down
+            self.notify(f"Could not apply the new settings: {exc}", severity="error", timeout=10)
+            return
+        if screen is not None:
+            screen.show_model(runtime)
+        if self._attention is not None:
+            self._attention.follow(settings)
+        from anton_tui.tui.screens.setup import environment_overrides
+
+        if shadowed := environment_overrides(settings):
+            names = ", ".join(shadowed)
+            self.notify(f"Settings saved and applied, except {names}: the environment decides those.",
+                        severity="warning", timeout=10)  # fmt: skip
+        else:
+            self.notify("Settings saved and applied.")
+
+    @work(group="settings-pending", exclusive=True, exit_on_error=False)
+    async def apply_pending_settings(self) -> None:
+        """The turn's events are shown; wait for its worker to end too, then apply."""
+        from textual.worker import WorkerCancelled, WorkerFailed
+
+        worker = self._main_screen.turn_worker if self._main_screen is not None else None
+        if worker is not None:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await worker.wait()
+        settings, self._pending_settings = self._pending_settings, None
+        if settings is not None:
+            self.apply_settings(settings)
+
+    def theme_names(self) -> Iterable[str]:
+        return list(self.available_themes)
+
+    def current_theme_name(self) -> str:
+        return self.theme
+
+    def set_theme(self, name: str) -> None:
+        self.theme = name
+        if self.runtime is not None:
+            self.save_theme(self.runtime, name)
+
+    @work(group="theme", exit_on_error=False)
+    async def save_theme(self, runtime: Runtime, name: str) -> None:
+        try:
+            await runtime.save_theme(name)
+        except (OSError, ValueError) as exc:
+            self.notify(f"Theme switched, but not saved: {exc}", severity="warning")
+
+    def reload_user_themes(self) -> list[Any]:
+        """Pick up added, changed and removed user theme files; problems are shown and returned."""
+        problems = self.themes.reload()
+        self.report_theme_problems(problems)
+        return problems
+
+    def report_theme_problems(self, problems: Sequence[Any]) -> None:
+        for problem in problems:
+            self.notify(f"{problem} (file skipped)", title="Theme file not loaded", severity="error", timeout=10)
+
+    # --- what commands ask of the app (`CommandUI`) ----------------------------------------------------------------
+
+    async def action_slash_command(self, line: str) -> None:
+        """Run one slash command line from the palette, its reply in the chat."""
+        if self._main_screen is not None:
+            await self._main_screen.run_command(line)
+
+    def exit_app(self) -> None:
+        self.exit()
+
+    async def confirm(self, question: str) -> bool:
+        """Ask in a modal; only from a worker (the slash-command worker is one)."""
+        from anton_tui.tui.screens.confirm import ConfirmScreen
+
+        answer: bool = await self.push_screen_wait(ConfirmScreen(question))
+        return answer
+
+    async def choose_skills(self, source: str, offers: list[Any]) -> list[str] | None:
+        """The skills to install out of `offers` (`/skill install`), chosen in a modal; None installs nothing."""
+        from anton_tui.tui.screens.install_skills import InstallSkillsScreen
+
+        return await self.push_screen_wait(InstallSkillsScreen(source, offers))
+
+    async def ask_text(self, question: str, current: str = "") -> str | None:
+        from anton_tui.tui.screens.edit_entry import EditEntryScreen
+
+        return await self.push_screen_wait(EditEntryScreen(current, title=question))
+
+    def send_prompt(self, text: str) -> None:
+        self.conversations.send_prompt(text)
+
+    def fill_prompt(self, text: str) -> None:
+        self.conversations.fill_prompt(text)
+
+    def start_goal(self, objective: str, max_turns: int) -> str | None:
+        return self.conversations.start_goal(objective, max_turns)
+
+    def clear_chat(self) -> None:
+        self.conversations.clear_chat()
+
+    def open_resume(self) -> None:
+        self.conversations.open_resume()
+
+    def open_rewind(self) -> None:
+        self.conversations.open_rewind()
+
+    def rewind_to(self, index: int) -> None:
+        """Go back to before the message at history `index` (picked in the chat)."""
+        self.conversations.rewind_to(index)

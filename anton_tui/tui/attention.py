@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from anton_tui.serve import SERVED_ENV
 
@@ -38,6 +39,16 @@ def osc_sequence(title: str, body: str, environ: Mapping[str, str] | None = None
     return f"\x1b]9;{clean(title)}: {clean(body)}\x1b\\"
 
 
+class AttentionSettings(Protocol):
+    """The settings that turn each kind off (`ANTON_NOTIFY_BELL`, `ANTON_NOTIFY_DESKTOP`)."""
+
+    @property
+    def notify_bell(self) -> bool: ...
+
+    @property
+    def notify_desktop(self) -> bool: ...
+
+
 class Attention:
     """Rings and notifies through `write` (the terminal) while `focused` is false; `sent` keeps what it wrote.
     `served` (by default: whether `ANTON_SERVED` is set) sends nothing."""
@@ -51,6 +62,11 @@ class Attention:
         self.served = SERVED_ENV in os.environ if served is None else served
         self.focused = True
         self.sent: list[str] = []
+
+    def follow(self, settings: AttentionSettings) -> None:
+        """Ring and notify as `settings` say."""
+        self.bell = settings.notify_bell
+        self.desktop = settings.notify_desktop
 
     def alert(self, title: str, body: str) -> None:
         if self.focused or self.served:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.message import Message
+from textual.worker import Worker, WorkerState
 
 from anton_tui.agent.events import SessionEvent
 
@@ -52,3 +53,17 @@ class CommandReplied(Message):
 
 class ChatCleared(Message):
     """The conversation was forgotten (`/clear`); the transcript should empty too."""
+
+
+class WorkerFailed(Message):
+    """Background work of a widget failed with `error`; the screen shows it (one place for every failure)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+    @classmethod
+    def of(cls, event: Worker.StateChanged) -> WorkerFailed | None:
+        """The message for a worker that has just failed; None for any other change of state."""
+        error = event.worker.error
+        return cls(error) if event.state == WorkerState.ERROR and error is not None else None

@@ -20,6 +20,7 @@ from textual.widgets.data_table import CellType, DuplicateKey, Row, RowKey
 
 if TYPE_CHECKING:
     from textual import messages
+    from textual.app import App
     from textual.strip import Strip
     from textual.widget import Widget
 
@@ -28,6 +29,16 @@ def batching(app: Any) -> bool:
     """Whether the app is inside `App.batch_update()`, when nothing may be painted. (`App._batch_count`: there is
     no public way to ask.)"""
     return bool(app._batch_count)
+
+
+def write_to_terminal(app: App[Any], text: str) -> None:
+    """Send `text` (an escape sequence: a desktop notification) straight to the terminal, now; nothing when the app
+    runs headless. (`App._driver`: Textual's public `App.bell()` writes the bell this way, and offers no public way to
+    write another sequence.)"""
+    driver = app._driver
+    if driver is not None and not app.is_headless:
+        driver.write(text)
+        driver.flush()
 
 
 class PaintFirstScreen(Screen):
@@ -123,7 +134,7 @@ class FixedColumnsTable(DataTable):
     PAGE_ROWS = 400
 
     _later_keys: Sequence[str] | None = None
-    _later_cells: Callable[[int], Sequence[CellType]] | None = None
+    _later_cells: Callable[[int], Sequence[Any]] | None = None
     _later_base = 0
 
     def show_keyed_rows(self, keys: Sequence[str], cells: Callable[[int], Sequence[CellType]]) -> None:

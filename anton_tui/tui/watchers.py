@@ -18,13 +18,16 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.timer import Timer
 
 from anton_tui.paths import AntonPaths
+
+if TYPE_CHECKING:
+    from watchdog.events import FileSystemEvent
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +213,7 @@ class MemoryWatcher:
 
     # ---- events (observer thread) ------------------------------------------------------------------------------
 
-    def dispatch(self, event: Any) -> None:
+    def dispatch(self, event: FileSystemEvent) -> None:
         """Called by the observer for every file-system event in a watched folder."""
         if self._observer is None:
             return
@@ -222,9 +225,9 @@ class MemoryWatcher:
         if areas:
             self._notify(areas)
 
-    def _areas_for(self, event: Any) -> set[str]:
+    def _areas_for(self, event: FileSystemEvent) -> set[str]:
         paths = [os.fsdecode(event.src_path)]
-        if getattr(event, "dest_path", ""):
+        if event.dest_path:
             paths.append(os.fsdecode(event.dest_path))
         areas: set[str] = set()
         if event.is_directory:

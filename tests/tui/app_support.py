@@ -17,6 +17,7 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from anton_tui.agent.events import MemoryConfirmationNeeded, SessionEvent
+from anton_tui.tui.app import AntonApp
 
 from ..runtime_sessions import QuietSession
 from .screen_reader import screen_text
@@ -47,6 +48,9 @@ class AppSettings:
     memory_sync_minutes: int = 0
     compaction_every_turns: int = 10
     managed_memory: str | None = None
+    notify_bell: bool = True
+    notify_desktop: bool = True
+    env_warnings: list[str] = field(default_factory=list)
 
     @property
     def effective_memory_mode(self) -> str:
@@ -100,6 +104,24 @@ class ScriptedSession(QuietSession):
         self.pad_actions.append(("remove_pad", pad))
 
 
+class KeepsNotifications:
+    """Mixed into a test's app class (before its Textual `App`): the message of every notification the app shows is
+    kept in `notified`, in order, as it passes through the public `App.notify` (every toast does). Tests read them
+    with `notifications(app)`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notified: list[str] = []
+
+    def notify(self, message: str, **options: Any) -> None:
+        self.notified.append(str(message))
+        super().notify(message, **options)  # type: ignore[misc]
+
+
+class KeptNotificationsApp(KeepsNotifications, AntonApp):
+    """The app the tests run, keeping its notifications."""
+
+
 def scripted_app(
     settings: Any,
     session: Any,
@@ -116,12 +138,11 @@ def scripted_app(
     """The app over a `Runtime` of `settings` and a (scripted) `session`; no inspector unless `inspector=True`. The
     session acts on the scratchpads too unless `scratchpad_control` is given or `controls_pads` is False."""
     from anton_tui.runtime import Runtime
-    from anton_tui.tui.app import AntonApp
 
     control = scratchpad_control if scratchpad_control is not None else session if controls_pads else None
     runtime = Runtime(settings, session, stores=stores, control=control, closing=closing, banner=banner,
                       suggest_prompt=suggest_prompt)  # fmt: skip
-    return (app_class or AntonApp)(runtime, **({"inspector": False} | options))
+    return (app_class or KeptNotificationsApp)(runtime, **({"inspector": False} | options))
 
 
 def make_settings(**overrides: Any) -> AppSettings:
@@ -142,8 +163,9 @@ async def wait_until(pilot: Pilot, condition: Callable[[], bool], timeout: float
 
 
 def notifications(app: App) -> list[str]:
-    """The messages of the toasts currently shown."""
-    return [notification.message for notification in app._notifications]
+    """The messages of every notification the app has shown, in order (`KeepsNotifications`)."""
+    assert isinstance(app, KeepsNotifications), f"{type(app).__name__} does not keep its notifications"
+    return list(app.notified)
 
 
 async def send(pilot: Pilot, text: str) -> None:

@@ -29,6 +29,7 @@ from anton_tui.tui.widgets.chat import CommandReply, Notice, UserMessage
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.prompt import Prompt
 
+from .app_support import KeptNotificationsApp, notifications  # noqa: F401  (the one way tests read notifications)
 from .screen_reader import screen_text
 
 SIZE = (120, 40)
@@ -55,14 +56,14 @@ def build_app(*, watch_files: bool = False, theme: str | None = None, demo: bool
     """The full app over a real session, as `anton-tui` builds it from the settings' sources (watchers only when
     asked): the first frame, then the runtime built in a worker."""
     starter = RuntimeStarter(read_env_layers(), theme=theme, demo=demo)
-    return AntonApp(starter, watch_files=watch_files, cursor_blink=False)
+    return KeptNotificationsApp(starter, watch_files=watch_files, cursor_blink=False)
 
 
 async def started(pilot: Pilot, timeout: float = 10.0) -> None:
     """Wait until the app's runtime is built (and the setup screen, if any, is open)."""
     app = pilot.app
     deadline = time.monotonic() + timeout
-    while getattr(app, "runtime", True) is None and app.settings_error is None:
+    while isinstance(app, AntonApp) and app.runtime is None and app.settings_error is None:  # (other apps start at once)
         if time.monotonic() > deadline:
             raise AssertionError("the runtime was not built in time")
         await pilot.pause(0.02)
@@ -118,10 +119,6 @@ def plain(renderable: Any, width: int = 110) -> str:
 def command_replies(app: AntonApp) -> list[tuple[str, str]]:
     """(command line, reply text) of every slash-command reply in the chat."""
     return [(reply.line, plain(reply.output.renderable)) for reply in main_screen(app).chat.query(CommandReply)]
-
-
-def notifications(app: AntonApp) -> list[str]:
-    return [str(notification.message) for notification in app._notifications]
 
 
 # --------------------------------------------------------------------------- driving and waiting

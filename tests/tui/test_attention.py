@@ -39,7 +39,7 @@ async def test_a_finished_turn_rings_and_notifies_only_while_the_terminal_is_in_
 async def test_an_error_notifies_with_its_text_and_the_settings_turn_each_off() -> None:
     error = [ErrorOccurred("rate limited\x1b]52;c;evil\x07", retryable=True), TurnFinished(1, "error", "")]
     settings = make_settings()
-    settings.notify_bell = False  # type: ignore[attr-defined]
+    settings.notify_bell = False
     app = scripted_app(settings, ScriptedSession(error))
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(events.AppBlur())

@@ -10,6 +10,7 @@ from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Static
 
+from anton_tui.agent.skill_draft import DraftedSkill
 from anton_tui.config import load_settings
 from anton_tui.memory.skills.store import Skill, SkillStore
 from anton_tui.tui.commands import COMMANDS, CommandContext, CommandOutput, complete, run
@@ -131,6 +132,7 @@ class AppSide(Recorder):
         self.set_theme = self.hook("set_theme")
         self.clear_chat = self.hook("clear_chat")
         self.exit_app = self.hook("exit_app")
+        self.open_reflections = self.hook("open_reflections")
 
     def theme_names(self) -> list[str]:
         return ["anton-dark", "anton-light", "nord"]
@@ -446,18 +448,29 @@ async def test_skill_save_hands_the_hint_to_the_runtime(stores: MemoryStores) ->
     assert (await run("/skill save", context(stores))).level == "warning"
     hints = []
 
+    decisions = [("applied", "applied: approved by the AI reviewer: clear"),
+                 ("held", "held for a person: ANTON_REVIEW_LEVEL is human"),
+                 ("rejected", "rejected (injection scan): reads like an injected instruction")]  # fmt: skip
+
     class Drafting(Runtime):
         can_draft_skills = True
 
-        async def draft_skill(self, hint: str) -> Skill:
+        async def draft_skill(self, hint: str) -> DraftedSkill:
             hints.append(hint)
-            return Skill(label="csv_totals", name="CSV totals", when_to_use="Summing a CSV", path=Path("/s/csv_totals"))
+            skill = Skill(label="csv_totals", name="CSV totals", when_to_use="Summing a CSV", path=Path("/s/csv_totals"))
+            status, why = decisions.pop(0)
+            return DraftedSkill(skill, status, why)
 
     ctx = CommandContext(Drafting(load_settings(), QuietSession(), stores=stores), ui=AppSide())
     output = await run("/skill save  csv   totals ", ctx)
     assert hints == ["csv   totals"]
     assert output.level == "success"
     assert output.plain() == "Saved skill csv_totals → /s/csv_totals\nName: CSV totals\nWhen to use: Summing a CSV\n"
+    held = await run("/skill save", ctx)  # the review holds it for the user: nothing saved yet, and said so
+    assert held.level == "warning"
+    assert held.plain() == "Skill csv_totals waits for your review: held for a person: ANTON_REVIEW_LEVEL is human\n"
+    rejected = await run("/skill save", ctx)
+    assert rejected.level == "error" and "was not saved: rejected (injection scan)" in rejected.plain()
 
 
 # --------------------------------------------------------------------------- app hooks
@@ -465,7 +478,8 @@ async def test_skill_save_hands_the_hint_to_the_runtime(stores: MemoryStores) ->
 
 @pytest.mark.parametrize(
     ("line", "hook"),
-    [("/setup", "open_setup"), ("/skill edit", "open_skills"), ("/clear", "clear_chat"), ("/exit", "exit_app")],
+    [("/setup", "open_setup"), ("/skill edit", "open_skills"), ("/clear", "clear_chat"), ("/exit", "exit_app"),
+     ("/reflections", "open_reflections")],
 )
 async def test_screen_commands_call_the_apps_hooks(stores: MemoryStores, line: str, hook: str) -> None:
     recorder = Recorder()

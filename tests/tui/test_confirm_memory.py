@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 
 import pytest
 from textual import work
@@ -11,6 +12,7 @@ from textual.widgets import SelectionList
 
 from anton_tui.agent.events import MemoryConfirmationNeeded
 from anton_tui.memory.engrams.engram import Engram
+from anton_tui.memory.review.proposal import HeldChange
 from anton_tui.tui.screens.confirm_memory import ConfirmMemoryScreen, answer_confirmation
 
 ENGRAMS = (
@@ -123,3 +125,80 @@ class SnapshotHost(App[None]):
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["wide", "small"])
 def test_confirm_memory_snapshot(snap_compare, size: tuple[int, int]) -> None:
     assert snap_compare(SnapshotHost(), terminal_size=size, press=["down", "space"])
+
+
+# --------------------------------------------------------------------------- changes the review holds for a person
+
+SKILL_BEFORE = """\
+---
+name: csv-summary
+description: Summarise a CSV file. user asks to summarise a csv
+metadata:
+  display_name: CSV Summary
+  provenance: manual
+---
+1. Load the file with pandas.
+2. Print df.describe().
+"""
+SKILL_AFTER = SKILL_BEFORE.replace("2. Print df.describe().\n", "2. Read it with sep=';' when it has one column.\n"
+                                   "3. Print df.describe() and the row count.\n")  # fmt: skip
+
+
+def held_skill_change() -> HeldChange:
+    """The change as the review pipeline shows it: a reflection's new procedure for an existing skill."""
+    diff = "".join(
+        difflib.unified_diff(
+            SKILL_BEFORE.splitlines(keepends=True),
+            SKILL_AFTER.splitlines(keepends=True),
+            fromfile="csv-summary/SKILL.md",
+            tofile="csv-summary/SKILL.md (proposed)",
+        )
+    )
+    return HeldChange("3fa9c2e1d0", "skill", "skill csv-summary", "csv-summary: exports use semicolons",
+                      "held for a person: ANTON_REVIEW_LEVEL is human", diff.rstrip("\n"),
+                      "reflection weekly/2026-W47.md")  # fmt: skip
+
+
+async def test_a_held_skill_change_shows_its_diff_and_is_kept_when_checked() -> None:
+    change = held_skill_change()
+    event = MemoryConfirmationNeeded(engrams=ENGRAMS[:1], future=asyncio.get_running_loop().create_future(),
+                                     changes=(change,))  # fmt: skip
+    app = ConfirmHost(event)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert (
+            str(app.screen.query_one("#confirm-memory-title").render())
+            == "Save this memory and apply this held change?"
+        )
+        await pilot.press("down")
+        detail = str(app.screen.query_one("#confirm-memory-detail").render())
+        await pilot.press("space", "enter")
+        await app.workers.wait_for_complete()
+    assert "[skill] skill csv-summary · from reflection weekly/2026-W47.md" in detail
+    assert "held for a person: ANTON_REVIEW_LEVEL is human" in detail
+    assert "-2. Print df.describe()." in detail and "+3. Print df.describe() and the row count." in detail
+    assert event.future.result() == [ENGRAMS[0], change], "the memory (checked at first) and the change just checked"
+
+
+async def test_a_held_change_left_unchecked_is_not_kept() -> None:
+    event = MemoryConfirmationNeeded(engrams=(), future=asyncio.get_running_loop().create_future(),
+                                     changes=(held_skill_change(),))  # fmt: skip
+    app = ConfirmHost(event)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+    assert event.future.result() == []
+
+
+class HeldSkillHost(App[None]):
+    cursor_blink = False
+
+    def on_mount(self) -> None:
+        self.push_screen(ConfirmMemoryScreen(ENGRAMS[1:2], (("learned after outside content",),),
+                                             (held_skill_change(),)))  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["wide", "small"])
+def test_held_skill_change_snapshot(snap_compare, size: tuple[int, int]) -> None:
+    assert snap_compare(HeldSkillHost(), terminal_size=size, press=["down"])

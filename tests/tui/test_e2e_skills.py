@@ -100,6 +100,8 @@ async def test_skill_save_from_the_chat_appears_in_the_open_skills_screen_and_th
     seed_skill()
     fake_llm.queue(Reply.text("Revenue per region: North 12,400, South 9,800."), model=PLANNER)
     fake_llm.queue(Reply.tool_call("SkillDraft", DRAFT, delay=1.5), model=PLANNER)
+    approval = {"approve": True, "reason": "A clear procedure for a task that recurs."}
+    fake_llm.queue(Reply.tool_call("ReviewVerdict", approval), model=PLANNER)  # the AI reviewer (ANTON_REVIEW_LEVEL=ai)
     app = build_app(watch_files=True)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
@@ -126,8 +128,10 @@ async def test_skill_save_from_the_chat_appears_in_the_open_skills_screen_and_th
         await wait_for(pilot, lambda: skills_tab.table.row_count == 5, what="the new skill in the Skills tab")
         replies = dict(command_replies(app))
         assert "Saved skill monthly-revenue" in replies["/skill save monthly revenue"]
-    [draft_request] = [r for r in fake_llm.requests_for(PLANNER) if r.tool_choice]
+    draft_request, review_request = [r for r in fake_llm.requests_for(PLANNER) if r.tool_choice]
     assert draft_request.tool_choice == {"type": "tool", "name": "SkillDraft"}
+    assert review_request.tool_choice == {"type": "tool", "name": "ReviewVerdict"}
+    assert "+++ monthly-revenue/SKILL.md (proposed)" in str(review_request.messages)
     assert "Sum revenue per region" in str(draft_request.messages) and "monthly revenue" in str(draft_request.messages)
     saved = SkillStore(home_dir() / "skills").load("monthly-revenue")
     assert saved is not None and saved.format == "skill_md" and DRAFT["when_to_use"] in saved.cue

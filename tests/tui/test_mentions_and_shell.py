@@ -148,6 +148,21 @@ async def test_escape_stops_a_long_command_and_its_process_group() -> None:
                          Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", timeout=3)  # fmt: skip
 
 
+async def test_a_command_that_cannot_start_says_why_once_and_the_prompt_takes_the_next_one(tmp_path) -> None:
+    app = scripted_app(make_settings(project_dir=tmp_path / "gone"), ScriptedSession(ANSWERED))  # no such folder
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "!echo hello")
+        await wait_until(pilot, lambda: bool(app.screen.query(ShellBlock)) and not app.screen.query_one(ShellBlock).running)
+        failures = lambda: [note for note in notifications(app) if "FileNotFoundError" in note]  # noqa: E731
+        await wait_until(pilot, lambda: bool(failures()))
+        await pilot.pause(0.2)
+        assert len(failures()) == 1, "the failure is told once"
+        assert "stopped" in app.screen.query_one(ShellBlock).status_text
+        assert not app.screen.busy, "Escape has no command to stop, and messages are taken again"
+        await send(pilot, "!echo again")
+        await wait_until(pilot, lambda: len(app.screen.query(ShellBlock)) == 2 and len(failures()) == 2)
+
+
 async def test_a_lone_bang_runs_nothing_and_slash_commands_are_not_commands_of_the_shell() -> None:
     workspace()
     session = ScriptedSession(ANSWERED)

@@ -38,7 +38,7 @@ def test_file_picker(snap_compare, size: tuple[int, int], tmp_path: Path) -> Non
         await wait_until(pilot, lambda: isinstance(app.focused, Prompt))
         await pilot.press(*"Compare ", "@", *"sales")
         picker = app.screen.query_one(FilePicker)
-        await wait_until(pilot, lambda: picker.display and picker.query == "sales" and picker.option_count == 2)
+        await wait_until(pilot, lambda: picker.display and picker.mention == "sales" and picker.option_count == 2)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -20,6 +20,7 @@ from anton_tui.tui.screens.resume import ResumeScreen, RewindScreen
 
 from tests.fakellm import Reply
 from tests.session_helpers import quiet_coder
+from tests.tui.app_support import KeptNotificationsApp
 from tests.tui.e2e_support import (
     PLANNER,
     SIZE,
@@ -43,7 +44,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "anton_histories"
 
 
 def resuming_app(resume: str) -> AntonApp:
-    return AntonApp(RuntimeStarter(read_env_layers(), resume=resume), cursor_blink=False)
+    return KeptNotificationsApp(RuntimeStarter(read_env_layers(), resume=resume), cursor_blink=False)
 
 
 async def two_turns(fake_llm) -> str:
@@ -108,7 +109,7 @@ async def test_a_resumed_conversation_is_in_the_chat_before_the_engine_is_built(
     save_global_env(fake_llm)
     quiet_coder(fake_llm)
     session_id = await two_turns(fake_llm)
-    app = AntonApp(SlowStart(read_env_layers(), resume=session_id), cursor_blink=False)
+    app = KeptNotificationsApp(SlowStart(read_env_layers(), resume=session_id), cursor_blink=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: len(user_messages(app)) == 2, what="the conversation before the engine")
         assert app.runtime is None

@@ -8,18 +8,20 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Select, Static, Switch
 
 from anton_tui.config import Settings, load_settings
 from anton_tui.config import needs_setup
 from anton_tui.runtime.runtime import save_settings
 from anton_tui.tui.screens.setup import SetupOutcome, SetupScreen
 
+from .app_support import KeepsNotifications, notifications
+
 SIZE = (120, 40)
 EXISTING = "# Anton environment variables\n# my own note\nANTON_THEME=nord\nCUSTOM_TOOL_TOKEN=abc123\n"
 
 
-class SetupHost(App[None]):
+class SetupHost(KeepsNotifications, App[None]):
     cursor_blink = False
 
     def __init__(self, settings: Settings, *, first_run: bool = False) -> None:
@@ -161,7 +163,7 @@ async def test_invalid_input_is_refused_and_nothing_is_written(
         await settle(pilot)
         assert message in error_text(app)
         assert app.screen is screen and not app.results
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
         assert any(message in m for m in messages)
     assert not env_file(project_dir).exists()
 
@@ -190,7 +192,7 @@ async def test_an_environment_override_is_reported(project_dir: Path, monkeypatc
         app.screen.query_one("#memory-mode", Select).value = "copilot"
         await pilot.press("ctrl+s")
         await settle(pilot)
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
     assert "ANTON_MEMORY_MODE=copilot" in env_file(project_dir).read_text()
     assert any("environment overrides ANTON_MEMORY_MODE" in m for m in messages)
     assert app.results[0].memory_mode == "off"
@@ -253,7 +255,7 @@ async def test_each_value_says_where_it_comes_from_and_which_one_is_in_effect(
         key.value = "sk-ant-typed-here"
         await pilot.press("ctrl+s")
         await settle(pilot)
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
     assert "ANTON_ANTHROPIC_API_KEY=sk-ant-typed-here" in env_file(project_dir).read_text()
     warning = next(m for m in messages if "environment" in m)
     assert "ANTHROPIC_API_KEY" in warning and "ANTON_ACC_MODE" in warning
@@ -318,3 +320,29 @@ def test_keys_of_the_right_shape_and_any_key_of_a_compatible_server_pass(project
                                ("openai-compatible", "anything-goes", "http://localhost:11434/v1")]:  # fmt: skip
         values = SetupValues(provider, key, url, "m1", "m2", "autopilot", True, "passive")
         assert key in setup_updates(values, load_settings()).values()
+
+
+async def test_the_review_and_reflection_settings_are_saved_and_checked(project_dir: Path) -> None:
+    path = write_env(project_dir, "ANTON_ANTHROPIC_API_KEY=sk-ant-saved\n")
+    app = SetupHost(load_settings())
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        screen.query_one("#review-level", Select).value = "human"
+        screen.query_one("#review-tainted", Select).value = "ai"
+        screen.query_one("#review-max-per-day", Input).value = "many"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "Changes per day: expected a whole number, 0 or more ('many')" in error_text(app)
+        assert app.focused is screen.query_one("#review-max-per-day")
+        assert path.read_text() == "ANTON_ANTHROPIC_API_KEY=sk-ant-saved\n" and not app.results
+        screen.query_one("#review-max-per-day", Input).value = "3"
+        screen.query_one("#conversation-idle-minutes", Input).value = "0"
+        screen.query_one("#reflection", Switch).value = False
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    lines = set(path.read_text().splitlines())
+    assert {"ANTON_REVIEW_LEVEL=human", "ANTON_REVIEW_TAINTED=ai", "ANTON_REVIEW_MAX_PER_DAY=3", "ANTON_REFLECTION=false",
+            "ANTON_REFLECTION_MIN_MESSAGES=3", "ANTON_CONVERSATION_IDLE_MINUTES=0"} <= lines  # fmt: skip
+    [result] = app.results
+    assert (result.review_level, result.review_tainted, result.review_max_per_day) == ("human", "ai", 3)
+    assert (result.reflection, result.conversation_idle_minutes) == (False, 0)

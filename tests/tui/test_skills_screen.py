@@ -19,7 +19,7 @@ from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.skills import FormModal, NodeRef, SkillsScreen
 
 from ..runtime_sessions import QuietSession
-from .app_support import AppSettings
+from .app_support import AppSettings, KeepsNotifications, notifications
 
 V5_META = """{
   "label": "csv_summary",
@@ -68,7 +68,7 @@ BROKEN_META = '{"label": "half_done", "name": '
 SIZE = (120, 40)
 
 
-class SkillsHost(App[None]):
+class SkillsHost(KeepsNotifications, App[None]):
     cursor_blink = False
 
     def __init__(self, store: SkillStore) -> None:
@@ -223,7 +223,7 @@ async def test_an_empty_procedure_is_refused_and_nothing_is_written(store: Skill
         assert screen.editor.text == ""
         await pilot.press("ctrl+s")
         await settle(pilot)
-        messages = [str(n.message) for n in app._notifications]
+        messages = notifications(app)
     assert any("procedure cannot be empty" in m for m in messages)
     assert folder_bytes(store.root / "csv_summary") == before
 
@@ -286,7 +286,7 @@ async def test_rename_moves_every_file_and_refuses_taken_or_bad_labels(store: Sk
         app.screen.query_one("#label", Input).value = "summarize-csv"
         await pilot.press("enter")
         await settle(pilot)
-        assert any("older layout" in str(n.message) for n in app._notifications)
+        assert any("older layout" in message for message in notifications(app))
         screen.skill_tree.move_cursor(screen._find(NodeRef("fetch-prices")))
         await pilot.press("f2")
         await settle(pilot)

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from anton_tui.paths import AntonPaths
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged, MemoryWatcher
 
-from .inspector_fixtures import wait_until
+from .inspector_fixtures import column, wait_until
 
 
 class Recorder(App):
@@ -180,3 +180,35 @@ def test_watchdog_is_imported_only_when_watching_starts():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+async def test_the_watcher_thread_reads_no_widget(monkeypatch, tmp_path: Path) -> None:
+    """The app finds the widgets the watcher tells (the inspector) on the event loop, before the watcher's thread
+    starts: a widget read off the loop can see the widget tree half changed."""
+    from textual.dom import DOMNode
+
+    from anton_tui.tui.widgets.inspector import InspectorPane
+
+    from .app_support import ScriptedSession, make_settings, scripted_app
+
+    loop_thread = threading.current_thread()
+    off_loop: list[str] = []
+    for name in ("query", "query_one", "query_children", "query_exactly_one"):
+        original = getattr(DOMNode, name)
+
+        def spy(self, *args, _original=original, _name=name, **kwargs):
+            if threading.current_thread() is not loop_thread:
+                off_loop.append(f"{type(self).__name__}.{_name}{args} in {threading.current_thread().name}")
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(DOMNode, name, spy)
+    app = scripted_app(make_settings(), ScriptedSession([]), inspector=True, watch_files=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app._watcher is not None and app._watcher.running, timeout=10)
+        await wait_until(pilot, lambda: all(app.screen.query_one(InspectorPane).tab(tab).loaded for tab in ("lessons",)))
+        table = app.screen.query_one(InspectorPane).tab("lessons").table
+        lessons = Path(app.runtime.settings.project_dir) / ".anton" / "memory" / "lessons.md"
+        lessons.parent.mkdir(parents=True, exist_ok=True)
+        lessons.write_text("# Lessons\n- Written by another program <!-- ts:2026-11-22 -->\n", encoding="utf-8")
+        await wait_until(pilot, lambda: "Written by another program" in column(table, 2), timeout=5)
+    assert off_loop == [], "widgets read off the event loop"

@@ -11,7 +11,9 @@ from anton_tui.agent.tools.registry import ToolDef, ToolResult
 DESCRIPTION = (
     "Search the record of past conversations in this workspace: what the user asked, what you answered, the code "
     "you ran and what it printed. Use it when the user refers to earlier work ('like last time', 'what did we find "
-    "about X') or when details from a previous session would help. Returns the matching exchanges, best first."
+    "about X') or when details from a previous session would help. The summaries of finished conversations and your "
+    "own daily, weekly and monthly reflections are searched too, and come first, marked (summary) and (reflection). "
+    "Returns the matching exchanges, best first."
 )
 
 INPUT_SCHEMA: dict[str, Any] = {

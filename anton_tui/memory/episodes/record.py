@@ -25,6 +25,7 @@ SESSION_FORMAT = "%Y%m%d_%H%M%S"
 SUFFIX = ".jsonl"
 MEMORY_ROLES = frozenset({"memory_read", "memory_write"})
 LONG_ROLES = frozenset({"assistant", "scratchpad", "tool_result", "tool_call"})
+DOCUMENT_KINDS = frozenset({"summary", "reflection"})  # recalled conversation summaries and reflections
 FIELDS = ("ts", "session", "turn", "role", "content", "meta")
 
 
@@ -228,6 +229,6 @@ def format_recall(episodes: list[Episode], query: str) -> str:
         return f"No episodes found matching '{query}'."
     lines = []
     for ep in episodes:
-        limit = 2000 if ep.role in LONG_ROLES else 500
+        limit = 2000 if ep.role in LONG_ROLES or ep.role in DOCUMENT_KINDS else 500
         lines.append(f"[{ep.ts}] ({ep.role}) {ep.content[:limit]}")
     return "\n".join(lines)

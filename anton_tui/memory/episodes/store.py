@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from anton_tui.memory.episodes.documents import DocumentRecall
 from anton_tui.memory.episodes.index import IndexUnavailable, RecallIndex
 from anton_tui.memory.episodes.record import (
     FIELDS,
@@ -47,15 +48,18 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+DOCUMENTS_PER_RECALL = 5
+
 _SAFE_SESSION = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 
 
 class EpisodicMemory:
     """The episode log of one workspace (``<project>/.anton/episodes``)."""
 
-    def __init__(self, episodes_dir: Path | str, enabled: bool = True) -> None:
+    def __init__(self, episodes_dir: Path | str, enabled: bool = True, documents: DocumentRecall | None = None) -> None:
         self.episodes_dir = Path(episodes_dir)
         self.enabled = enabled
+        self.documents = documents  # the conversation summaries and reflections, recalled beside the turns
         self.session_id: str | None = None
         self.error_count = 0
         self.last_error: str | None = None
@@ -172,11 +176,24 @@ class EpisodicMemory:
     def recall(self, query: str, *, max_results: int = 20, days_back: int | None = None) -> list[Episode]:
         """Past exchanges whose lines contain `query` (any case) or its word forms, best first.
 
-        Each hit brings its whole turn (question and answer lines, in order); at most `max_results` turns.
+        Each hit brings its whole turn (question and answer lines, in order); at most `max_results` turns. With
+        `documents`, the best conversation summaries and reflections come first (at most `DOCUMENTS_PER_RECALL`,
+        each one episode whose role is "summary" or "reflection").
         """
-        if not self.enabled or max_results <= 0 or not self.episodes_dir.is_dir():
+        if not self.enabled or max_results <= 0:
             return []
         since = None if days_back is None else datetime.now(UTC) - timedelta(days=days_back)
+        found: list[Episode] = []
+        if self.documents is not None:
+            try:
+                found = self.documents.search(query, min(max_results, DOCUMENTS_PER_RECALL), since)
+            except (OSError, ValueError) as exc:
+                logger.warning("Cannot search the summaries and reflections: %s", exc)
+        if not self.episodes_dir.is_dir():
+            return found
+        return found + self._recall_turns(query, max_results, since)
+
+    def _recall_turns(self, query: str, max_results: int, since: datetime | None) -> list[Episode]:
         index = self.index
         with index.searching():
             try:

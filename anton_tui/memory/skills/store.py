@@ -308,6 +308,19 @@ class SkillStore:
             stages_present=stages_on_disk(folder, skill.format),
         )
 
+    def new_skill_md(self, skill: Skill) -> str:
+        """The SKILL.md `save` writes for `skill` as a new skill (anton-agent's front matter, dated now), so that a
+        change can be reviewed as the exact text it would write."""
+        front = new_front_matter(
+            label=normalize_name(skill.label) or skill.label,
+            display_name=skill.name,
+            description=skill.description,
+            when_to_use=skill.when_to_use,
+            provenance=skill.provenance,
+            created_at=skill.created_at or _now_iso(self._clock),
+        )
+        return render_skill_md(front, skill.declarative_md)
+
     def _stats_or(self, folder: Path, fallback: SkillStats) -> SkillStats:
         try:
             return read_stats(folder)

@@ -89,6 +89,10 @@ async def _skills_screen(ctx: CommandContext, args: ParsedCommand) -> CommandOut
     return None
 
 
+async def _reflections(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
+    return await _open("open_reflections", "The reflections screen", ctx)
+
+
 async def _clear(ctx: CommandContext, args: ParsedCommand) -> CommandOutput | None:
     return await _open("clear_chat", "Clearing the chat", ctx)
 
@@ -173,6 +177,8 @@ COMMANDS: list[CommandSpec] = [
                 skill_cmds.install_skill, "Skills", True),
     CommandSpec("skill", "", "Same as /skill list", skill_cmds.list_skills, "Skills"),
     CommandSpec("skills", "", "Same as /skill list", skill_cmds.list_skills, "Skills", True, ("list",)),
+    CommandSpec("reflections", "", "The daily, weekly and monthly reflections and the changes they propose",
+                _reflections, "Memory"),
     CommandSpec("setup", "", "Provider, API key, models and memory settings", _setup, "Workspace"),
     CommandSpec("theme", "[name]", "List the themes, or switch to one", _theme, "Workspace", True, _theme_names),
     CommandSpec("clear", "", "Start a new conversation (memory, skills and past episodes stay)", _clear, "Workspace"),

@@ -212,9 +212,14 @@ async def save_skill(ctx: CommandContext, args: ParsedCommand) -> CommandOutput:
     from anton_tui.llm.errors import LLMError
 
     try:
-        skill = await ctx.runtime.draft_skill(args.rest.strip())
+        drafted = await ctx.runtime.draft_skill(args.rest.strip())
     except (LLMError, ValueError) as exc:
         return error(f"No skill saved: {exc}")
+    skill = drafted.skill
+    if drafted.status == "held":
+        return warning(f"Skill {skill.label} waits for your review: {drafted.why}")
+    if drafted.status != "applied":
+        return error(f"Skill {skill.label} was not saved: {drafted.why}")
     lines = [f"Saved skill {skill.label} → {skill.path}", f"Name: {skill.name}"]
     if skill.when_to_use:
         lines.append(f"When to use: {skill.when_to_use}")

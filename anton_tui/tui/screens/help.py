@@ -6,7 +6,9 @@ carrying a `HELP` string. The pane that had the focus comes first; the page scro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -45,7 +47,7 @@ def _bindings_table(node: DOMNode, keymap: dict[str, str]) -> str:
     return "\n".join(rows)
 
 
-def help_markdown(main: Screen, keymap: dict[str, str], focused: DOMNode | None = None) -> str:
+def help_markdown(main: Screen[Any], keymap: dict[str, str], focused: DOMNode | None = None) -> str:
     """The help text for `main` and its panes: first the pane holding `focused` (innermost first), then the others
     in screen order, then the keys that work everywhere."""
     sections = [_INTRO]
@@ -53,7 +55,7 @@ def help_markdown(main: Screen, keymap: dict[str, str], focused: DOMNode | None 
     first = [node for node in (focused.ancestors_with_self if focused is not None else ()) if node is not main]
     nodes = [node for node in first if not isinstance(node, Screen)]
     for node in [*nodes, main, *main.query("*")]:
-        help_text = getattr(type(node), "HELP", None)
+        help_text = type(node).HELP
         if not help_text or type(node) in seen:
             continue
         seen.add(type(node))
@@ -72,16 +74,17 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,f1", "close", "Close help", id="help.close")]
 
-    def __init__(self, about: Screen) -> None:
+    def __init__(self, about: Screen[Any], keymap: Mapping[str, str]) -> None:
+        """Help for the screen `about`, its keys as `keymap` (binding id → keys) remaps them."""
         super().__init__()
         self.about = about
+        self.keymap = dict(keymap)
         self.focused_before = about.focused
 
     def compose(self) -> ComposeResult:
-        keymap = dict(getattr(self.app, "keymap", {}) or {})
         with Vertical(id="help-frame"):
             with VerticalScroll(id="help-text"):
-                yield Markdown(help_markdown(self.about, keymap, self.focused_before))
+                yield Markdown(help_markdown(self.about, self.keymap, self.focused_before))
             yield Static("Up/Down, Page Up/Down, Home/End scroll · Escape or F1 closes this page", id="help-hint")
 
     def on_mount(self) -> None:

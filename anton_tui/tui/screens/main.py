@@ -1,23 +1,26 @@
 """The main screen: chat and prompt on the left, scratchpad and inspector on the right, header and footer.
 
 It runs each turn in a worker that only forwards engine events as messages; the handlers here route each event to
-the pane that shows it. Every worker of the conversation runs on this screen, so its failures are handled in one
-place (`on_worker_state_changed`).
+the pane that shows it. The screen is composed of parts that keep their own state: `PaneLayout` (which panes show and
+how wide), the two columns (`Conversation`: chat and prompt; `SideColumn`: scratchpad and inspector), the
+`ShellRunner` of `!` commands, the `CommandRunner` of slash commands, and a `GoalRunner` while a `/goal` runs (its
+worker stands for the running turn). They report back in messages; a failed worker, the screen's own or theirs, is
+shown in one place (`show_failure`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.reactive import reactive
 from textual.types import NoActiveAppError
 from textual.widget import Widget
 from textual.widgets import Footer, TextArea
@@ -53,13 +56,11 @@ from anton_tui.tui.messages import (
     CommandReplied,
     MemoryConfirmationAnswered,
     SessionEventMessage,
+    WorkerFailed,
 )
-from anton_tui.tui.screens.goal_runs import GoalRuns
-from anton_tui.tui.screens.main_panes import NARROW_BELOW, PaneLayout
-from anton_tui.tui.screens.main_workspace import WorkspaceInput
+from anton_tui.tui.screens.pane_layout import SIDE_WIDTH_DEFAULT, SIDE_WIDTH_STEP, PaneLayout
 from anton_tui.tui.textual_internals import PaintFirstScreen
 from anton_tui.tui.widgets.chat import (
-    MAX_BLOCKS,
     ChatView,
     ErrorBlock,
     acc_notice,
@@ -68,30 +69,29 @@ from anton_tui.tui.widgets.chat import (
     repair_notice,
     secrets_notice,
 )
+from anton_tui.tui.widgets.command_runner import CommandRunner
+from anton_tui.tui.widgets.conversation import Conversation
 from anton_tui.tui.widgets.find_bar import FindBar
+from anton_tui.tui.widgets.goal_runner import GoalRunner
 from anton_tui.tui.widgets.header import AntonHeader
-from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
 from anton_tui.tui.widgets.pane_bar import PaneBar
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
+from anton_tui.tui.widgets.shell_block import ShellBlock
+from anton_tui.tui.widgets.shell_runner import ShellRunner
+from anton_tui.tui.widgets.side_column import SideColumn
 from anton_tui.tui.widgets.summary_block import SummaryBlock
 
-SIDE_WIDTH_DEFAULT = 40  # percent of the screen
-SIDE_WIDTH_STEP = 5
+if TYPE_CHECKING:
+    from anton_tui.agent.events import SessionEvent
+    from anton_tui.tui.commands.context import CommandUI
+
+__all__ = ["SIDE_WIDTH_DEFAULT", "SIDE_WIDTH_STEP", "MainScreen"]
 
 _TURN = "turn"
-SHOWN_ENTRIES = 12  # of a resumed conversation; the whole of it stays in the session
 
 
-class Conversation(Vertical):
-    """The chat with its prompt underneath; maximised as one."""
-
-    ALLOW_MAXIMIZE = True
-
-
-class MainScreen(
-    WorkspaceInput, GoalRuns, PaneLayout, PaintFirstScreen
-):  # `@`/`!`: main_workspace.py; /goal: goal_runs.py
+class MainScreen(PaintFirstScreen):
     """Where the conversation happens."""
 
     DEFAULT_CSS = stylesheet(__file__, "main.tcss")
@@ -107,7 +107,14 @@ class MainScreen(
             super().__init__()
             self.reason = reason
 
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
+    class AttentionWanted(Message):
+        """Something the user should know of while the terminal is in the background (see `tui/attention.py`)."""
+
+        def __init__(self, title: str, body: str) -> None:
+            super().__init__()
+            self.title = title
+            self.body = body
+
     AUTO_FOCUS = "#prompt"
 
     HELP = """\
@@ -141,10 +148,6 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         Binding("alt+up", "pick_message", "Pick a message", id="main.pick-message", show=False),
     ]
 
-    side_width: reactive[int] = reactive(SIDE_WIDTH_DEFAULT, init=False)  # main.tcss sets the same default
-    narrow_pane: reactive[str] = reactive("conversation", init=False)
-    """The pane a narrow terminal shows across its width (see `PaneBar`)."""
-
     def __init__(
         self,
         runtime: Runtime | None,
@@ -152,73 +155,62 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         frame: FirstFrame,
         version: str,
         commands: list[SlashCommand],
+        command_ui: CommandUI | None = None,
         cursor_blink: bool = True,
         max_blocks: int | None = None,
         inspector: bool = True,
         first_look: FirstLook | None = None,
     ) -> None:
         """`runtime` may come later, through `attach_runtime` (a message sent before then waits for it); until then
-        the header shows `frame`, read from the raw settings, and the inspector the rows of `first_look`."""
+        the header shows `frame`, read from the raw settings, and the inspector the rows of `first_look`. Slash
+        commands ask `command_ui` (the app) to open screens and ask the user."""
         super().__init__()
         self.runtime = runtime
         self._runtime_attached = asyncio.Event()
         if runtime is not None:
             self._runtime_attached.set()
         self.commands = commands
-        self._header_args = {
-            "version": version,
-            "workspace": Path(frame.project_dir),
-            "provider": frame.planning_provider,
-            "model": frame.planning_model,
-            "memory_mode": frame.effective_memory_mode,
-        }
+        self.command_ui = command_ui
+        self.frame = frame
+        self.version = version
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
         self._show_inspector = inspector
         self._first_look = first_look
-        self._hidden_note: list[str] = []  # under the heading of a shown conversation
-        self._inspector_waiting = False  # the runtime came, the inspector waits for a resumed conversation
         self.last_prompt: str | None = None
-        self._turn_worker: Worker | None = None
+        self._turn_worker: Worker[Any] | None = None  # the running turn's, or the running goal's
+        self._goal: GoalRunner | None = None
         self._prompt: Prompt | None = None
         self._edits_shown = 0  # the prompt's edit count when it was last painted
         self._turn_closed = True
         self._retry_offered = False
-        self._take_width_class()
-        self.add_class("-pane-conversation", update=False)
-
-    def _take_width_class(self) -> None:
-        """Start with the class of `HORIZONTAL_BREAKPOINTS` that fits the terminal: Textual sets it on the first
-        resize, and a class that changes then restyles every widget on the screen before the first frame."""
-        try:
-            width = self.app.size.width
+        self.panes = PaneLayout(
+            self, focus_prompt=self.action_focus_prompt, next_pane_key=frame.keymap.get("main.next-pane", "f4")
+        )
+        try:  # the layout for the terminal's width from the start: a class that changes restyles the whole screen
+            self.panes.fit(self.app.size.width, update=False)
         except NoActiveAppError:
-            return
-        for threshold, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True):
-            if width >= threshold:
-                self.add_class(name, update=False)
-                return
+            pass
 
     def compose(self) -> ComposeResult:
-        yield AntonHeader(id="header", **self._header_args)
-        yield PaneBar(id="pane-bar")
+        frame = self.frame
+        yield AntonHeader(
+            version=self.version,
+            workspace=Path(frame.project_dir),
+            provider=frame.planning_provider,
+            model=frame.planning_model,
+            memory_mode=frame.effective_memory_mode,
+            id="header",
+        )
+        yield PaneBar(self.panes.next_pane_key, id="pane-bar")
         with Horizontal(id="body"):
-            with Conversation(id="conversation"):
-                chat = ChatView(id="chat", max_blocks=self._max_blocks or MAX_BLOCKS)
-                yield chat
-                yield FindBar(chat, id="find-bar")
-                yield PromptBar(self.commands, cursor_blink=self._cursor_blink, id="prompt-bar")
-            with Vertical(id="side"):
-                yield ScratchpadPane(id="scratchpad")
-                yield self._inspector_widget()
-        yield Footer(compact=self._compact_footer())  # so that every key fits
-
-    def _inspector_widget(self) -> Widget:
-        if not self._show_inspector or (self.runtime is None and self._first_look is None):
-            return InspectorPlaceholder(id="inspector")
-        from anton_tui.tui.widgets.inspector import InspectorPane
-
-        return InspectorPane(self.runtime, first_look=self._first_look, id="inspector")
+            yield Conversation(
+                self.commands, max_blocks=self._max_blocks, cursor_blink=self._cursor_blink, id="conversation"
+            )
+            yield SideColumn(self.runtime, show_inspector=self._show_inspector, first_look=self._first_look, id="side")
+        yield ShellRunner(id="shell-runner")
+        yield CommandRunner(self.commands, self.ready_runtime, self.command_ui, id="command-runner")
+        yield Footer(compact=self.panes.compact_footer)  # so that every key fits
 
     # Keystrokes first: the prompt is painted as soon as it asks to be (`PaintFirstScreen`). Once an edit of the
     # prompt is on screen, the chat may use the gap before the next key (`ChatStream.keystroke`).
@@ -230,15 +222,22 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             self.chat.note_keystroke()
 
     @property
+    def side(self) -> SideColumn:
+        return self.query_one(SideColumn)
+
+    @property
     def inspector(self) -> Widget:
-        return self.query_one("#inspector")
+        return self.side.inspector
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self.fit_side_to_tabs)
+        self.call_after_refresh(self.panes.fit_side_to_tabs)
         self._prompt = self.paint_first = self.query_one(Prompt)
         self._prompt.focus()
         if self.runtime is not None:
-            self._runtime_arrived()
+            self._runtime_arrived(self.runtime)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.panes.fit(event.size.width)
 
     def attach_runtime(self, runtime: Runtime, *, inspector_later: bool = False) -> None:
         """Hand over the runtime of an app that painted its first frame before building it. With `inspector_later`
@@ -246,56 +245,28 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         conversation is what the user waits to see, and both at once take longer than one after the other."""
         if self.runtime is runtime and self._runtime_attached.is_set():
             return
-        first = self.runtime is None
         self.runtime = runtime
         self._runtime_attached.set()
-        if first and self._show_inspector:
-            if inspector_later:
-                self._inspector_waiting = True
-            else:
-                self.call_later(self._mount_inspector)
-        self._runtime_arrived()
+        self.side.attach(runtime, inspector_later=inspector_later)
+        self._runtime_arrived(runtime)
 
     def mount_inspector_if_waiting(self) -> None:
-        if self._inspector_waiting:
-            self._inspector_waiting = False
-            self.call_after_refresh(self._mount_inspector)
+        self.side.mount_inspector_if_waiting()
 
-    def _runtime_arrived(self) -> None:
-        runtime = self.runtime
+    def _runtime_arrived(self, runtime: Runtime) -> None:
         if runtime.banner:
             self.call_later(self.chat.add_notice, Content(runtime.banner), "info")
+        self.query_one(PromptBar).attach(runtime)
         self.show_model(runtime)
         self._offer_next_prompt()
         if runtime.background_events is not None:
-            self.follow_background_events()
+            self.follow_background_events(runtime.background_events)
 
-    async def _mount_inspector(self) -> None:
-        """The runtime came after the first frame: the inspector shown since takes it, or the inspector over it
-        replaces the empty frame."""
-        from anton_tui.tui.widgets.inspector import InspectorPane
-
-        shown = self.query_one("#inspector")
-        if isinstance(shown, InspectorPane) and self.runtime is not None:
-            shown.attach_runtime(self.runtime)
-            return
-        await shown.remove()
-        pane = InspectorPane(self.runtime, id="inspector")  # (hidden by the screen's class if F3 hid the frame)
-        await self.query_one("#side").mount(pane)
-        self.call_after_refresh(self.fit_side_to_tabs)
+    def on_side_column_inspector_mounted(self) -> None:
+        self.call_after_refresh(self.panes.fit_side_to_tabs)
 
     def on_inspector_pane_loaded(self) -> None:
-        self.fit_side_to_tabs()
-
-    def fit_side_to_tabs(self) -> None:
-        """Widen the right-hand column towards the width of all the inspector's tab labels, but never past half the
-        screen: the chat keeps the larger part, and the tab row scrolls to keep the chosen tab in view."""
-        from textual.widgets import Tab
-
-        labels = [tab.label.cell_length for tab in self.query("#inspector Tab").results(Tab)]
-        if labels:
-            wanted = sum(width + 2 for width in labels) + 1  # + the border
-            self.query_one("#side").styles.min_width = min(wanted, self.size.width // 2)
+        self.panes.fit_side_to_tabs()
 
     def show_model(self, runtime: Runtime) -> None:
         """The header follows the runtime's provider, model and memory mode."""
@@ -306,46 +277,35 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             return  # the app is closing: the screen's widgets are already gone
         header.set_model(runtime.provider_label, shown.planning_model, shown.effective_memory_mode)
 
-    async def show_conversation(self, entries: list, heading: str) -> None:
-        """Show a resumed or rewound conversation: `heading` on top, then its last `SHOWN_ENTRIES` entries (typed
-        messages, answers, tool calls, a summary) drawn as they were when it ran. One frame shows all of it: the
-        layout and paint of a frame in between would cost as much again."""
-        chat = self.chat
-        with self.app.batch_update():
-            await chat.clear()
-            hidden = max(0, len(entries) - SHOWN_ENTRIES)
-            self._hidden_note = [f"{hidden} earlier entries are not shown."] if hidden else []
-            await chat.show_entries("\n".join([heading, *self._hidden_note]), entries[hidden:])
+    async def show_conversation(self, entries: list[Any], heading: str) -> None:
+        """Show a resumed or rewound conversation under `heading` (see `Conversation.show_entries`)."""
+        await self.conversation.show_entries(entries, heading)
         self.post_message(self.ConversationShown())
 
     def retitle_conversation(self, heading: str) -> None:
-        """A new heading for the conversation in the chat (the one shown early, now resumed)."""
-        if self.chat.heading is not None and self.chat.heading.is_attached:
-            self.chat.heading.update(Content("\n".join([heading, *self._hidden_note])))
+        self.conversation.retitle(heading)
 
     async def clear_conversation(self) -> None:
         await self.chat.clear()
 
     def fill_prompt(self, text: str) -> None:
         """Put `text` in the prompt to edit and send (after a rewind), the cursor at its end."""
-        prompt = self.query_one(Prompt)
-        prompt.load_text(text)
-        prompt.move_cursor(prompt.document.end)
-        prompt.focus()
+        self.conversation.fill_prompt(text)
 
     def _offer_next_prompt(self) -> None:
-        prompt = self.query_one(Prompt)
         suggest = self.runtime.suggest_prompt if self.runtime is not None else None
-        if suggest is not None and not prompt.text and (suggestion := suggest()):
-            prompt.load_text(suggestion)
-            prompt.select_all()  # Enter sends it; typing replaces it
+        if suggest is not None:
+            self.conversation.offer_prompt(suggest())
 
     @work(group="background-events", exit_on_error=False)
-    async def follow_background_events(self) -> None:
+    async def follow_background_events(self, queue: asyncio.Queue[SessionEvent]) -> None:
         """Forward events from engine work that outlives a turn (memory written or to confirm after it ended)."""
-        queue = self.runtime.background_events  # type: ignore[union-attr]
         while True:
             self.post_message(SessionEventMessage(await queue.get()))
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.query_one(Conversation)
 
     @property
     def chat(self) -> ChatView:
@@ -353,15 +313,30 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
 
     @property
     def scratchpad(self) -> ScratchpadPane:
-        return self.query_one(ScratchpadPane)
+        return self.side.scratchpad
 
     @property
-    def turn_worker(self) -> Worker | None:
+    def shell(self) -> ShellRunner:
+        return self.query_one(ShellRunner)
+
+    @property
+    def command_runner(self) -> CommandRunner:
+        return self.query_one(CommandRunner)
+
+    @property
+    def turn_worker(self) -> Worker[Any] | None:
+        """The worker of the running turn, or of the running goal."""
         return self._turn_worker
 
     @property
     def busy(self) -> bool:
-        return (self._turn_worker is not None and not self._turn_worker.is_finished) or self.shell_running
+        return (self._turn_worker is not None and not self._turn_worker.is_finished) or self.shell.running
+
+    async def ready_runtime(self) -> Runtime:
+        """The runtime, once the app has built it."""
+        await self._runtime_attached.wait()
+        assert self.runtime is not None
+        return self.runtime
 
     # --- sending -------------------------------------------------------------------------------------------------
 
@@ -374,14 +349,12 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
     @on(Prompt.Submitted)
     async def _prompt_submitted(self, event: Prompt.Submitted) -> None:
         prompt = self.query_one(Prompt)
-        if await self.shell_prompt(event.text):
+        if event.text.strip().startswith("!"):
+            await self.run_shell(event.text.strip()[1:].strip())
             return
         if parse_command_line(event.text) is not None:
-            if not self.knows_command(event.text) and not await prompt.names_skill_command(event.text):
-                from anton_tui.tui.commands.parse import parse
-                from anton_tui.tui.commands.registry import unknown
-
-                self.notify(unknown(parse(event.text)).plain().strip(), severity="warning")
+            if not self.command_runner.knows(event.text) and not await prompt.names_skill_command(event.text):
+                self.notify(self.command_runner.unknown(event.text), severity="warning")
                 return  # the text stays in the prompt, to be corrected
             prompt.commit()
             await self.run_command(event.text)
@@ -392,33 +365,9 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         prompt.commit()
         await self.send(event.text)
 
-    def knows_command(self, text: str) -> bool:
-        from anton_tui.tui.commands.parse import parse
-        from anton_tui.tui.commands.registry import find
-
-        name, _args = parse_command_line(text) or ("", "")
-        if any(c.name == name and c.action for c in self.commands):
-            return True
-        parsed = parse(text)
-        return parsed is not None and find(parsed) is not None
-
     async def run_command(self, text: str) -> None:
-        """Run a slash command: a menu entry bound to an action runs it; anything else goes to the command table."""
-        name, _args = parse_command_line(text) or ("", "")
-        entry = next((c for c in self.commands if c.name == name and c.action), None)
-        if entry is not None:
-            await self.run_action(entry.action)
-        else:
-            self.slash_command(text)
-
-    @work(group="command", exit_on_error=False)
-    async def slash_command(self, text: str) -> None:
-        """Commands may ask the user (modals) or call the model (/skill save), so they run in a worker."""
-        from anton_tui.tui.commands import run
-
-        output = await run(text, self.app.command_context())
-        if output is not None:
-            self.post_message(CommandReplied(text.strip(), output))
+        """Run a slash command line (typed, or picked in the palette); its reply comes as `CommandReplied`."""
+        await self.command_runner.run(text)
 
     async def on_command_replied(self, message: CommandReplied) -> None:
         await self.chat.add_command_output(message.line, message.output)
@@ -430,18 +379,87 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
     async def send(self, text: str) -> None:
         """Show the message and start a turn with it."""
         self.last_prompt = text
-        self._turn_closed = False
-        self._retry_offered = False
-        await self.chat.add_user_message(text)
-        self.query_one(AntonHeader).set_status("working…", busy=True)
+        await self._open_turn(text)
         self._turn_worker = self.run_turn(text)
         self.refresh_bindings()
 
+    async def _open_turn(self, shown: str) -> None:
+        self._turn_closed = False
+        self._retry_offered = False
+        await self.chat.add_user_message(shown)
+        self.query_one(AntonHeader).set_status("working…", busy=True)
+
     @work(group=_TURN, exclusive=True, exit_on_error=False)
     async def run_turn(self, text: str) -> None:
-        await self._runtime_attached.wait()
-        async for event in self.runtime.turn(text):  # type: ignore[union-attr]
+        runtime = await self.ready_runtime()
+        async for event in runtime.turn(text):
             self.post_message(SessionEventMessage(event))
+
+    # --- `!` commands and `/goal` runs -----------------------------------------------------------------------------
+
+    async def run_shell(self, command: str) -> None:
+        """Run `command` (typed after a `!`) in the workspace folder, shown live in the chat; or say why not (the
+        text then stays in the prompt). While it runs no message is sent, so the next turn sees all of its output."""
+        if not command:
+            refusal = "Type a command after ! to run it in the workspace folder."
+        elif self.shell.running:
+            refusal = "A command is still running. Press Escape to stop it."
+        elif self.busy:
+            refusal = "Anton is still working on the last message. Press Escape to cancel it."
+        elif self.runtime is None:
+            refusal = "Anton is still starting; try again in a moment."
+        else:
+            self.query_one(Prompt).commit()
+            block = ShellBlock(command)
+            await self.chat.end_answer()
+            await self.chat.add_block(block)
+            self.shell.start(self.runtime, command, block)
+            self.refresh_bindings()
+            return
+        self.notify(refusal, severity="warning")
+
+    def on_shell_runner_ended(self) -> None:
+        self.refresh_bindings()
+
+    def start_goal(self, objective: str, max_turns: int) -> str | None:
+        """Start working on `objective` over up to `max_turns` turns; the reason when it cannot start now."""
+        if self.runtime is None:
+            return "Still starting; try again in a moment."
+        if self.busy:
+            return "Anton is still working. Press Escape to cancel first, then start the goal."
+        self.call_later(self._begin_goal, self.runtime, objective, max_turns)
+        return None
+
+    async def _begin_goal(self, runtime: Runtime, objective: str, max_turns: int) -> None:
+        self.last_prompt = None  # Ctrl+R sends a message again, not a goal
+        await self._open_turn(f"Goal: {objective}")
+        await self.chat.add_notice(
+            Content(f"Anton works on this on its own, up to {max_turns} turns, until it marks the goal complete. "
+                    "Escape stops it."), "goal")  # fmt: skip
+        goal = self._goal = GoalRunner(objective, max_turns, id="goal-bar")
+        await self.query_one("#conversation").mount(goal, before="#prompt-bar")
+        self._turn_worker = goal.start(runtime, self)
+        self.refresh_bindings()
+
+    async def show_goal_event(self, event: GoalTurnStarted | GoalFinished) -> None:
+        """A `GoalTurnStarted` or `GoalFinished` from the run: a line in the chat, and a turn after the first opens
+        again in the header."""
+        note = self._goal.note(event) if self._goal is not None else None
+        if isinstance(event, GoalTurnStarted) and event.turn > 1:
+            self._turn_closed = False  # the previous turn closed in the UI; this one is open again
+            self.query_one(AntonHeader).set_status("working…", busy=True)
+        if note is not None:
+            await self.chat.add_notice(Content(note), "goal")
+
+    async def on_goal_runner_ended(self, message: GoalRunner.Ended) -> None:
+        if (untold := message.runner.untold_end) is not None:
+            await self.chat.add_notice(Content(untold), "goal")
+        if message.runner is self._goal:
+            self._goal = None
+        await message.runner.remove()
+        if message.error is not None:
+            await self.show_failure(message.error, in_turn=True)
+        await self._close_turn(message.reason)
 
     # --- engine events -------------------------------------------------------------------------------------------
 
@@ -462,8 +480,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
                 await chat.finish_tool(event)
             case ScratchpadActivity(event=activity):
                 await self.scratchpad.apply(activity)
-                if self.narrow:
-                    self.query_one(PaneBar).mark_news("scratchpad")
+                self.panes.mark_news("scratchpad")
             case MemoryWritten(producer="acc"):
                 pass  # the AccNudge that comes with it already shows the new rule, with its detector
             case MemoryWritten():
@@ -473,7 +490,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
                 if event.pad is not None and event.cell is not None:
                     self.scratchpad.mark_hidden(event.pad, event.cell, event.kinds)
             case MemoryConfirmationNeeded():
-                self.query_one(AntonHeader).set_held(self.runtime.held_count)
+                self.query_one(AntonHeader).set_held(self.attached_runtime.held_count)
                 self._alert("Anton is waiting", "Memories to confirm.")
                 self.confirm_memories(event)
             case AccNudge():
@@ -492,7 +509,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
                 if detail:
                     await chat.add_notice(Content(detail), "info")
             case UsageUpdated():
-                self.query_one(AntonHeader).show_usage(self.runtime.note_usage(event))  # tokens, cost, context
+                self.query_one(AntonHeader).show_usage(self.attached_runtime.note_usage(event))  # tokens, cost, context
             case ErrorOccurred(message=text, retryable=retryable):
                 self._alert("Anton: error", text)
                 self._retry_offered = retryable
@@ -501,14 +518,26 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
                 await self._close_turn(reason)
             case GoalTurnStarted() | GoalFinished():
                 await self.show_goal_event(event)
-        if (apply_event := getattr(self.inspector, "apply_event", None)) is not None:
-            apply_event(event)
+        self.side.apply_event(event)
+
+    async def workspace_event(self, event: SessionEvent) -> bool:
+        """Show a turn event about the workspace (a mention that could not be passed on); False for any other."""
+        from anton_tui.agent.mentions import MentionRefused
+
+        if isinstance(event, MentionRefused):
+            await self.chat.add_notice(Content(event.line), "mention")
+            return True
+        return False
+
+    @property
+    def attached_runtime(self) -> Runtime:
+        """The runtime, for what happens only once it is there (its events)."""
+        assert self.runtime is not None, "an engine event came before the runtime"
+        return self.runtime
 
     def _alert(self, title: str, body: str) -> None:
-        """Bell and desktop notification, while the terminal is in the background (see `tui/attention.py`)."""
-        attention = getattr(self.app, "attention", None)
-        if attention is not None:
-            attention.alert(title, body)
+        """Bell and desktop notification, while the terminal is in the background (the app decides)."""
+        self.post_message(self.AttentionWanted(title, body))
 
     async def _close_turn(self, reason: str) -> None:
         """End the turn in the UI once, whichever of TurnFinished or the worker ending comes first."""
@@ -539,7 +568,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         keep = await answer_confirmation(self.app, event)
         if self.runtime is not None and not event.future.cancelled():  # those asked about no longer wait
             self.query_one(AntonHeader).set_held(self.runtime.held_count_without(event.engrams))
-        self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams)))
+        self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams) + len(event.changes)))
 
     async def on_memory_confirmation_answered(self, message: MemoryConfirmationAnswered) -> None:
         await self.chat.add_notice(
@@ -550,19 +579,24 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
-        self.on_worker_state_changed_shell(event)
-        if event.state == WorkerState.ERROR:
-            error = worker.error
-            text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-            if worker.group == _TURN:
-                self._retry_offered = True
-                self._alert("Anton: error", text)
-                await self.chat.add_error(text, retryable=True)
-            else:
-                self.notify(text, title="Something went wrong", severity="error", timeout=10)
+        if event.state == WorkerState.ERROR and worker.error is not None:
+            await self.show_failure(worker.error, in_turn=worker.group == _TURN)
         if worker.group == _TURN and worker is self._turn_worker and worker.is_finished:
             reason = {WorkerState.CANCELLED: "cancelled", WorkerState.ERROR: "error"}.get(event.state, "end_turn")
             await self._close_turn(reason)
+
+    async def on_worker_failed(self, message: WorkerFailed) -> None:
+        await self.show_failure(message.error)
+
+    async def show_failure(self, error: BaseException, *, in_turn: bool = False) -> None:
+        """A worker failed: a turn's failure goes in the chat, to be retried; any other is a toast."""
+        text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        if in_turn:
+            self._retry_offered = True
+            self._alert("Anton: error", text)
+            await self.chat.add_error(text, retryable=True)
+        else:
+            self.notify(text, title="Something went wrong", severity="error", timeout=10)
 
     # --- actions -------------------------------------------------------------------------------------------------
 
@@ -572,13 +606,13 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         if action == "retry":
             return not self.busy and self._retry_offered and self.last_prompt is not None
         if action == "next_pane":
-            return self.narrow
+            return self.panes.narrow
         if action == "toggle_maximize":
-            return not self.narrow  # one pane already fills a narrow screen
+            return not self.panes.narrow  # one pane already fills a narrow screen
         return True
 
     async def action_cancel_turn(self) -> None:
-        if self.stop_shell() or not self.busy:
+        if self.shell.stop() or not self.busy:
             return
         if self.runtime is not None:
             await self.runtime.cancel()
@@ -596,3 +630,37 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             self.notify("There is no message to send again.", severity="warning")
         else:
             await self.send(self.last_prompt)
+
+    # --- panes -------------------------------------------------------------------------------------------------------
+
+    def action_toggle_scratchpad(self) -> None:
+        self.panes.toggle("scratchpad")
+
+    def action_toggle_inspector(self) -> None:
+        self.panes.toggle("inspector")
+
+    def action_next_pane(self) -> None:
+        self.panes.next_pane()
+
+    def on_pane_bar_chosen(self, message: PaneBar.Chosen) -> None:
+        self.panes.show(message.pane)
+
+    def action_resize_side(self, delta: int) -> None:
+        self.panes.resize_side(delta)
+
+    def action_toggle_maximize(self) -> None:
+        self.panes.toggle_maximize()
+
+    def action_find(self) -> None:
+        """Find in the whole conversation, the parts no longer on screen included."""
+        self.query_one(FindBar).open(self.runtime.transcript() if self.runtime is not None else [])
+
+    def on_find_bar_closed(self) -> None:
+        self.action_focus_prompt()
+
+    def action_pick_message(self) -> None:
+        """Highlight the latest message you sent, in the chat (see `widgets/chat_selection.py`)."""
+        self.chat.action_select_message(-1)
+
+    def action_focus_prompt(self) -> None:
+        self.query_one(Prompt).focus()

@@ -51,7 +51,13 @@ ACC_MODE_LABELS = {
     "passive": "passive — turns repeated mistakes into rules",
     "active": "active — also nudges Anton during a turn",
 }
+REVIEW_LABELS = {
+    "ai": "ai — an AI reviewer approves or rejects",
+    "human": "human — each change waits for you",
+    "none": "none — applied without review",
+}
 MEMORY_MODES = [(MEMORY_MODE_LABELS[mode], mode) for mode in setting_choices("memory_mode")]
+REVIEW_LEVELS = [(REVIEW_LABELS[level], level) for level in setting_choices("review_level")]
 ACC_MODES = [(ACC_MODE_LABELS[mode], mode) for mode in setting_choices("acc_mode")]
 SaveSettings = Callable[[dict[str, "str | None"]], Awaitable[Settings]]
 
@@ -81,7 +87,11 @@ class SetupScreen(ModalScreen["Settings | SetupOutcome | None"]):
 Choose the model provider and paste its API key (it is stored in the project's `.anton/.env`, readable only by
 you; leave the key empty to keep the one already saved). An OpenAI-compatible server (Ollama, vLLM, LM Studio…)
 needs its base URL. The memory mode decides whether Anton saves what it learns on its own (autopilot), asks first
-when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leaves everything as it was.
+when unsure (copilot) or saves nothing (off). The review decides who approves the changes Anton proposes to its own
+memory and skills (its reflections, `/skill save`): an AI reviewer, you, or no one; changes made from untrusted input
+have their own level, and at most so many changes a day are applied without you. Reflection writes daily, weekly
+and monthly notes once a period with enough messages has ended. **Ctrl+S** saves, **Escape** leaves everything as it
+was.
 """
 
     def __init__(
@@ -128,6 +138,22 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
                 yield self._row("Episodic memory", episodic, "row-episodic", "episodic_memory")
                 acc = _select(ACC_MODES, s.acc_mode, "acc-mode")
                 yield self._row("Self-check (ACC)", acc, "row-acc-mode", "acc_mode")
+                review = _select(REVIEW_LEVELS, s.review_level, "review-level")
+                yield self._row("Review of changes", review, "row-review-level", "review_level")
+                tainted = _select(REVIEW_LEVELS, s.review_tainted, "review-tainted")
+                yield self._row("Untrusted review", tainted, "row-review-tainted", "review_tainted")
+                per_day = _input(str(s.review_max_per_day), "review-max-per-day")
+                yield self._row("Changes per day", per_day, "row-review-max-per-day", "review_max_per_day")
+                reflection = Horizontal(
+                    Switch(bool(s.reflection), id="reflection"),
+                    Label(_reflection_state(s.reflection), id="reflection-state"),
+                    id="reflection-box",
+                )
+                yield self._row("Reflection", reflection, "row-reflection", "reflection")
+                threshold = _input(str(s.reflection_min_messages), "reflection-min-messages")
+                yield self._row("Min. messages", threshold, "row-reflection-min-messages", "reflection_min_messages")
+                idle = _input(str(s.conversation_idle_minutes), "conversation-idle-minutes")
+                yield self._row("Idle minutes", idle, "row-conversation-idle-minutes", "conversation_idle_minutes")
             yield Static("", id="setup-error", markup=False)
             with Horizontal(id="setup-buttons"):
                 yield Button("Save", variant="primary", id="setup-save")
@@ -176,6 +202,10 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
     def _episodic_changed(self, event: Switch.Changed) -> None:
         self.query_one("#episodic-state", Label).update(_on_off(event.value))
 
+    @on(Switch.Changed, "#reflection")
+    def _reflection_changed(self, event: Switch.Changed) -> None:
+        self.query_one("#reflection-state", Label).update(_reflection_state(event.value))
+
     def values(self) -> SetupValues:
         return SetupValues(
             provider=str(self.query_one("#provider", Select).value),
@@ -186,6 +216,12 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
             memory_mode=str(self.query_one("#memory-mode", Select).value),
             episodic_memory=self.query_one("#episodic", Switch).value,
             acc_mode=str(self.query_one("#acc-mode", Select).value),
+            review_level=str(self.query_one("#review-level", Select).value),
+            review_tainted=str(self.query_one("#review-tainted", Select).value),
+            review_max_per_day=self.query_one("#review-max-per-day", Input).value,
+            reflection=self.query_one("#reflection", Switch).value,
+            reflection_min_messages=self.query_one("#reflection-min-messages", Input).value,
+            conversation_idle_minutes=self.query_one("#conversation-idle-minutes", Input).value,
         )
 
     def _refuse(self, message: str, field: str | None = None) -> None:
@@ -240,6 +276,10 @@ when unsure (copilot) or saves nothing (off). **Ctrl+S** saves, **Escape** leave
 
 def _on_off(value: bool) -> str:
     return "on — every conversation is logged for recall" if value else "off"
+
+
+def _reflection_state(value: bool) -> str:
+    return "on — due reflections are written at start and when idle" if value else "off"
 
 
 def _relative_env(settings: Settings) -> str:

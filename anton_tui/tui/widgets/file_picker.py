@@ -2,7 +2,7 @@
 
 The prompt keeps the focus while it is open (as with the slash-command list): typing filters, Up/Down move, Enter or
 Tab inserts the highlighted path, Escape closes it. The files come from the runtime (`Runtime.match_files`), asked by
-the main screen when the prompt reports a new query.
+the prompt bar when the prompt reports a new query.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ class FilePicker(OptionList, can_focus=False):
 
     DEFAULT_CSS = stylesheet(__file__, "file_picker.tcss")
 
-    query: str | None = None
+    mention: str | None = None
     """What follows the `@` the picker was opened for (None while it is closed)."""
 
     def show_files(self, query: str, paths: list[str], *, capped: bool = False) -> None:
         """List `paths` for `query`; `capped` says the workspace listing stopped at its cap (a file may be missing)."""
-        self.query = query
+        self.mention = query
         self.clear_options()
         if paths:
             self.add_options(Option(self._label(path, query), id=path) for path in paths)
@@ -45,7 +45,7 @@ class FilePicker(OptionList, can_focus=False):
 
     def hide(self) -> None:
         self.display = False
-        self.query = None
+        self.mention = None
 
     def choose(self, step: int) -> None:
         if step < 0:

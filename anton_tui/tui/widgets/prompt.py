@@ -1,13 +1,16 @@
 """The message box: multi-line input with history and slash-command completion.
 
 Enter sends; Ctrl+J (or Shift+Enter where the terminal reports it) starts a new line. Up on the first line and Down
-on the last line walk through earlier messages. Typing `/` lists the matching commands above the box; typing `@`
-opens the file picker there (`FilePicker`; the screen fills it as the prompt reports what follows the `@`).
+on the last line walk through earlier messages. Typing `/` lists the matching commands above the box (with the
+skills the user can run, read through the runtime); typing `@` opens the file picker there (`FilePicker`): as the
+prompt reports what follows the `@` (`Prompt.MentionTyped`), the prompt bar asks the runtime for the matching
+workspace files in a worker and fills the picker.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -17,13 +20,26 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
+from textual.worker import Worker
 
 from anton_tui.tui.command_registry import SlashCommand, matching_commands
 from anton_tui.tui.css import stylesheet
+from anton_tui.tui.messages import WorkerFailed
 from anton_tui.tui.widgets.file_picker import FilePicker
 
 HISTORY_LIMIT = 500
 MENTION_AT_CURSOR = re.compile(r"(?:^|(?<=\s))@([^\s@]*)$")
+
+
+class PromptSource(Protocol):
+    """What the prompt reads through the runtime: the skills `/` lists, and the workspace files an `@` names."""
+
+    async def skill_commands(self) -> list[tuple[str, str]]: ...
+
+    async def match_files(self, query: str) -> list[str]: ...
+
+    @property
+    def workspace_capped(self) -> bool: ...
 
 
 class CommandMenu(OptionList, can_focus=False):
@@ -129,6 +145,7 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
         self._draft = ""
         self.edits = 0  # changes to the text so far (the screen notes when one is on screen)
         self.skill_commands: list[SlashCommand] = []  # `/label` of user-invocable skills, read when `/` is typed
+        self.source: PromptSource | None = None  # the runtime, once it is built
 
     def on_resize(self) -> None:
         # TextArea re-wraps its text on a resize but repaints only if its height changed: a row drawn just before at
@@ -306,11 +323,10 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
 
     async def _skill_commands(self) -> list[SlashCommand]:
         """The `/label` entries of the skills marked `user-invocable: true` (read through the runtime, in a thread)."""
-        runtime = getattr(self.app, "runtime", None)
-        if runtime is None or not hasattr(runtime, "skill_commands"):
+        if self.source is None:
             return []
         try:
-            found = await runtime.skill_commands()
+            found = await self.source.skill_commands()
         except (OSError, ValueError):
             return []
         taken = {command.name for command in self.commands}
@@ -355,6 +371,27 @@ class PromptBar(Vertical):
     def on_mount(self) -> None:
         self.menu.hide()
         self.picker.hide()
+
+    def attach(self, source: PromptSource) -> None:
+        """The runtime is built: skills and workspace files can be read from now on."""
+        self.prompt.source = source
+
+    @on(Prompt.MentionTyped)
+    def _mention_typed(self, message: Prompt.MentionTyped) -> None:
+        message.stop()
+        if message.query is not None and self.prompt.source is not None:
+            self.find_files(self.prompt.source, message.query)
+
+    @work(group="file-picker", exclusive=True, exit_on_error=False)
+    async def find_files(self, source: PromptSource, query: str) -> None:
+        paths = await source.match_files(query)
+        found = self.prompt.mention_at_cursor()
+        if found is not None and found[1] == query:  # still what is typed
+            self.picker.show_files(query, paths, capped=source.workspace_capped)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if (failed := WorkerFailed.of(event)) is not None:
+            self.post_message(failed)
 
     @on(OptionList.OptionSelected, "#file-picker")
     def _file_clicked(self, event: OptionList.OptionSelected) -> None:

@@ -233,7 +233,8 @@ lost), **Delete** twice removes it, **c** copies the code of the focused cell (o
         cell = next((node for node in focus_chain if isinstance(node, CellView)), None)
         if cell is None:
             pad = self.active_pad
-            cells = self.pad_view(pad).cells if pad is not None else []
+            view = self.pad_view(pad) if pad is not None else None
+            cells = view.cells if view is not None else []
             cell = cells[-1] if cells else None
         if cell is None:
             self.notify("There is no cell to copy.", severity="warning")

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
+from anton_tui.memory.episodes.record import DOCUMENT_KINDS
 from anton_tui.memory.episodes.store import Episode
 from anton_tui.runtime import EpisodeSearch
 from anton_tui.tui.widgets.inspector.base import (
@@ -58,8 +59,9 @@ class EpisodesTab(InspectorTab):
 ## Episodes
 
 Every conversation in this project is logged in `.anton/episodes` (one file per session). Type words to look for
-and press `Enter`: matching exchanges are listed with their time (UTC), who spoke and the first line. Move through
-the list to read a line in full below it.
+and press `Enter`: matching exchanges are listed with their time (UTC), who spoke and the first line. The summaries
+of finished conversations and the reflections that match come first, marked **summary** and **reflection**, with
+their date. Move through the list to read a line in full below it.
 
 - `/` or `Ctrl+F`: go to the search box; `Escape` or `Down` returns to the results
 - `r`: run the search again
@@ -195,6 +197,9 @@ the list to read a line in full below it.
             text.update(Content(""))
             return
         episode = self.result.episodes[index]
-        header = f"{when(episode)} UTC · session {episode.session} · turn {episode.turn} · {episode.role}"
+        if episode.role in DOCUMENT_KINDS:  # a conversation summary or a reflection: a file, not a line of the log
+            header = f"{episode.role} · {episode.session} · {episode.ts}"
+        else:
+            header = f"{when(episode)} UTC · session {episode.session} · turn {episode.turn} · {episode.role}"
         text.update(Content.assemble((header, "dim"), "\n", episode.content))
         self.query_one(".episode", VerticalScroll).scroll_home(animate=False)
