@@ -324,7 +324,7 @@ class RecallIndex:
         """A first search: when the folder's mtime is the one the index noted when it was last up to date, no file
         was added, removed or replaced since, so the index's rows of its newest files stand for a look at the folder
         (appends go to the newest sessions) until the first full look, `FULL_EVERY` seconds on; another process's
-        commit to the index ends it sooner."""
+        commit to the index has them read again."""
         conn = self._reader.connect()
         noted = IndexBuilder.folder_stamp(conn)
         if noted is None or noted != folder_mtime(self.episodes_dir):
@@ -340,7 +340,7 @@ class RecallIndex:
         """The best turns of the indexed files (under the shared lock, which keeps writers out: no transaction)."""
         conn = self._reader.connect()
         if self._folder.partial and self._reader.version() != self._newest_version:
-            self._folder.forget()  # another process changed the index: the next search looks at every file
+            self._folder.forget()  # another process changed the index: the next search reads its rows again
         reader = self._lines
         reader.use(view.names)
         flags = IndexFlags(conn)
