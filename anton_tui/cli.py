@@ -21,7 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="anton-tui",
         description="A full-screen terminal app for the Anton agent, whose memory lives in plain files.",
         epilog="Settings come from the environment, <folder>/.anton/.env and ~/.anton/.env, in that order. "
-        "`anton-tui memory log|show|undo` works on the memory history without the app. "
+        "`anton-tui memory log|show|undo` works on the memory history without the app; "
+        "`anton-tui conversation list|show|rename|delete|restore|fork|export` on the saved conversations; "
+        '`anton-tui ask "MESSAGE"` runs one turn and prints the answer. '
         "`anton-tui reflect` writes the reflections that are due and `anton-tui recall QUERY` searches the past "
         "(see `anton-tui reflect --help`). "
         "`anton-tui serve` serves the app to web browsers (see `anton-tui serve --help`).",
@@ -48,26 +50,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split_subcommand(argv: list[str]) -> tuple[list[str], list[str] | None]:
-    """The app's own options, and the arguments of ``memory ...`` when that subcommand is given (else None)."""
+SUBCOMMANDS = ("memory", "conversation", "ask", "reflect", "recall")
+
+
+def _split_subcommand(argv: list[str]) -> tuple[list[str], str | None, list[str]]:
+    """The app's own options, the subcommand given (one of `SUBCOMMANDS`; else None) and its arguments."""
     for index, arg in enumerate(argv):
-        if arg == "memory" and (index == 0 or argv[index - 1] not in ("-f", "--folder", "--theme", "--skill")):
-            return argv[:index], argv[index + 1 :]
-    return argv, None
+        if arg in SUBCOMMANDS and (index == 0 or argv[index - 1] not in ("-f", "--folder", "--theme", "--skill")):
+            return argv[:index], arg, argv[index + 1 :]
+    return argv, None, []
 
 
-REFLECTION_COMMANDS = ("reflect", "recall")
-_VALUED = ("-f", "--folder", "--theme")
+def _run_subcommand(name: str, arguments: list[str], folder: Path | None) -> int:
+    if name == "conversation":
+        from anton_tui.conversation_cli import run as conversation
 
+        return conversation(arguments, folder)
+    if name == "ask":
+        from anton_tui.ask import run as ask
 
-def _reflection_command(argv: list[str]) -> tuple[list[str], str, list[str]] | None:
-    """``reflect ...`` or ``recall ...`` when that is the first word that is no option: the app's own options
-    before it, its name, and its arguments."""
-    for index, arg in enumerate(argv):
-        if arg.startswith("-") or (index and argv[index - 1] in _VALUED):
-            continue
-        return (argv[:index], arg, argv[index + 1 :]) if arg in REFLECTION_COMMANDS else None
-    return None
+        return ask(arguments, read_env_layers(project_dir=folder))
+    if name in ("reflect", "recall"):
+        from anton_tui.reflect_cli import run as reflection
+
+        return reflection(name, arguments, folder)
+    from anton_tui.memory_cli import run as memory
+
+    return memory(arguments, folder)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,30 +89,16 @@ def main(argv: list[str] | None = None) -> int:
         return serve(arguments[1:])
     gc_policy.hold()
     parser = build_parser()
-    if (reflection := _reflection_command(arguments)) is not None:
-        app_args, command, command_args = reflection
-        folder = parser.parse_args(app_args).folder
-        if folder is not None and not folder.expanduser().is_dir():
-            parser.error(f"--folder {folder}: no such folder")
-        from anton_tui.reflect_cli import run as reflection_command
-
-        try:
-            return reflection_command(command, command_args, folder)
-        except SettingsError as exc:
-            print(f"anton-tui: {exc}", file=sys.stderr)
-            return SETTINGS_ERROR_EXIT
-    argv, memory_args = _split_subcommand(arguments)
+    argv, subcommand, sub_args = _split_subcommand(arguments)
     args = parser.parse_args(argv)
-    if memory_args is not None:
-        from anton_tui.memory_cli import run
-
-        try:
-            return run(memory_args, args.folder)
-        except SettingsError as exc:
-            print(f"anton-tui: {exc}", file=sys.stderr)
-            return SETTINGS_ERROR_EXIT
     if args.folder is not None and not args.folder.expanduser().is_dir():
         parser.error(f"--folder {args.folder}: no such folder")
+    if subcommand is not None:
+        try:
+            return _run_subcommand(subcommand, sub_args, args.folder)
+        except SettingsError as exc:
+            print(f"anton-tui: {exc}", file=sys.stderr)
+            return SETTINGS_ERROR_EXIT
 
     try:
         layers = read_env_layers(project_dir=args.folder)

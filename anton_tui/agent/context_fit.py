@@ -7,6 +7,10 @@ tool results are cut down: a request that is sure to be refused is never sent. W
 as too long all the same (the window was larger in our table than in reality), `recover` summarises, then cuts down
 to the last few messages, then gives up; the window is also lowered to what the provider said it holds.
 
+Before any of that, once a request passes `WARN_SHARE` of its budget, `SummaryAhead` says at about what size the
+older turns will be summarised. Whatever is folded or dropped first goes into a ledger (`agent.ledger`, word for
+word), which the summariser is shown and the conversation keeps beside its saved file.
+
 Every change is announced with an event (`HistorySummarising`, `HistorySummarised`, `HistoryTrimmed`).
 """
 
@@ -21,7 +25,7 @@ from anton_tui.agent.context_window import (
     context_window,
     request_chars,
 )
-from anton_tui.agent.events import HistorySummarised, HistorySummarising, HistoryTrimmed
+from anton_tui.agent.events import HistorySummarised, HistorySummarising, HistoryTrimmed, SummaryAhead
 from anton_tui.agent.summarise import (
     KEEP_RECENT,
     SummaryFailed,
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
     from anton_tui.llm.errors import LLMError
 
 MIN_WINDOW = 4096
+WARN_SHARE = 0.8  # of the budget: past it, the chat is told that older turns will be summarised soon
 NOTHING_TO_SUMMARISE = "nothing to summarise"
 _USED_LIMIT = re.compile(r"(\d[\d,]*) tokens? > (\d[\d,]*)")
 _MAXIMUM = re.compile(r"maximum context length is (\d[\d,]*)")
@@ -57,14 +62,21 @@ class ContextKeeper:
     """Sizes requests and makes room in the history when a request would not fit."""
 
     def __init__(
-        self, *, window: int | None = None, share: float = DEFAULT_PRESSURE_SHARE, keep_recent: int = KEEP_RECENT
+        self,
+        *,
+        window: int | None = None,
+        share: float = DEFAULT_PRESSURE_SHARE,
+        keep_recent: int = KEEP_RECENT,
+        show_ledger: bool = True,
     ) -> None:
         self.window_override = window
         self.share = share
         self.keep_recent = keep_recent
+        self.show_ledger = show_ledger  # whether the summariser is shown the ledger of the turns it folds
         self.sizer = RequestSizer()
         self.learned_window: int | None = None  # what a provider's refusal told us, when lower than the table
         self._summary_failed = False  # this turn: do not ask again after a failure
+        self._warned = False  # SummaryAhead was said since the last time room was made
 
     # ---- figures -------------------------------------------------------------------------------------------
 
@@ -95,6 +107,7 @@ class ContextKeeper:
         """Make the next request fit the budget, changing `session.history` in place when it would not."""
         llm = session.llm
         before = self.tokens(system, tools, session.history)
+        self.look_ahead(session, system, tools, before)  # said before anything is folded, whatever comes next
         if before <= self.budget(llm):
             return
         if not self._summary_failed:
@@ -105,6 +118,17 @@ class ContextKeeper:
                 self._make_room(session, system, tools, reason="long", why=f"Summarising failed: {problem}.")
                 return
         self._make_room(session, system, tools, reason="long", why="")
+
+    def look_ahead(
+        self, session: ChatSession, system: str, tools: list[dict[str, Any]] | None, tokens: int | None = None
+    ) -> None:
+        """Say once (`SummaryAhead`) when the conversation has passed `WARN_SHARE` of the size at which its older
+        turns get summarised; called before each request and after each answer."""
+        budget = self.budget(session.llm)
+        size = self.tokens(system, tools, session.history) if tokens is None else tokens
+        if size >= WARN_SHARE * budget and not self._warned:
+            self._warned = True
+            session.emit(SummaryAhead(tokens=size, at_tokens=budget))
 
     # ---- after the provider said "too long" ----------------------------------------------------------------
 
@@ -148,14 +172,25 @@ class ContextKeeper:
         cut = choose_cut(history, keep_recent=self.keep_recent)
         if not cut or not worth_summarising(history, cut):
             return NOTHING_TO_SUMMARISE
+        conversation = session.conversation
+        ledger = conversation.ledgers.build(history[summary_prefix(history) : cut])
         session.emit(HistorySummarising(messages=cut))
         llm = session.llm
         try:
-            summary = await summarise_old_turns(llm, history, cut, budget_chars=context_window(llm.coding.model))
+            summary = await summarise_old_turns(
+                llm,
+                history,
+                cut,
+                budget_chars=context_window(llm.coding.model),
+                ledger=ledger if self.show_ledger else None,
+            )
         except SummaryFailed as exc:
             self._summary_failed = True
             return str(exc)
+        conversation.keep_ledger(ledger)  # first: a crash before the history's save leaves both old turns and ledger
         history[:] = summary.history
+        conversation.save()
+        self._warned = False
         session.emit(
             HistorySummarised(
                 summary=summary.record,
@@ -164,6 +199,7 @@ class ContextKeeper:
                 tokens_before=tokens_before,
                 tokens_after=self.tokens(system, tools, history),
                 reason=reason,
+                ledger=ledger,
             )
         )
         return None
@@ -180,7 +216,14 @@ class ContextKeeper:
         new, stubbed = stub_largest_results(new, room)
         if not dropped and not stubbed:
             return False
+        ledger = None
+        if dropped:
+            prefix = summary_prefix(history)
+            ledger = session.conversation.ledgers.build(history[prefix : prefix + dropped], kind="dropped")
+            session.conversation.keep_ledger(ledger)
         history[:] = new
+        session.conversation.save()
+        self._warned = False
         parts = []
         if dropped:
             parts.append(
@@ -197,6 +240,7 @@ class ContextKeeper:
                 reason=reason,
                 tokens_before=before,
                 tokens_after=self.tokens(system, tools, history),
+                ledger=ledger,
             )
         )
         return True

@@ -1,10 +1,12 @@
 """Saving, resuming and rewinding a session's conversation (the headless half of /resume and /rewind).
 
 A `ChatSession` holds one `SavedConversation`; what it needs of the session is `ConversationHost`. `save` writes
-the conversation to its history file after each turn (see `history_store`); a file it may not write over is
-reported once with `HistoryNotSaved`. `resume` loads a saved conversation into the running session, which then
-keeps saving to the same file and logging to the same episode log. `rewind` goes back to just before one of the
-user's messages. The session offers these under the same names.
+the conversation to its history file after every message that is complete (the user's, each answer, each round of
+tool results; see `history_store`), so a crash loses nothing finished; a file it may not write over is reported
+once with `HistoryNotSaved`. `resume` loads a saved conversation into the running session, which then keeps saving
+to the same file and logging to the same episode log. `rewind` goes back to just before one of the user's messages.
+The conversation's ledgers (what its summaries folded, see `ledger`) are held in `ledgers` and saved beside it.
+The session offers these under the same names.
 """
 
 from __future__ import annotations
@@ -13,24 +15,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from anton_tui.agent.conversation_notes import ConversationNotes
 from anton_tui.agent.events import HistoryNotSaved, SessionEvent
+from anton_tui.agent.history import close_interrupted_round
 from anton_tui.agent.history_store import HistoryBroken
-from anton_tui.agent.messages import (
-    count_user_turns,
-    is_summary_message,
-    is_user_turn,
-    message_text,
-    typed_turns,
-    user_text,
-)
-from anton_tui.agent.summarise import current_summary, summary_prefix, summary_text
+from anton_tui.agent.ledger_book import LedgerBook
+from anton_tui.agent.messages import count_user_turns, is_summary_message, is_user_turn, typed_turns, user_text
+from anton_tui.agent.summarise import current_summary
+from anton_tui.agent.transcript import TranscriptEntry, transcript
+
+__all__ = ["ConversationHost", "Resumed", "SavedConversation", "TranscriptEntry", "UserTurn", "transcript"]
 
 if TYPE_CHECKING:
     from anton_tui.agent.context_report import ContextReports
+    from anton_tui.agent.conversation_shelf import ConversationShelf
     from anton_tui.agent.history_store import HistoryStore
+    from anton_tui.agent.ledger import Ledger
     from anton_tui.memory.episodes.store import EpisodicMemory
     from anton_tui.scratchpad.runtime import ScratchpadManager
 
+INTERRUPTED_NOTE = "[no result: the app stopped before this call finished]"
 PADS_LOST = (
     "This conversation was resumed after a restart. Scratchpads do not survive one: {names} no longer exist and "
     "their variables are gone, so run again whatever you still need."
@@ -57,60 +61,8 @@ class Resumed:
     messages: int
     summary: str | None
     lost_pads: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class TranscriptEntry:
-    """One thing to show of a loaded conversation: "user" (what was typed; `index` is its place in the history,
-    for rewinding), "answer" (Markdown), "tool" (a call: `tool`, `input`, its result in `text`, `success`) or
-    "summary" (the record standing for the earlier turns)."""
-
-    kind: str
-    text: str
-    index: int
-    tool: str | None = None
-    input: Any = None
-    success: bool = True
-
-
-def transcript(history: list[dict[str, Any]]) -> list[TranscriptEntry]:
-    """The conversation as the chat shows it, oldest first (tool results sit with their calls)."""
-    results: dict[str, dict[str, Any]] = {}
-    for message in history:
-        if message.get("role") == "user" and isinstance(message.get("content"), list):
-            for block in message["content"]:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    results[str(block.get("tool_use_id"))] = block
-    entries: list[TranscriptEntry] = []
-    skip = summary_prefix(history)
-    if skip:
-        entries.append(TranscriptEntry("summary", summary_text(history[0]), 0))
-    for index, message in enumerate(history[skip:], start=skip):
-        content = message.get("content")
-        if message.get("role") == "user":
-            if is_user_turn(message):
-                entries.append(TranscriptEntry("user", user_text(message), index))
-            continue
-        if isinstance(content, str):
-            if content.strip():
-                entries.append(TranscriptEntry("answer", content, index))
-            continue
-        for block in content if isinstance(content, list) else []:
-            if block.get("type") == "text" and str(block.get("text", "")).strip():
-                entries.append(TranscriptEntry("answer", str(block["text"]), index))
-            elif block.get("type") == "tool_use":
-                result = results.get(str(block.get("id")), {})
-                entries.append(
-                    TranscriptEntry(
-                        "tool",
-                        message_text({"content": result.get("content", "")}),
-                        index,
-                        tool=str(block.get("name")),
-                        input=block.get("input"),
-                        success=not result.get("is_error", False),
-                    )
-                )
-    return entries
+    ledgers: int = 0  # ledgers of what its summaries folded, kept beside it
+    interrupted: bool = False  # it ended in the middle of a turn (the app stopped); that turn was closed
 
 
 def pads_in(history: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -135,6 +87,17 @@ def pads_note(lost_pads: tuple[str, ...], live: list[str] | tuple[str, ...] = ()
         return ""
     shown = ", ".join(f"'{name}'" for name in lost_pads)
     return PADS_LOST.format(names=f"the scratchpad{'s' if len(lost_pads) > 1 else ''} {shown}")
+
+
+def ends_mid_turn(history: list[dict[str, Any]]) -> bool:
+    """Whether the saved conversation stops inside a turn: on the user's side, or on tool calls with no results."""
+    if not history:
+        return False
+    last = history[-1]
+    content = last.get("content")
+    if last.get("role") != "assistant":
+        return True
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
 
 
 def last_user_text(history: list[dict[str, Any]]) -> str:
@@ -170,13 +133,14 @@ class ConversationHost(Protocol):
 
 
 class SavedConversation:
-    """The saved side of one session's conversation: its file, resume, rewind, the transcript, deleting and
-    starting anew. `reports` are the session's context reports, which follow the turns that stay."""
+    """The saved side of one session's conversation: its file, resume, rewind, the transcript, its ledgers,
+    deleting and starting anew. `reports` are the session's context reports, which follow the turns that stay."""
 
     def __init__(self, host: ConversationHost, reports: ContextReports, store: HistoryStore | None = None) -> None:
         self._host = host
         self._reports = reports
-        self.store = store  # saves the conversation after every turn (None: not saved)
+        self.store = store  # saves the conversation after every message (None: not saved)
+        self.ledgers = LedgerBook()  # what its summaries folded, and the turns asked back
         self.lost_pads: tuple[str, ...] = ()  # scratchpads a resumed conversation used, gone since
         self.unsaved_reason: str | None = None  # why the last save failed, once said
 
@@ -185,24 +149,39 @@ class SavedConversation:
         """The record that stands for the earlier turns, when the history starts with one."""
         return current_summary(self._host.history)
 
+    @property
+    def notes(self) -> ConversationNotes | None:
+        """Where titles, forks' origins and ledgers are kept beside the history files (None: not saved)."""
+        return ConversationNotes(self.store.episodes_dir) if self.store is not None else None
+
+    def shelf(self) -> ConversationShelf | None:
+        """The project's saved conversations, to list, rename, fork, delete, restore and export (None: not saved)."""
+        if self.store is None:
+            return None
+        from anton_tui.agent.conversation_shelf import ConversationShelf
+
+        return ConversationShelf(self.store.episodes_dir, self.store)
+
     def pads_note(self, live: list[str] | tuple[str, ...] = ()) -> str:
         """For the system prompt: the resumed conversation's scratchpads that are gone (empty when none is)."""
         return pads_note(self.lost_pads, live)
 
     def transcript(self) -> list[TranscriptEntry]:
-        """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls."""
-        return transcript(self._host.history)
+        """The conversation as the chat shows it (for a resumed one): typed messages, answers, tool calls, and the
+        summary with the ledgers of what it folded."""
+        return transcript(self._host.history, tuple(self.ledgers.ledgers))
 
-    def save(self, *, force: bool = False) -> Path | None:
+    def save(self, *, force: bool = False, durable: bool = True) -> Path | None:
         """Write the conversation to ``{session_id}_history.json``. Nothing is written while it holds no user turn
-        (unless `force`), or when saving is off (no store, or no session id because episodic memory is off)."""
+        (unless `force`), or when saving is off (no store, or no session id because episodic memory is off).
+        `durable=False` (the saves inside a turn) skips the sync to the disk; see `HistoryStore.save`."""
         store, session_id = self.store, self._host.session_id
         if store is None or session_id is None:
             return None
         if not force and not any(is_user_turn(m) for m in self._host.history):
             return None
         try:
-            path = store.save(session_id, self._host.history)
+            path = store.save(session_id, self._host.history, durable=durable)
         except HistoryBroken as exc:
             self._not_saved(session_id, str(exc.path), f"{exc.reason}; the file was left as it is")
             return None
@@ -217,10 +196,27 @@ class SavedConversation:
             self.unsaved_reason = reason
             self._host.emit(HistoryNotSaved(session_id=session_id, path=path, reason=reason))
 
+    def unfold_notes(self) -> list[str]:
+        """For the turn about to start: the folded turns the user asked back, word for word (then they wait no
+        more)."""
+        return self.ledgers.take_unfold_notes()
+
+    def keep_ledger(self, ledger: Ledger) -> None:
+        """Keep the ledger of turns just folded: in the book, and appended beside the saved conversation."""
+        self.ledgers.add(ledger)
+        notes, session_id = self.notes, self._host.session_id
+        if notes is None or session_id is None:
+            return
+        try:
+            notes.add_ledger(session_id, ledger)
+        except (OSError, ValueError) as exc:
+            self._not_saved(session_id, str(notes.ledgers_path(session_id)), f"the ledger was not saved: {exc}")
+
     async def resume(self, session_id: str) -> Resumed:
         """Replace the session's conversation with a saved one (this program's or Anton's); later turns save to the
         same file and log to the same episode log. Scratchpads still running are closed (the resumed
-        conversation's own are gone).
+        conversation's own are gone). A conversation that ended in the middle of a turn (the app was stopped) has
+        that turn closed, every finished message kept.
 
         Raises `LookupError` (no such conversation), `HistoryBroken` (its file does not parse; nothing changes),
         `RuntimeError` (a turn is running, or saving is off).
@@ -235,11 +231,15 @@ class SavedConversation:
         if loaded is None:
             raise LookupError(f"No saved conversation {session_id!r}.")
         history, source = loaded
+        interrupted = ends_mid_turn(history)
+        if interrupted:
+            close_interrupted_round(history, [], INTERRUPTED_NOTE)
         if host.scratchpads is not None:
             await host.scratchpads.close_all()
         episodic.resume_session(session_id)
         host.history[:] = history
         self._reports.clear()
+        self.ledgers.reset(ConversationNotes(store.episodes_dir).ledgers(session_id))
         logged = [episode.turn for episode in episodic.read_session(session_id)]
         host.turn_count = max([count_user_turns(history), *logged])
         self.lost_pads = pads_in(history)
@@ -251,6 +251,8 @@ class SavedConversation:
             messages=len(history),
             summary=current_summary(history),
             lost_pads=self.lost_pads,
+            ledgers=len(self.ledgers.ledgers),
+            interrupted=interrupted,
         )
 
     def user_turns(self) -> list[UserTurn]:
@@ -294,15 +296,20 @@ class SavedConversation:
         host.history.clear()
         host.turn_count = 0
         self._reports.clear()
+        self.ledgers.reset()
         self.lost_pads = ()
         self.unsaved_reason = None
         if host.episodic is not None and host.episodic.session_id is not None:
             host.episodic.start_session()
 
     def delete(self, session_id: str) -> list[Path]:
-        """Delete a saved conversation (its history file and episode log); not the one in progress."""
-        if self.store is None:
+        """Move a saved conversation (its history file, episode log and notes) to the trash, where it is kept 30
+        days and can be restored; not the one in progress. Returns the files as they were before the move."""
+        shelf = self.shelf()
+        if shelf is None:
             return []
         if session_id == self._host.session_id and self._host.history:
             raise ValueError("That is the conversation in progress; start a new one before deleting it.")
-        return self.store.delete(session_id)
+        files = shelf.files(session_id)
+        shelf.delete(session_id)
+        return files

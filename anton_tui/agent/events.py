@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from anton_tui.scratchpad.events import ScratchpadEvent
 
 if TYPE_CHECKING:
+    from anton_tui.agent.ledger import Ledger
     from anton_tui.memory.engrams.cortex import Encoded
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.learners.acc import Event as AccEvent
@@ -101,6 +102,12 @@ class MemoryConfirmationNeeded:
     reasons: tuple[tuple[str, ...], ...] = ()  # per engram, why it was held (empty: the memory mode asked)
     changes: tuple[HeldChange, ...] = ()
 
+    def keep_for_review(self) -> None:
+        """Answer "not now" (no one is there to ask): every engram waits for review again, kept for the app's next
+        start, none written and none dropped."""
+        if not self.future.done():
+            self.future.set_result(None)
+
 
 @dataclass(frozen=True, slots=True)
 class AccEventObserved:
@@ -122,6 +129,15 @@ class HistoryRepaired:
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryAhead:
+    """The conversation nears the size at which its older turns get summarised: said once before it happens.
+    `tokens` is the estimated size of the next request, `at_tokens` the size that starts the summary."""
+
+    tokens: int
+    at_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class HistorySummarising:
     """The older turns are being summarised by the coding model before the next request (`messages` of them)."""
 
@@ -140,6 +156,7 @@ class HistorySummarised:
     tokens_before: int  # estimated size of the request before and after
     tokens_after: int
     reason: str
+    ledger: Ledger | None = None  # what the folded turns held, word for word (kept beside the conversation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +170,7 @@ class HistoryTrimmed:
     reason: str  # long | overflow
     tokens_before: int
     tokens_after: int
+    ledger: Ledger | None = None  # what the dropped messages held, word for word
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +271,7 @@ SessionEvent = (
     | AccEventObserved
     | AccNudge
     | HistoryRepaired
+    | SummaryAhead
     | HistorySummarising
     | HistorySummarised
     | HistoryTrimmed

@@ -237,7 +237,7 @@ class MemoryWrites:
                 return
             emit = self._host.background_events.put_nowait if between_turns else self._host.emit
             engrams = self._trust.take() if cortex is not None else []
-            future: asyncio.Future[list[Engram | HeldChange]] = asyncio.get_running_loop().create_future()
+            future: asyncio.Future[list[Engram | HeldChange] | None] = asyncio.get_running_loop().create_future()
             reasons = tuple(self._trust.reasons_for(engram) for engram in engrams)
             self._asked.update(change.id for change in changes)
             emit(MemoryConfirmationNeeded(engrams=tuple(engrams), future=future, reasons=reasons,
@@ -254,6 +254,11 @@ class MemoryWrites:
                 undecided = [engram for engram in engrams if engram in self._trust.why]
                 self._trust.put_back(undecided)  # what the trust gate held keeps waiting (and is saved)
                 engrams = [engram for engram in engrams if engram not in self._trust.why]
+            if answer is None:  # "not now" (`keep_for_review`): all of them wait again, kept for the next start
+                self._asked.difference_update(change.id for change in changes)
+                self._trust.put_back(engrams)
+                self._trust.save()
+                return
             chosen = [engram for engram in dict.fromkeys(answer or []) if engram in engrams]
             if chosen and cortex is not None and cortex.mode != "off":
                 parts = [await asyncio.to_thread(self._encode_confirmed, cortex, engram) for engram in chosen]

@@ -31,6 +31,7 @@ from anton_tui.agent.events import (
     AssistantTextDelta,
     ErrorOccurred,
     HistoryRepaired,
+    MemoryWritten,
     SessionEvent,
     ToolCallFinished,
     ToolCallStarted,
@@ -48,10 +49,12 @@ from anton_tui.agent.turn_notes import user_content
 from anton_tui.redact import Redactor
 
 if TYPE_CHECKING:
+    from anton_tui.agent.conversation_shelf import ConversationShelf
     from anton_tui.agent.conversation_summary import ConversationSummaries
     from anton_tui.agent.conversations import Resumed, TranscriptEntry, UserTurn
     from anton_tui.agent.history_store import HistoryStore
     from anton_tui.agent.learning import LearningLoops
+    from anton_tui.agent.ledger import FoldedTurn, Ledger
     from anton_tui.agent.tools.registry import ToolResult
     from anton_tui.agent.trust_gate import HeldWhy
     from anton_tui.llm.client import LLMClient
@@ -361,8 +364,20 @@ class ChatSession:
         return self.conversation.rewind(index)
 
     def delete_saved(self, session_id: str) -> list[Path]:
-        """Delete a saved conversation (its history file and episode log); not the one in progress."""
+        """Move a saved conversation to the trash (kept 30 days); not the one in progress."""
         return self.conversation.delete(session_id)
+
+    def conversation_shelf(self) -> ConversationShelf | None:
+        """The project's saved conversations to handle (rename, fork, delete, export); None when none are saved."""
+        return self.conversation.shelf()
+
+    def ledgers(self) -> list[Ledger]:
+        """What this conversation's summaries folded, oldest first (see `agent.ledger`)."""
+        return list(self.conversation.ledgers.ledgers)
+
+    def unfold(self, number: int) -> FoldedTurn:
+        """Bring folded turn `number` back, word for word, in the next request; see `LedgerBook.unfold`."""
+        return self.conversation.ledgers.unfold(number)
 
     @property
     def trust_gate(self) -> bool:
@@ -420,7 +435,10 @@ class ChatSession:
         self.context.new_turn()
         self.acc_feedback.new_turn()
         self._log("user", user_text, model=self.llm.planning.model)
-        self.history.append({"role": "user", "content": user_content(user_text, notes)})
+        message = {"role": "user", "content": user_content(user_text, [*notes, *self.conversation.unfold_notes()])}
+        self.history.append(message)
+        self.conversation.ledgers.turn_began(message)
+        self.conversation.save(durable=False)  # every finished message is saved at once: a crash loses none
         stop_reason, text = "end_turn", ""
         try:
             text, stop_reason = await self._tool_loop()
@@ -471,6 +489,7 @@ class ChatSession:
             results.extend(self.acc_feedback.round_nudges())
             self._round_results = []
             self.history.append({"role": "user", "content": results})
+            self.conversation.save(durable=False)
         return await self._cap_postmortem(system, tools, texts)
 
     async def _skill_sentinels(self, text: str) -> tuple[list[dict[str, Any]], bool]:
@@ -503,6 +522,8 @@ class ChatSession:
         for call in response.tool_calls:
             blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
         self.history.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
+        self.conversation.save(durable=False)
+        self.context.look_ahead(self, self._sized(system), tools)
         self._partial_text = ""
         if response.text:
             self._emit(AssistantMessageDone(response.text))
@@ -671,6 +692,8 @@ class ChatSession:
 
     def emit(self, event: SessionEvent) -> None:
         """Send an event to whoever watches: the running turn's stream, or the background queue between turns."""
+        if isinstance(event, MemoryWritten):  # for the ledger of the turn, should it be summarised
+            self.conversation.ledgers.memory_written(event.engrams, event.producer)
         self._emit(event)
 
     def _tool_context(self) -> ToolContext:

@@ -7,6 +7,10 @@ already starts with a summary gets it *updated* (the old summary goes to the sum
 instead of being summarised again. Anton finds its summaries by the same marker, so either program continues the
 other's.
 
+Before the old turns go, their ledger (`agent.ledger`: every message the user typed, cell, command, file, tool call
+and memory write in them, word for word) is put in front of them in the request, so the record keeps the
+instructions and names what was run even when the turns themselves must be clipped to fit.
+
 `choose_cut` decides where old turns end: at the start of a user turn around 60% of the way, never inside a tool
 call and its result, always leaving the last few messages as they are. `summarise_old_turns` asks the coding model.
 `drop_oldest` is the fallback that makes room without a model: the oldest messages go, and a marker message says so.
@@ -18,6 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from anton_tui.agent.ledger import Ledger, ledger_brief
 from anton_tui.agent.messages import COMPACTED_MARKER, OLDER_MARKER, is_summary_message, is_user_turn
 
 if TYPE_CHECKING:
@@ -45,8 +50,9 @@ SUMMARY_SYSTEM = (
     "## Decisions: choices made, and the reason\n"
     "## Remaining: what is left to do\n\n"
     "Keep the dates of key events where they matter. When a PREVIOUS RECORD is given, update it with the new turns "
-    "instead of starting over, and drop anything the user has since cancelled or replaced. Stay under about 1,500 "
-    "words."
+    "instead of starting over, and drop anything the user has since cancelled or replaced. When a LEDGER of the "
+    "turns is given, keep every instruction and decision it lists (or say what replaced it) and name each command, "
+    "cell and file it lists, however briefly. Stay under about 1,500 words."
 )
 SUMMARY_MAX_TOKENS = 8192
 MIN_MESSAGES = 6
@@ -186,17 +192,22 @@ def _result_text(content: Any) -> str:
     return str(content)
 
 
-def summary_request(old: list[dict[str, Any]], *, budget_chars: int) -> str:
-    """What the summariser is asked: the previous record (if the old part starts with one) and the new turns."""
+def summary_request(old: list[dict[str, Any]], *, budget_chars: int, ledger: Ledger | None = None) -> str:
+    """What the summariser is asked: the previous record (if the old part starts with one), the ledger of the new
+    turns (when given) and the new turns themselves, clipped to what is left of the budget."""
     prefix = summary_prefix(old)
     previous = summary_text(old[0]) if prefix else ""
-    turns = clip(serialise(old[prefix:]), max(2000, budget_chars - len(previous) - len(SUMMARY_SYSTEM)))
-    if not previous:
+    brief = clip(ledger_brief(ledger), max(2000, budget_chars // 2)) if ledger is not None and ledger.turns else ""
+    room = max(2000, budget_chars - len(previous) - len(brief) - len(SUMMARY_SYSTEM))
+    turns = clip(serialise(old[prefix:]), room)
+    parts = []
+    if previous:
+        parts.append(f"PREVIOUS RECORD (update it with the new turns; do not repeat it unchanged):\n{previous}")
+    if brief:
+        parts.append(brief)
+    if not parts:
         return turns
-    return (
-        "PREVIOUS RECORD (update it with the new turns; do not repeat it unchanged):\n"
-        f"{previous}\n\nNEW TURNS TO FOLD IN:\n{turns}"
-    )
+    return "\n\n".join([*parts, f"NEW TURNS TO FOLD IN:\n{turns}"])
 
 
 class SummaryFailed(Exception):
@@ -210,9 +221,12 @@ class Summary:
     history: list[dict[str, Any]]  # the new history
 
 
-async def summarise_old_turns(llm: LLMClient, history: list[dict[str, Any]], cut: int, *, budget_chars: int) -> Summary:
-    """Ask the coding model for the record of history[:cut]. Raises `SummaryFailed`."""
-    request = summary_request(history[:cut], budget_chars=budget_chars)
+async def summarise_old_turns(
+    llm: LLMClient, history: list[dict[str, Any]], cut: int, *, budget_chars: int, ledger: Ledger | None = None
+) -> Summary:
+    """Ask the coding model for the record of history[:cut], shown `ledger` of those turns when given. Raises
+    `SummaryFailed`."""
+    request = summary_request(history[:cut], budget_chars=budget_chars, ledger=ledger)
     max_tokens = min(SUMMARY_MAX_TOKENS, llm.coding.max_tokens)
     try:
         response = await llm.code(

@@ -2,6 +2,8 @@
 behind typed async operations and snapshots), the result types it hands out, and `RuntimeStarter`, which builds one
 from the settings' sources."""
 
+from anton_tui.agent.ledger import FoldedTurn, Ledger  # what a summary's ledger holds, as the chat shows it
+from anton_tui.runtime.conversations import ExportedConversation
 from anton_tui.runtime.first_look import FirstLook, FirstRows
 from anton_tui.runtime.memory_reads import (
     CompactionFile,
@@ -36,8 +38,11 @@ __all__ = [
     "EntryListing",
     "EpisodeSearch",
     "EpisodeTurn",
+    "ExportedConversation",
     "FirstLook",
     "FirstRows",
+    "FoldedTurn",
+    "Ledger",
     "MemoryOverview",
     "ProposalNotDecided",
     "ProposalRow",

@@ -19,6 +19,7 @@ the session (`protocols.py`):
 - `skill_install` (`skill_install.py`): installing skills from a folder or a git URL
 - `reflection` (`reflection.py`): the reflection chain and the review's proposals, conversation summaries and
   reflections in the background
+- `conversations` (`conversations.py`): the saved conversations' tree, rename, trash, fork, export; the ledgers
 
 The services over the memory stores are made with the stores, on first use. `RuntimeStarter` (in `start.py`) builds a
 `Runtime` from the settings' sources; tests build one around a scripted session.
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from anton_tui.agent.skill_draft import DraftedSkill
     from anton_tui.memory.engrams.engram import Engram
     from anton_tui.memory.history.repo import Change
+    from anton_tui.runtime.conversations import Conversations
     from anton_tui.runtime.memory_history import MemoryHistory
     from anton_tui.runtime.memory_reads import MemoryReads
     from anton_tui.runtime.memory_sync import MemorySync
@@ -170,6 +172,14 @@ class Runtime:
         from anton_tui.runtime.skill_install import SkillInstaller
 
         return SkillInstaller(self._memory_stores().skills)
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        from anton_tui.agent.session import ChatSession
+        from anton_tui.runtime.conversations import Conversations
+
+        session = self.session if isinstance(self.session, ChatSession) else None  # others save no conversation
+        return Conversations(session, Path(self.settings.project_dir))
 
     # ----------------------------------------------------------------- what the UI reads
 

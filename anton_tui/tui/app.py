@@ -25,7 +25,7 @@ from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
 from anton_tui.tui.command_registry import SlashCommand, default_menu
 from anton_tui.tui.conversations import ConversationActions
 from anton_tui.tui.screens.main import MainScreen
-from anton_tui.tui.served import BrowserTab, link_opens
+from anton_tui.tui.served import BrowserTab, deliver_text_file, link_opens
 from anton_tui.tui.textual_internals import write_to_terminal
 from anton_tui.tui.themes import DEFAULT_THEME, AppThemes
 
@@ -512,3 +512,16 @@ class AntonApp(App[int]):
     def rewind_to(self, index: int) -> None:
         """Go back to before the message at history `index` (picked in the chat)."""
         self.conversations.rewind_to(index)
+
+    def fork_at(self, index: int) -> None:
+        """Fork the conversation at the message at history `index` (picked in the chat) and continue in the fork."""
+        self.conversations.fork_at(index)
+
+    async def resume_conversation(self, session_id: str) -> None:
+        """Continue a saved conversation (`/conversation fork` continues in the fork it made)."""
+        await self.conversations.resume(session_id)
+
+    def deliver_download(self, text: str, name: str) -> bool:
+        """In a browser tab (`anton-tui serve`), hand `text` to the browser as the download `name`; False in a
+        terminal, where the caller saves the file instead."""
+        return deliver_text_file(self, text, name) is not None

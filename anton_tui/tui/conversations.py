@@ -1,6 +1,7 @@
 """What the app does with the conversation when a command, the palette or the chat asks: start a turn or a `/goal` as
 if typed, put text in the prompt, forget the conversation (`/clear`), continue a saved one (`/resume`, `--continue`),
-and go back to before one of the user's messages (`/rewind`, or `r` on a message picked in the chat).
+go back to before one of the user's messages (`/rewind`, or `r` on a message picked in the chat) and fork there
+(`f` on a picked message).
 
 `ConversationActions` is held by the app and works on the main screen and the runtime; the engine's part goes
 through the `Runtime`, the screen's part through `MainScreen`. A conversation resumed at start-up is read straight
@@ -81,7 +82,8 @@ class ConversationActions:
     # --- saved conversations -------------------------------------------------------------------------------------
 
     def open_resume(self) -> None:
-        """The list of saved conversations; the one chosen continues here (or is deleted after asking)."""
+        """The list of saved conversations (renamed, forked, exported or deleted there); the one chosen continues
+        here."""
         self.app.run_worker(self._choose_and_resume(), group="conversations", exclusive=True, exit_on_error=False)
 
     async def _choose_and_resume(self) -> None:
@@ -90,23 +92,35 @@ class ConversationActions:
         runtime = self.runtime
         if runtime is None:
             return
-        while True:
-            sessions = await runtime.list_conversations()
-            if not sessions:
-                self.app.notify("No saved conversations in this project yet.", title="Resume")
-                return
-            current = runtime.session.session_id if isinstance(runtime.session, NamedSession) else None
-            choice = await self.app.push_screen_wait(ResumeScreen(sessions, current=current))
-            if choice is None:
-                return
-            if choice.action == "resume":
-                await self.resume(choice.key)
-                return
-            if await self.confirm(f"Delete the saved conversation {choice.key}? Its history file and episode log go."):
-                try:
-                    await runtime.delete_conversation(choice.key)
-                except (ValueError, OSError) as exc:
-                    self.app.notify(str(exc), title="Not deleted", severity="error")
+        sessions = await runtime.conversations.tree()
+        if not sessions:
+            self.app.notify("No saved conversations in this project yet.", title="Resume")
+            return
+        screen = ResumeScreen(sessions, current=runtime.conversations.current, runtime=runtime)
+        choice = await self.app.push_screen_wait(screen)
+        if choice is not None:
+            await self.resume(choice.key)
+
+    def fork_at(self, index: int) -> None:
+        """Fork this conversation at the message at history `index` (picked in the chat) and continue in the fork."""
+        self.app.run_worker(self._fork_at(index), group="conversations", exclusive=True, exit_on_error=False)
+
+    async def _fork_at(self, index: int) -> None:
+        runtime, screen = self.runtime, self.screen
+        if runtime is None or screen is None:
+            return
+        if screen.busy:
+            self.app.notify(BUSY, severity="warning")
+            return
+        numbers = [turn.index for turn in runtime.user_turns()]
+        try:
+            fork = await runtime.conversations.fork(numbers.index(index) + 1 if index in numbers else None)
+        except (LookupError, ValueError, RuntimeError, OSError) as exc:
+            self.app.notify(str(exc), title="Not forked", severity="error")
+            return
+        await self.resume(fork.session_id)
+        self.app.notify(f"Forked at your message {fork.at} into {fork.session_id}; {fork.parent} stays as it was.",
+                        title="Forked")  # fmt: skip
 
     async def resume(self, session_id: str | None) -> None:
         """Continue `session_id` (None: the newest) and show it in the chat."""

@@ -221,23 +221,39 @@ async def test_rewind_goes_back_to_before_a_message_and_puts_it_in_the_prompt(fa
 
 
 def fixed_sessions() -> list[SavedSession]:
+    """Saved conversations in tree order: a titled one with two forks (one forked again), and a broken one."""
+
     def at(day: int, hour: int) -> datetime:
         return datetime(2026, 11, day, hour, 5, tzinfo=timezone.utc)
 
-    rows = [
-        ("20261125_090500", at(25, 9), 12, "Summarise monthly revenue by region from the sales file", "claude-sonnet"),
-        ("20261124_160500", at(24, 16), 3, "Why does the nightly export fail on Mondays?", "claude-sonnet"),
-        ("20261120_080500", at(20, 8), 41, "Plot the churn cohorts and explain the dip in week 6", None),
-    ]
-    sessions = [SavedSession(id_, when, when.strftime("%Y-%m-%d %H:%M"), turns, preview, model, "history", None)
-                for id_, when, turns, preview, model in rows]  # fmt: skip
-    broken = SavedSession("20261119_100500", at(19, 10), "2026-11-19 10:05", 0, "", None, "broken", "not valid JSON")
-    return [*sessions, broken]
+    def row(id_: str, when: datetime, turns: int, preview: str, model: str | None, **notes) -> SavedSession:
+        return SavedSession(id_, when, when.strftime("%Y-%m-%d %H:%M"), turns, preview, model, "history", None,
+                            **notes)  # fmt: skip
+
+    return [
+        row("20261125_090500", at(25, 9), 12, "Summarise monthly revenue by region from the sales file",
+            "claude-sonnet", title="Monthly revenue by region"),
+        row("20261126_101500", at(26, 10), 9, "Summarise monthly revenue by region from the sales file",
+            "claude-sonnet", parent="20261125_090500", forked_at=7),
+        row("20261126_113000", at(26, 11), 8, "Summarise monthly revenue by region from the sales file",
+            "claude-sonnet", parent="20261126_101500", forked_at=6, title="Revenue in euros"),
+        row("20261125_160000", at(25, 16), 4, "Summarise monthly revenue by region from the sales file",
+            "claude-sonnet", parent="20261125_090500", forked_at=3),
+        row("20261124_160500", at(24, 16), 3, "Why does the nightly export fail on Mondays?", "claude-sonnet"),
+        row("20261120_080500", at(20, 8), 41, "Plot the churn cohorts and explain the dip in week 6", None),
+        SavedSession("20261119_100500", at(19, 10), "2026-11-19 10:05", 0, "", None, "broken", "not valid JSON"),
+    ]  # fmt: skip
 
 
 class PickerHost(App[None]):
     def on_mount(self) -> None:
         self.push_screen(ResumeScreen(fixed_sessions(), current="20261125_090500"))
+
+
+def test_the_resume_list_shows_each_fork_under_its_parent() -> None:
+    from anton_tui.tui.screens.resume import depths
+
+    assert list(depths(fixed_sessions()).values()) == [0, 1, 2, 1, 0, 0, 0]
 
 
 def test_resume_list_snapshot(snap_compare) -> None:
@@ -252,6 +268,14 @@ def test_resume_list_snapshot_small(snap_compare) -> None:
     async def run_before(pilot) -> None:
         pilot.app.screen.query_one("Input").cursor_blink = False
         await pilot.press(*"churn")
+        await pilot.pause()
+
+    assert snap_compare(PickerHost(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_resume_tree_snapshot_small(snap_compare) -> None:
+    async def run_before(pilot) -> None:
+        pilot.app.screen.query_one("Input").cursor_blink = False
         await pilot.pause()
 
     assert snap_compare(PickerHost(), terminal_size=(80, 24), run_before=run_before)

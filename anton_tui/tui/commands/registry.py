@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from rich.table import Table
 from rich.text import Text
 
-from anton_tui.tui.commands import goal_cmd, memory_cmds, memory_sync_cmds, skill_cmds
+from anton_tui.tui.commands import conversation_cmds, goal_cmd, memory_cmds, memory_sync_cmds, skill_cmds
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, error, info, success
 from anton_tui.tui.commands.parse import ParsedCommand, parse
 
@@ -184,6 +184,20 @@ COMMANDS: list[CommandSpec] = [
     CommandSpec("clear", "", "Start a new conversation (memory, skills and past episodes stay)", _clear, "Workspace"),
     CommandSpec("resume", "", "Continue a saved conversation (this program's or Anton's)", _resume, "Workspace"),
     CommandSpec("rewind", "", "Go back to before one of your messages and edit it", _rewind, "Workspace"),
+    CommandSpec("conversation", "", "The saved conversations, forks under their parent", conversation_cmds.list_conversations,
+                "Conversations"),
+    CommandSpec("conversation rename", "<title>", "Give this conversation a title", conversation_cmds.rename,
+                "Conversations", True),
+    CommandSpec("conversation fork", "[N]", "Fork this conversation at your Nth message and continue in the fork",
+                conversation_cmds.fork, "Conversations", True),
+    CommandSpec("conversation export", "[file]", "This conversation as Markdown (a download in a browser tab)",
+                conversation_cmds.export, "Conversations", True),
+    CommandSpec("conversation delete", "<id>", "Move a saved conversation to the trash (kept 30 days; asks first)",
+                conversation_cmds.delete, "Conversations", True),
+    CommandSpec("conversation restore", "[id]", "Bring a deleted conversation back from the trash",
+                conversation_cmds.restore, "Conversations", True),
+    CommandSpec("unfold", "<turn>", "Bring a summarised turn back, word for word, into your next message",
+                conversation_cmds.unfold, "Conversations", True),
     CommandSpec("goal", "<objective> [--turns N]", "Work on an objective on its own, turn after turn, until it is "
                 "done or N turns (50) are used; Escape stops", goal_cmd.goal, "Workspace", True),
     CommandSpec("help", "", "This list", _help, "General"),

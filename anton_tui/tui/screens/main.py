@@ -41,6 +41,7 @@ from anton_tui.agent.events import (
     MemoryWritten,
     ScratchpadActivity,
     SecretsRemoved,
+    SummaryAhead,
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
@@ -80,7 +81,7 @@ from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 from anton_tui.tui.widgets.shell_block import ShellBlock
 from anton_tui.tui.widgets.shell_runner import ShellRunner
 from anton_tui.tui.widgets.side_column import SideColumn
-from anton_tui.tui.widgets.summary_block import SummaryBlock
+from anton_tui.tui.widgets.summary_block import SummaryBlock, summary_ahead_notice
 
 if TYPE_CHECKING:
     from anton_tui.agent.events import SessionEvent
@@ -499,7 +500,9 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
                 await chat.add_notice(repair_notice(event), "info")
             case HistorySummarised():
                 detail = f"({event.folded} messages, about {event.tokens_before:,} → {event.tokens_after:,} tokens)"
-                await chat.add_block(SummaryBlock(event.summary, detail))
+                await chat.add_block(SummaryBlock(event.summary, detail, (event.ledger,) if event.ledger else ()))
+            case SummaryAhead(tokens=tokens, at_tokens=at):
+                await chat.add_notice(summary_ahead_notice(tokens, at), "info")
             case HistoryTrimmed() | HistoryNotSaved():
                 await chat.add_notice(history_notice(event), "info")
             case MemoryHistoryBroken(message=text):
@@ -618,6 +621,19 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             await self.runtime.cancel()
         if self._turn_worker is not None:
             self._turn_worker.cancel()
+
+    @on(SummaryBlock.UnfoldRequested)
+    async def _unfold(self, message: SummaryBlock.UnfoldRequested) -> None:
+        """A ledger's message picked: that folded turn goes back into the next message (as `/unfold N`)."""
+        if self.runtime is None:
+            return
+        try:
+            turn = self.runtime.conversations.unfold(message.number)
+        except LookupError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        await self.chat.add_notice(Content(f"Turn {turn.number} goes back into your next message, word for word."),
+                                   "info")  # fmt: skip
 
     @on(ErrorBlock.RetryRequested)
     async def _retry_clicked(self) -> None:

@@ -245,7 +245,7 @@ conversation and the message returns to the prompt. **Escape** lets go of it.
                 block.finish(success=entry.success, duration=0.0, result=entry.text)
                 blocks.append(block)
             elif entry.kind == "summary":
-                blocks.append(SummaryBlock(entry.text, "(the record that stands for them)"))
+                blocks.append(SummaryBlock(entry.text, "(the record that stands for them)", entry.ledgers))
         await self.mount_all(blocks)
         await self.prune(self.stream.oldest_to_drop())
         self.call_after_refresh(self.stream.run_in_gap, self._render_drafts)

@@ -3,7 +3,7 @@
 `SelectableChat` is the chat's base class. **Alt+Up** / **Alt+Down** (and **Up** / **Down** once a message is
 picked) move a highlight over your messages still on screen; **i** opens what that turn's request carried of memory
 and skills (`TurnContextScreen`), **r** goes back to before the message (the same question and outcome as
-`/rewind`), **Escape** drops the highlight and returns to the prompt. Which history entry and which turn a message on
+`/rewind`), **f** forks the conversation at it (`/conversation fork`) and continues in the fork, **Escape** drops the highlight and returns to the prompt. Which history entry and which turn a message on
 screen is comes from the engine's list of typed messages (`Runtime.user_turns()`), paired from the newest by text
 (`context_report.match_from_end`): older blocks may have been pruned from the screen, and a resumed conversation's
 messages have no turn of this run.
@@ -36,6 +36,7 @@ class SelectableChat(VerticalScroll):
         Binding("alt+down", "select_message(1)", "Next message", id="chat.select-next", show=False),
         Binding("i", "turn_context", "What it saw", id="chat.turn-context"),
         Binding("r", "rewind_here", "Rewind here", id="chat.rewind-here"),
+        Binding("f", "fork_here", "Fork here", id="chat.fork-here"),
         Binding("escape", "clear_selection", "Done", id="chat.clear-selection"),
     ]
 
@@ -51,7 +52,7 @@ class SelectableChat(VerticalScroll):
         return self.selected
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("turn_context", "rewind_here", "clear_selection"):
+        if action in ("turn_context", "rewind_here", "fork_here", "clear_selection"):
             return self.picked() is not None
         return super().check_action(action, parameters)
 
@@ -122,3 +123,10 @@ class SelectableChat(VerticalScroll):
             self.notify("This message is no longer in the conversation.", severity="warning")
             return
         self.app.rewind_to(turn.index)  # type: ignore[attr-defined]
+
+    def action_fork_here(self) -> None:
+        turn = self.picked_turn()
+        if turn is None:
+            self.notify("This message is no longer in the conversation.", severity="warning")
+            return
+        self.app.fork_at(turn.index)  # type: ignore[attr-defined]  # AntonApp's, as rewind_to above
