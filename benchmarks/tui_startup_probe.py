@@ -108,6 +108,8 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None, u
     from anton_tui import gc_policy
 
     gc_policy.hold()  # as `anton_tui.cli.main` does before anything else
+    from textual.css.query import NoMatches
+
     from anton_tui.settings_sources import read_env_layers
     from anton_tui.tui.app import AntonApp
     from anton_tui.tui.launch import make_app
@@ -140,8 +142,11 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None, u
                 if tab is None:
                     return  # the runtime is still being built: the inspector comes with it
                 lessons, skills = until_loaded
-                if tab("lessons").table.total_rows < lessons or tab("skills").table.total_rows < skills:
-                    return
+                try:
+                    if tab("lessons").table.total_rows < lessons or tab("skills").table.total_rows < skills:
+                        return
+                except NoMatches:
+                    return  # the first frame's inspector has its Rules tab only; the others come right after it
                 say("loaded")
             self.done = True
             self.exit()
