@@ -117,6 +117,15 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None, u
 
     layers = read_env_layers()
 
+    def shown_tab(screen: Any, tab_id: str) -> Any:
+        """The inspector's tab, or None while there is none: the empty frame before the runtime, the moment the
+        inspector takes its place, or a tab the first frame's inspector does not have yet (it has Rules only)."""
+        try:
+            tab = getattr(screen.inspector, "tab", None)  # (the empty frame has none)
+            return None if tab is None else tab(tab_id)
+        except NoMatches:
+            return None
+
     class Probe(painting(AntonApp)):  # type: ignore[misc]
         said = done = said_rules = False
 
@@ -124,8 +133,8 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None, u
             if not isinstance(screen, MainScreen) or self.done:
                 return
             if until_rules and not self.said_rules:
-                tab = getattr(screen.inspector, "tab", None)  # (the empty frame has none)
-                if tab is not None and tab("rules").table.row_count:
+                rules = shown_tab(screen, "rules")
+                if rules is not None and rules.table.row_count:
                     self.said_rules = True
                     say("rules")
             if not self.said:
@@ -138,15 +147,12 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None, u
             if until_rules and not self.said_rules:
                 return
             if until_loaded is not None:
-                tab = getattr(screen.inspector, "tab", None)
-                if tab is None:
-                    return  # the runtime is still being built: the inspector comes with it
+                lessons_tab, skills_tab = shown_tab(screen, "lessons"), shown_tab(screen, "skills")
+                if lessons_tab is None or skills_tab is None:
+                    return
                 lessons, skills = until_loaded
-                try:
-                    if tab("lessons").table.total_rows < lessons or tab("skills").table.total_rows < skills:
-                        return
-                except NoMatches:
-                    return  # the first frame's inspector has its Rules tab only; the others come right after it
+                if lessons_tab.table.total_rows < lessons or skills_tab.table.total_rows < skills:
+                    return
                 say("loaded")
             self.done = True
             self.exit()
