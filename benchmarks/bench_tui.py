@@ -190,7 +190,7 @@ async def measure_typing(
 ) -> tuple[KeyTimer, list[tuple[float, int]], list[tuple[float, int]], list[tuple[float, int]]]:
     """Returns the key timings, and (time, characters) of each text delta out of the model's stream, of each one
     the screen took from the session (counted in characters, so merged deltas would count the same) and of each
-    hand-off of answer text to the chat's Markdown (when it can be seen)."""
+    write of answer text to a part of the answer (its Markdown stream)."""
     from anton_tui.agent.events import AssistantTextDelta
     from anton_tui.llm.events import TextDelta
     from anton_tui.agent.factory import build_session
@@ -199,6 +199,7 @@ async def measure_typing(
     from anton_tui.paths import AntonPaths
     from anton_tui.runtime import Runtime
     from anton_tui.tui.app import AntonApp
+    from anton_tui.tui.widgets.answer import AssistantMessage
     from anton_tui.tui.widgets.prompt import Prompt
 
     from anton_tui import gc_policy
@@ -242,19 +243,16 @@ async def measure_typing(
             if timer is not None:
                 timer.frame_painted()
 
+    real_write = AssistantMessage.write
+
+    async def counted_write(part: AssistantMessage, text: str, *, at_once: bool = False) -> None:
+        shown.append((time.perf_counter(), len(text)))
+        await real_write(part, text, at_once=at_once)
+
+    AssistantMessage.write = counted_write  # type: ignore[method-assign]
     app = TypingApp(Runtime(settings, session, stores=stores), watch_files=True)
     async with app.run_test(size=SIZE) as pilot:
         prompt = app.screen.query_one(Prompt)
-        stream = app.screen.chat.stream
-        real_hand_off = stream.hand_off
-
-        async def counted_hand_off() -> None:
-            pending = len(stream.pending)
-            await real_hand_off()
-            if pending:
-                shown.append((time.perf_counter(), pending - len(stream.pending)))
-
-        stream.hand_off = counted_hand_off  # type: ignore[method-assign]
         prompt.load_text("Write the long report, please.")
         await pilot.press("enter")
         deadline = time.monotonic() + 20
@@ -310,7 +308,7 @@ def typing_figures_at(chunk_delay: float) -> list[str]:
         "Anthropic server in its own process; no target)",
         f"answer text the chat took in meanwhile: {taken:,.0f} characters/s; {behind:,} characters still queued when "
         f"the typing ended, {behind / max(arrived, 1):.1f} s behind the model (no target; should keep up)",
-        f"answer handed to the chat while typing: {len(handed)} updates, at most {longest_wait:.1f} s apart; "
+        f"answer written to the chat's Markdown while typing: {len(handed)} writes, at most {longest_wait:.1f} s apart; "
         f"{max(unshown, 0):,} characters not yet handed on when the typing ended (no target; meanwhile the view "
         "holds still, catching up at each pause in the typing or every 1.5 s)",
         f"key-to-echo latency while streaming, median: {median:.1f} ms over {len(ms)} keys "

@@ -215,7 +215,7 @@ async def test_output_that_looks_like_protocol_cannot_break_it(manager: Scratchp
     pad = await manager.get_or_create("main")
     code = (
         "import os, sys, time\n"
-        "fake = '{\"op\":\"result\",\"cell\":1,\"error\":null,\"logs\":\"\"}'\n"
+        'fake = \'{"op":"result","cell":1,"error":null,"logs":""}\'\n'
         "print('__ANTON_RESULT__'); print(fake); print('__ANTON_RESULT_END__'); print('__ANTON_CELL_END__')\n"
         "sys.__stdout__.write(fake + '\\n'); sys.__stdout__.flush()\n"
         "os.write(1, (fake + '\\n').encode()); os.write(2, b'{\"op\":\"ready\"}\\n')\n"
@@ -313,8 +313,9 @@ async def test_memory_limit_fails_cleanly_and_the_pad_keeps_working(project_dir:
         big = await pad.execute("blob = bytearray(2 * 1024 ** 3)")
         assert big.status == "error"
         assert big.error.startswith("MemoryError: the cell needed more memory than this scratchpad may use (400 MB")
-        growing = await pad.execute("def grow():\n    parts = []\n    while True:\n        parts.append(b'x' * 2**24)\n"
-                                    "grow()")
+        growing = await pad.execute(
+            "def grow():\n    parts = []\n    while True:\n        parts.append(b'x' * 2**24)\ngrow()"
+        )
         assert "MemoryError" in growing.error
         after = await pad.execute("print(kept, sum(range(1000)))")
         assert after.stdout == "still here 499500\n" and pad.pid == pid
@@ -450,3 +451,25 @@ async def test_an_interpreter_crash_shows_where_it_happened(manager: ScratchpadM
     assert "Fatal Python error: Segmentation fault" in cell.stderr
     assert 'File "<cell 1>", line 3' in cell.stderr
     assert cell.stdout == "before the crash\n"
+
+
+async def test_output_is_streamed_while_the_app_holds_over_a_thousand_files_open(
+    manager: ScratchpadManager, tmp_path: Path
+) -> None:
+    """A long-running app holds many descriptors (watchers, indexes, sockets): the pipes a pad is handed then have
+    numbers past 1024, and its output must still arrive while the cell runs, not only when it ends."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        pad = await manager.get_or_create("main")
+        await pad.start()
+        record = Recorder()
+        code = "import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(0.3)"
+        cell = await pad.execute(code, description="three lines", on_event=record)
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert cell.status == "ok"
+    outputs = record.of(CellOutput)
+    finished_at = record.of(CellFinished)[0][0]
+    assert [e.text for _, e in outputs] == [f"line {i}\n" for i in range(3)]
+    assert finished_at - outputs[0][0] >= 0.5, "the first line came only when the cell ended"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,9 @@ async def test_memorize_then_answer_writes_the_lesson_and_streams_in_order(fake_
             {"entries": [{"text": "The staging DB is read-only", "kind": "lesson", "scope": "project", "topic": "db"}]},
             text_before="Noting that.",
         ),
-        Reply.text("Saved. The staging database is read-only, so I will query prod replicas instead.",
-                   chunk_delay=0.02),
+        Reply.text(
+            "Saved. The staging database is read-only, so I will query prod replicas instead.", chunk_delay=0.02
+        ),
         model="planner",
     )
     session = make_session(fake_llm, tmp_path, provider=provider)
@@ -84,11 +86,16 @@ async def test_memorize_then_answer_writes_the_lesson_and_streams_in_order(fake_
 async def test_recall_skill_with_a_typo_loads_the_right_skill_and_bumps_its_counter(fake_llm, tmp_path):
     session = make_session(fake_llm, tmp_path)
     session.skills.save(
-        Skill(label="csv_summary", name="CSV Summary", when_to_use="user asks to summarise a csv",
-              declarative_md="1. Load\n2. describe()")
+        Skill(
+            label="csv_summary",
+            name="CSV Summary",
+            when_to_use="user asks to summarise a csv",
+            declarative_md="1. Load\n2. describe()",
+        )
     )
-    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv_sumary"}), Reply.text("Following it."),
-                   model="planner")
+    fake_llm.queue(
+        Reply.tool_call("recall_skill", {"label": "csv_sumary"}), Reply.text("Following it."), model="planner"
+    )
     events = await run_turn(session, "summarise data.csv")
 
     finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
@@ -192,11 +199,19 @@ async def test_episodes_are_logged_with_secrets_redacted(fake_llm, tmp_path):
         model="planner",
     )
     await run_turn(session, f"my key is {secret}")
-    lines = [json.loads(l) for l in next((tmp_path / "proj" / ".anton" / "episodes").glob("*.jsonl")).read_text().splitlines()]
+    lines = [
+        json.loads(l)
+        for l in next((tmp_path / "proj" / ".anton" / "episodes").glob("*.jsonl")).read_text().splitlines()
+    ]
     roles = [l["role"] for l in lines]
     assert roles[:1] == ["user"] and "tool_call" in roles and "tool_result" in roles and roles[-1] == "assistant"
     text = json.dumps(lines)
-    assert secret not in text and "my-very-private-value" not in text and "[REDACTED_SECRET]" in text and "[REDACTED_API_KEY]" in text
+    assert (
+        secret not in text
+        and "my-very-private-value" not in text
+        and "[REDACTED_SECRET]" in text
+        and "[REDACTED_API_KEY]" in text
+    )
     assert all(l["turn"] == 1 for l in lines)
 
 
@@ -221,8 +236,10 @@ async def test_scratchpad_cells_stream_live_and_bad_requests_fail_cleanly(fake_l
     pads = ScratchpadManager(tmp_path / "proj", tmp_path / "venvs")
     session = make_session(fake_llm, tmp_path, scratchpads=pads)
     fake_llm.queue(
-        Reply.tool_call("scratchpad", {"action": "exec", "name": "main", "code": "x = 21\nprint(x * 2)",
-                                        "one_line_description": "double it"}),
+        Reply.tool_call(
+            "scratchpad",
+            {"action": "exec", "name": "main", "code": "x = 21\nprint(x * 2)", "one_line_description": "double it"},
+        ),
         Reply.tool_call("scratchpad", {"action": "exec", "name": "main", "code": "   "}),
         Reply.tool_call("scratchpad", {"action": "install", "name": "main", "packages": ["--index-url=http://x"]}),
         Reply.tool_call("scratchpad", {"action": "exec", "name": "main", "code": "print(x + 1)"}),
@@ -246,11 +263,19 @@ async def test_scratchpad_cells_stream_live_and_bad_requests_fail_cleanly(fake_l
 async def test_a_second_recall_in_the_conversation_gets_the_short_reminder_and_no_count(fake_llm, tmp_path):
     session = make_session(fake_llm, tmp_path)
     session.skills.save(
-        Skill(label="csv-summary", name="CSV Summary", when_to_use="user asks to summarise a csv",
-              declarative_md="1. Load\n2. describe()")
+        Skill(
+            label="csv-summary",
+            name="CSV Summary",
+            when_to_use="user asks to summarise a csv",
+            declarative_md="1. Load\n2. describe()",
+        )
     )
-    fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv-summary"}),
-                   Reply.tool_call("recall_skill", {"label": "csv_sumary"}), Reply.text("Done."), model="planner")
+    fake_llm.queue(
+        Reply.tool_call("recall_skill", {"label": "csv-summary"}),
+        Reply.tool_call("recall_skill", {"label": "csv_sumary"}),
+        Reply.text("Done."),
+        model="planner",
+    )
     fake_llm.queue(Reply.tool_call("recall_skill", {"label": "csv-summary"}), Reply.text("Again."), model="planner")
     events = await run_turn(session, "summarise data.csv")
     events += await run_turn(session, "and other.csv")
@@ -276,7 +301,9 @@ async def test_a_recalled_skill_with_allowed_tools_refuses_the_others_for_the_re
     session = make_session(fake_llm, tmp_path)
     folder = tmp_path / "home" / "skills" / "look-only"
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text("---\nname: look-only\ndescription: Only look\nallowed-tools: recall\n---\n1. Look.\n")
+    (folder / "SKILL.md").write_text(
+        "---\nname: look-only\ndescription: Only look\nallowed-tools: recall\n---\n1. Look.\n"
+    )
     fake_llm.queue(
         Reply.tool_call("recall_skill", {"label": "look-only"}),
         Reply.tool_call("memorize", {"entries": [{"text": "x", "kind": "always", "scope": "global"}]}),
@@ -324,13 +351,20 @@ async def test_skill_save_drafts_from_recent_work_and_never_overwrites(fake_llm,
     session = make_session(fake_llm, tmp_path)
     fake_llm.queue(Reply.text("The file has 3 columns."), model="planner")
     await run_turn(session, "look at data.csv")
-    draft = {"label": "csv_summary", "name": "CSV Summary", "description": "Summarise a CSV",
-             "when_to_use": "user asks to summarise a csv", "declarative_md": "1. Load\n2. Describe"}
+    draft = {
+        "label": "csv_summary",
+        "name": "CSV Summary",
+        "description": "Summarise a CSV",
+        "when_to_use": "user asks to summarise a csv",
+        "declarative_md": "1. Load\n2. Describe",
+    }
     fake_llm.queue(Reply.tool_call("SkillDraft", draft), Reply.tool_call("SkillDraft", draft), model="planner")
     first = await draft_skill(session, "csv summary")
     second = await draft_skill(session)
     assert (first.skill.label, second.skill.label) == ("csv-summary", "csv-summary-2")
-    assert (tmp_path / "home" / "skills" / "csv-summary" / "SKILL.md").read_text().endswith("\n---\n1. Load\n2. Describe")
+    assert (
+        (tmp_path / "home" / "skills" / "csv-summary" / "SKILL.md").read_text().endswith("\n---\n1. Load\n2. Describe")
+    )
     sent = fake_llm.requests_for("planner")[1]
     assert sent.tool_choice == {"type": "tool", "name": "SkillDraft"}
     assert "look at data.csv" in json.dumps(sent.messages) and "csv summary" in json.dumps(sent.messages)
@@ -369,8 +403,10 @@ async def test_the_user_can_reset_and_remove_pads_and_cells_stream_get_llm(fake_
     session = build_session(load_settings())
     fake_llm.queue(Reply.text("a haiku about data"), model="coder")
     fake_llm.queue(
-        Reply.tool_call("scratchpad", {"action": "exec", "name": "main",
-                                        "code": "answer = get_llm().complete('write a haiku')\nprint(answer)"}),
+        Reply.tool_call(
+            "scratchpad",
+            {"action": "exec", "name": "main", "code": "answer = get_llm().complete('write a haiku')\nprint(answer)"},
+        ),
         Reply.text("done"),
         model="planner",
     )
@@ -456,3 +492,23 @@ async def test_background_work_cancelled_before_it_began_is_closed_not_left_dang
     await asyncio.sleep(0)
     assert not ran
     assert inspect.getcoroutinestate(pending) == inspect.CORO_CLOSED
+
+
+async def test_a_closed_session_holds_none_of_its_memory_files_open(fake_llm, tmp_path):
+    """An app that starts and closes sessions (a new project, a restart of the runtime) must not pile up open files."""
+    fake_llm.queue(Reply.text("Noted."), model="planner")
+    session = make_session(fake_llm, tmp_path)
+    await run_turn(session, "What do you remember?")
+
+    def open_under(folder: Path) -> list[str]:
+        targets = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                targets.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except FileNotFoundError:  # the listing's own descriptor, closed by now
+                continue
+        return [t for t in targets if t.startswith(str(folder))]
+
+    assert any(".retrieval.sqlite3" in t for t in open_under(tmp_path)), "the turn counted its memory"
+    await session.close()
+    assert [t for t in open_under(tmp_path) if ".retrieval.sqlite3" in t] == []

@@ -248,6 +248,8 @@ class ChatSession:
         await self.llm.aclose()
         if self.episodic is not None:  # stops an index build at its next step, so quitting does not wait for it
             await asyncio.to_thread(self.episodic.close)
+        if self.cortex is not None:
+            await asyncio.to_thread(self.cortex.close)
 
     def system_prompt(self) -> str:
         self.turn_memory.front()

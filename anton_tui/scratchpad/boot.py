@@ -147,12 +147,22 @@ class Inbox:
                 line = bytes(self._buffer[: newline + 1])
                 del self._buffer[: newline + 1]
                 return line
-            if timeout is not None and not select.select([self._fd], [], [], max(timeout, 0))[0]:
+            if timeout is not None and not readable([self._fd], timeout):
                 return None
             chunk = os.read(self._fd, 1 << 20)
             if not chunk:
                 return b""
             self._buffer += chunk
+
+
+def readable(fds, timeout):
+    """Those of `fds` with something to read (or at their end) within `timeout` seconds. Through poll, not select:
+    the pipes a pad is handed keep the numbers they had in the app, past 1024 in an app holding many files open, and
+    select cannot watch those."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(max(timeout, 0) * 1000)]
 
 
 class CellState:
@@ -281,7 +291,7 @@ class OutputForwarder:
     def _run(self):
         parent = os.getppid()
         while True:
-            ready = select.select(list(self._open), [], [], PARENT_CHECK_SECONDS)[0]
+            ready = readable(self._open, PARENT_CHECK_SECONDS)
             if os.getppid() != parent:
                 die()
             if ready:

@@ -185,9 +185,13 @@ class Hippocampus:
         self.lessons_path = self.base_dir / "lessons.md"
         self.profile_path = self.base_dir / "profile.md"
         self.recorder: Any = None  # a MemoryRecorder: every write is noted there with its origin (see `history`)
-        stats = StatsFile(self.base_dir)  # beside the files, never in them (see `counters`)
-        self.counters = RetrievalCounters(stats)
-        self.outcomes = RuleOutcomes(stats)
+        self._stats = StatsFile(self.base_dir)  # beside the files, never in them (see `counters`)
+        self.counters = RetrievalCounters(self._stats)
+        self.outcomes = RuleOutcomes(self._stats)
+
+    def close(self) -> None:
+        """Let go of the counters' database connection (opened again if the scope is used after)."""
+        self._stats.close()
 
     def __repr__(self) -> str:
         return f"Hippocampus({str(self.base_dir)!r}, scope={self.scope!r})"

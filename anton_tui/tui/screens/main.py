@@ -471,7 +471,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             return
         match event:
             case AssistantTextDelta(text=text):
-                chat.stream.write(text)
+                await chat.append_answer(text)
                 return  # nothing else follows streamed text
             case AssistantMessageDone(text=text):
                 await chat.end_answer(text)
