@@ -222,7 +222,7 @@ class MemoryReads:
             for scope, hc in scopes:
                 path = path_of(hc, kind_file)
                 entries = entries_of(hc, kind_file)
-                found.append(ScopeEntries(scope, path, entries, [p for p in hc.problems() if p.path == path]))
+                found.append(ScopeEntries(scope, path, entries, hc.file_problems(kind_file)))
             return EntryListing(kind_file, tuple(found))
 
         return await asyncio.to_thread(read)

@@ -252,8 +252,7 @@ class Runtime:
         await self.history.start()  # first: it is quick and brings back held memories
         await self.sync.start()  # shared memory: the last sync in the header, the timer if one is set
         await off_loop(self._memory_stores().skills.follow_changes)  # listings learn what changed from inotify
-        await self.session.warm_up()
-        self.model_warm_up.schedule()  # when the user starts typing, or a little later
+        await self.session.warm_up()  # (the model SDK waits until the user starts typing: `warm_up_model`)
         if self._reflects:
             await self.reflection.start()  # summaries left to write, due reflections, the idle watch
 
@@ -265,7 +264,6 @@ class Runtime:
         return not self.demo and isinstance(self.session, ChatSession) and self.session.reflection is not None
 
     async def close(self) -> None:
-        self.model_warm_up.cancel()
         if self._reflection is not None:  # the conversation in progress gets a moment to be summarised
             await self._reflection.close()
         if self._stores is not None:

@@ -15,6 +15,7 @@ from anton_tui.settings_sources import EnvLayers, FirstFrame, SettingsError, rea
 
 if TYPE_CHECKING:
     from anton_tui.config import Settings
+    from anton_tui.runtime.first_look import FirstLook
 
 DEMO_PROVIDER = "demo"
 SETUP_ATTEMPTS = 20  # bad values dropped, at most, to open the setup screen
@@ -68,6 +69,21 @@ class RuntimeStarter:
             return session_id, transcript(store.read_saved(session_id))
         except (OSError, ValueError, HistoryBroken):
             return None
+
+    def first_look(self) -> FirstLook | None:
+        """The first rows of the rules, lessons and profile listings, read from the start of the files (a few small
+        reads: the first frame shows them, well before `build` is done); None for the demo, whose memory the build
+        makes."""
+        if self.demo:
+            return None
+        from anton_tui.memory.engrams.managed import managed_dir
+        from anton_tui.paths import AntonPaths
+        from anton_tui.runtime.first_look import read_first_look
+
+        managed = self.layers.chosen(["managed_memory"]).get("managed_memory")
+        paths = AntonPaths(self.layers.home, self.layers.project_dir)
+        tiers = [("global", paths.global_memory), ("project", paths.project_memory)]
+        return read_first_look(tiers, managed_dir(managed[0] if managed else None))
 
     def build(self) -> Runtime:
         """Validate the settings and build everything behind them. Blocking: run it in a thread. Raises

@@ -88,6 +88,8 @@ class AntonApp(App[int]):
         self.runtime: Runtime | None = runtime if isinstance(runtime, Runtime) else None
         self.starter = runtime if isinstance(runtime, RuntimeStarter) else None
         self.frame = runtime.first_frame
+        # (the start of the memory files, for the inspector's first frame: a few small reads, before the event loop)
+        self._first_look = runtime.first_look() if isinstance(runtime, RuntimeStarter) and inspector else None
         self.commands = list(default_menu() if commands is None else commands)
         self.cursor_blink = cursor_blink
         self.version = version
@@ -128,6 +130,7 @@ class AntonApp(App[int]):
             cursor_blink=self.cursor_blink,
             max_blocks=self._max_blocks,
             inspector=self._show_inspector,
+            first_look=self._first_look,
         )
         self.conversations.screen = self._main_screen
         return self._main_screen

@@ -288,6 +288,12 @@ class Hippocampus:
         """Lines and files this scope could not read; they are kept untouched."""
         return [*self._rules().problems, *self._lessons().problems, *self._profile().problems]
 
+    def file_problems(self, kind_file: str) -> list[MemoryProblem]:
+        """The lines of one file ('rules', 'lessons' or 'profile') that could not be read (the other files are not
+        read for it)."""
+        _name, path, parser = self._target(kind_file)
+        return list(_read(path, parser, self.scope).problems)
+
     def entry_count(self) -> int:
         """Bullet lines in rules.md and lessons.md (what compaction thresholds count)."""
         return self._rules().bullet_lines + self._lessons().bullet_lines

@@ -48,7 +48,7 @@ from anton_tui.agent.events import (
     UsageUpdated,
 )
 from anton_tui.agent.goal import GoalFinished, GoalTurnStarted
-from anton_tui.runtime import Runtime
+from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.settings_sources import FirstFrame
 from anton_tui.tui.command_registry import SlashCommand, parse_command_line
 from anton_tui.tui.css import stylesheet
@@ -160,10 +160,11 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         cursor_blink: bool = True,
         max_blocks: int | None = None,
         inspector: bool = True,
+        first_look: FirstLook | None = None,
     ) -> None:
         """`runtime` may come later, through `attach_runtime` (a message sent before then waits for it); until then
-        the header shows `frame`, read from the raw settings. Slash commands ask `command_ui` (the app) to open
-        screens and ask the user."""
+        the header shows `frame`, read from the raw settings, and the inspector the rows of `first_look`. Slash
+        commands ask `command_ui` (the app) to open screens and ask the user."""
         super().__init__()
         self.runtime = runtime
         self._runtime_attached = asyncio.Event()
@@ -176,6 +177,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
         self._show_inspector = inspector
+        self._first_look = first_look
         self.last_prompt: str | None = None
         self._turn_worker: Worker[Any] | None = None  # the running turn's, or the running goal's
         self._goal: GoalRunner | None = None
@@ -206,7 +208,7 @@ the turns). **Ctrl+F** finds text in the whole conversation. **Ctrl+L** puts the
             yield Conversation(
                 self.commands, max_blocks=self._max_blocks, cursor_blink=self._cursor_blink, id="conversation"
             )
-            yield SideColumn(self.runtime, show_inspector=self._show_inspector, id="side")
+            yield SideColumn(self.runtime, show_inspector=self._show_inspector, first_look=self._first_look, id="side")
         yield ShellRunner(id="shell-runner")
         yield CommandRunner(self.commands, self.ready_runtime, self.command_ui, id="command-runner")
         yield Footer(compact=self.panes.compact_footer)  # so that every key fits
