@@ -56,7 +56,6 @@ __all__ = [
     "SettingsError",
     "env_names",
     "load_settings",
-    "needs_setup",
     "read_env_file",
     "settings_from_layers",
     "write_project_env",
@@ -171,10 +170,9 @@ class Settings(BaseSettings):
         """Whether a key for ``provider`` is set (an OpenAI-compatible server uses the OpenAI key)."""
         return _present(self.anthropic_api_key if provider == "anthropic" else self.openai_api_key)
 
-
-def needs_setup(settings: Settings) -> bool:
-    """True when the planning or the coding model has no way to be called (no key, no compatible server URL)."""
-    return not (settings.has_api_key("planning") and settings.has_api_key("coding"))
+    def needs_setup(self) -> bool:
+        """True when the planning or the coding model has no way to be called (no key, no compatible server URL)."""
+        return not (self.has_api_key("planning") and self.has_api_key("coding"))
 
 
 def _present(secret: SecretStr | None) -> bool:

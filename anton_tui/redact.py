@@ -169,10 +169,14 @@ class Redactor:
 
 def _scrub_shapes(text: str) -> tuple[str, list[str]]:
     from anton_tui import secret_patterns
+    from anton_tui.secret_gates import Gate
 
     taken = [match.span() for match in MARKER.finditer(text)]
     hits: list[tuple[int, int, str, str]] = []
+    gate = Gate(text)  # (a shape whose fixed text is nowhere in it is not looked for)
     for pattern in secret_patterns.load():
+        if not gate.may_match(pattern.regex):
+            continue
         for match in pattern.regex.finditer(text):
             span = pattern.span(match)
             if span is not None and not any(span[0] < end and start < span[1] for start, end in taken):
@@ -215,7 +219,10 @@ def scrub_cell(cell: Any, redactor: Redactor) -> tuple[Any, tuple[str, ...]]:
 
 
 def preload() -> None:
-    """Load the pattern set now (compiling some 60 patterns); the session calls it in the background at warm-up."""
+    """Load the pattern set now (compiling some 60 patterns, and reading the fixed text each needs); the session
+    calls it in the background at warm-up."""
     from anton_tui import secret_patterns
+    from anton_tui.secret_gates import required
 
-    secret_patterns.load()
+    for pattern in secret_patterns.load():
+        required(pattern.regex)

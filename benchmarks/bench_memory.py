@@ -190,6 +190,59 @@ def first_recall_in_fresh_process(folder: Path, query: str) -> dict[str, float]:
     return out
 
 
+def skill_files_floor(root: Path) -> float:
+    """The cheapest way to the listing's answer: list the skills folder and read each skill's one file (its SKILL.md,
+    else its meta.json), in milliseconds."""
+    began = time.perf_counter()
+    with os.scandir(root) as found:
+        for entry in found:
+            for name in ("SKILL.md", "meta.json"):
+                try:
+                    with open(f"{entry.path}/{name}", "rb") as handle:
+                        handle.read()
+                    break
+                except FileNotFoundError:
+                    continue
+    return (time.perf_counter() - began) * 1000
+
+
+_PEAK_SCRIPT = """
+import asyncio, json, sys
+from pathlib import Path
+home, project, which = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+if which == "anton":
+    from anton.core.memory.cortex import Cortex
+    from anton.core.memory.episodes import EpisodicMemory
+    from anton.core.memory.hippocampus import Hippocampus
+    from anton.core.memory.skills import SkillStore
+    cortex = Cortex(Hippocampus(home / "memory"), Hippocampus(project / ".anton" / "memory"))
+    asyncio.run(cortex.build_memory_context())
+else:
+    from anton_tui.memory.engrams.cortex import Cortex
+    from anton_tui.memory.engrams.hippocampus import Hippocampus
+    from anton_tui.memory.episodes.store import EpisodicMemory
+    from anton_tui.memory.skills.store import SkillStore
+    cortex = Cortex(Hippocampus(home / "memory", scope="global"), Hippocampus(project / ".anton" / "memory"))
+    cortex.build_memory_context()
+SkillStore(home / "skills").list_summaries()
+memory = EpisodicMemory(project / ".anton" / "episodes")
+for query in json.loads(sys.argv[4]):
+    memory.recall(query)
+with open("/proc/self/status") as status:
+    print(json.dumps(next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmHWM:"))))
+"""
+
+
+def engine_peak(python: str, home: Path, project: Path, which: str) -> float:
+    """The peak resident memory of a fresh process of `which` engine ("ours" or "anton") that builds the memory
+    context, lists the skills and recalls the typical queries on this home, in MB."""
+    done = subprocess.run(
+        [python, "-c", _PEAK_SCRIPT, str(home), str(project), which, json.dumps(TYPICAL_QUERIES)],
+        cwd=REPO if which == "ours" else tempfile.gettempdir(), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def subset(folder: Path, target: Path, lines: int) -> Path:
     """The newest session files of `folder` holding about `lines` lines, linked into `target` (no index)."""
     target.mkdir(parents=True, exist_ok=True)
@@ -304,6 +357,32 @@ def app_rss(home: Path, project: Path, hold: float) -> float:
     raise RuntimeError(f"the app probe failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
 
 
+def bare_rss() -> float:
+    """Resident memory of the bare Textual app with the same widgets, at its first frame (what any app of this kind
+    holds)."""
+    script = (
+        "import benchmarks.tui_startup_probe as p, sys\n"
+        "p.say = lambda word: print(f'rss {p.resident_mb():.1f}', flush=True)\n"
+        "p.run_bare()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    for line in done.stdout.splitlines():
+        if line.startswith("rss "):
+            return float(line.split()[1])
+    raise RuntimeError(f"the bare app probe failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+
+
+def _wait_for_idle_index(folder: Path) -> None:
+    """Bring the index up to date again (the last app run above may have left a build half done)."""
+    from anton_tui.memory.episodes.store import EpisodicMemory
+
+    memory = EpisodicMemory(folder)
+    memory.index.refresh()
+    memory.close()
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--build-probe"]:
@@ -335,7 +414,14 @@ def main(argv: list[str] | None = None) -> None:
         report("memory context, warm median", _warm_median(cortex.build_memory_context), 10)
 
         skills = SkillStore(home / "skills")
-        report("skill summaries, first call", _ms(skills.list_summaries))
+        first_listing = _ms(skills.list_summaries)
+        floor = skill_files_floor(home / "skills")
+        print(
+            f"skill summaries, first call: {first_listing:,.1f} ms; the floor, reading each skill's one file: "
+            f"{floor:,.1f} ms; {first_listing / floor:,.1f}x (target <= 2x)"
+            + ("" if first_listing <= 2 * floor else " MISSED"),
+            flush=True,
+        )
         report("skill summaries, warm median, checked by stat (no change feed)", _warm_median(skills.list_summaries))
         skills.follow_changes()  # as the app's warm-up does: listings ask inotify what changed, not a stat per skill
         report(
@@ -415,16 +501,32 @@ def main(argv: list[str] | None = None) -> None:
             common_word_by_scale(folder, Path(scratch), common, anton_python, repeats)
         else:
             print("recall of the commonest word at 300k and 1M lines: skipped (needs --scale 10)", flush=True)
-        for label, prepare in (
-            ("index built", lambda: None),
-            ("while the index builds", lambda: _remove_index(folder)),
+        ours_peak = statistics.median(engine_peak(sys.executable, home, project, "ours") for _ in range(repeats))
+        if anton_python:
+            anton_peak = statistics.median(engine_peak(anton_python, home, project, "anton") for _ in range(repeats))
+            print(
+                f"engine memory at its peak (a fresh process: memory context, skill list, the typical recalls; "
+                f"{runs}): ours {ours_peak:,.1f} MB, anton-agent {anton_peak:,.1f} MB (target: ours <= anton-agent's)"
+                + ("" if ours_peak <= anton_peak else " MISSED"),
+                flush=True,
+            )
+        else:
+            print(f"engine memory at its peak: ours {ours_peak:,.1f} MB; anton-agent skipped (ANTON_AGENT_PYTHON is "
+                  "not set)", flush=True)  # fmt: skip
+        bare = statistics.median(bare_rss() for _ in range(repeats))
+        print(f"bare Textual app with the same widgets, memory (RSS) at its first frame: {bare:,.1f} MB (the floor)")
+        for label, prepare, hold, target in (
+            ("index built", lambda: None, 5.0, 100 if factor == 1 else 150),
+            ("index built", lambda: None, 30.0, 100),
+            ("while the index builds", lambda: _remove_index(folder), 5.0, 100 if factor == 1 else 150),
         ):
             values = []
             for _ in range(repeats):
                 prepare()
-                values.append(app_rss(home, project, 5.0))
-            report(f"app memory (RSS) 5 s after start, {label} ({runs})", statistics.median(values),
-                   100 if factor == 1 else 150, unit="MB")  # fmt: skip
+                values.append(app_rss(home, project, hold))
+            report(f"app memory (RSS) {hold:g} s after start, {label}, not typing ({runs})", statistics.median(values),
+                   target, unit="MB")  # fmt: skip
+        _wait_for_idle_index(folder)
         shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -222,7 +222,7 @@ async def demo_pictures(folder: Path) -> list[Path]:
         await pilot.press("enter")  # sends the recorded first question, which the demo put in the prompt
         await camera.wait_for(reached.is_set, "the demo's third cell to report progress")
         await camera.wait_for(lambda: MID_TURN_PROGRESS in screen_text(app), "the progress line on screen")
-        await main.chat.stream.hand_off()  # all the answer text handed over so far, not just what the last one took
+        await main.chat.stream.show_held()  # all the answer text so far, also what waited while the demo typed
         await camera.shoot("main-mid-turn", "the main screen mid-turn: an answer being written, a cell running")
 
         release.set()

@@ -6,8 +6,10 @@
     python -m benchmarks.tui_startup_probe bare    # a plain Textual app with the same widgets and no engine
 
 It prints `painted` when the first frame of the main screen has been rendered and exits right after. With
-`--until-loaded LESSONS SKILLS` (anton only) it first waits for the frame that shows the inspector's Lessons and
-Skills tables filled with that many rows, and prints `loaded` then. With `--hold SECONDS` (anton only) it keeps
+`--until-rules` (anton only) it first waits for the frame whose inspector lists rules (the real rows of the memory
+files, not a placeholder), and prints `rules` then. With `--until-loaded LESSONS SKILLS` (anton only) it first waits
+for the frame that shows the inspector's Lessons and Skills tables filled with that many rows, and prints `loaded`
+then. With `--hold SECONDS` (anton only) it keeps
 running until that many seconds after the process started, then prints `rss MB` (its resident memory) and exits.
 
 A frame counts as painted when Textual hands the compositor's update to the terminal driver (`FrameHook`), the
@@ -102,10 +104,12 @@ def resident_mb() -> float:
     return 0.0
 
 
-def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None) -> None:
+def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None, until_rules: bool = False) -> None:
     from anton_tui import gc_policy
 
     gc_policy.hold()  # as `anton_tui.cli.main` does before anything else
+    from textual.css.query import NoMatches
+
     from anton_tui.settings_sources import read_env_layers
     from anton_tui.tui.app import AntonApp
     from anton_tui.tui.launch import make_app
@@ -113,12 +117,26 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None) -
 
     layers = read_env_layers()
 
+    def shown_tab(screen: Any, tab_id: str) -> Any:
+        """The inspector's tab, or None while there is none: the empty frame before the runtime, the moment the
+        inspector takes its place, or a tab the first frame's inspector does not have yet (it has Rules only)."""
+        try:
+            tab = getattr(screen.inspector, "tab", None)  # (the empty frame has none)
+            return None if tab is None else tab(tab_id)
+        except NoMatches:
+            return None
+
     class Probe(painting(AntonApp)):  # type: ignore[misc]
-        said = done = False
+        said = done = said_rules = False
 
         def frame_painted(self, screen: Any) -> None:
             if not isinstance(screen, MainScreen) or self.done:
                 return
+            if until_rules and not self.said_rules:
+                rules = shown_tab(screen, "rules")
+                if rules is not None and rules.table.row_count:
+                    self.said_rules = True
+                    say("rules")
             if not self.said:
                 self.said = True
                 say("painted")
@@ -126,12 +144,14 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None) -
                     self.done = True
                     self.set_timer(max(hold - (time.time() - STARTED), 0.0), self.report_rss)
                     return
+            if until_rules and not self.said_rules:
+                return
             if until_loaded is not None:
-                tab = getattr(screen.inspector, "tab", None)
-                if tab is None:
-                    return  # the runtime is still being built: the inspector comes with it
+                lessons_tab, skills_tab = shown_tab(screen, "lessons"), shown_tab(screen, "skills")
+                if lessons_tab is None or skills_tab is None:
+                    return
                 lessons, skills = until_loaded
-                if tab("lessons").table.total_rows < lessons or tab("skills").table.total_rows < skills:
+                if lessons_tab.table.total_rows < lessons or skills_tab.table.total_rows < skills:
                     return
                 say("loaded")
             self.done = True
@@ -150,10 +170,11 @@ def main(argv: list[str]) -> None:
     elif argv[:1] == ["anton"]:
         until = (int(argv[2]), int(argv[3])) if argv[1:2] == ["--until-loaded"] else None
         hold = float(argv[2]) if argv[1:2] == ["--hold"] else None
-        run_anton(until, hold)
+        run_anton(until, hold, until_rules=argv[1:2] == ["--until-rules"])
     else:
         raise SystemExit(
-            "usage: python -m benchmarks.tui_startup_probe anton [--until-loaded LESSONS SKILLS | --hold SECONDS] | bare"
+            "usage: python -m benchmarks.tui_startup_probe anton [--until-rules | --until-loaded LESSONS SKILLS | "
+            "--hold SECONDS] | bare"
         )
 
 

@@ -210,17 +210,6 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
 }
 """Engine module -> the names `anton_tui/tui/` may import from it."""
 
-UI_HELPERS_TO_MOVE: dict[str, frozenset[str]] = {
-    "anton_tui.runtime.runtime": frozenset({"save_settings"}),  # app.py: the setup screen's save before a start
-    "anton_tui.config": frozenset({"needs_setup"}),  # setup.py
-    "anton_tui.redact": frozenset({"describe"}),  # widgets/chat.py
-    "anton_tui.agent.find": frozenset({"find_in_transcript", "pattern"}),  # widgets/find_bar.py
-    "anton_tui.agent.context_report": frozenset({"match_from_end"}),  # widgets/chat_selection.py
-}
-"""Engine helpers still called from UI modules that are being reworked elsewhere; each belongs behind the Runtime.
-Nothing may be added here."""
-
-
 def _engine_imports(tree: ast.AST) -> list[tuple[int, str, str | None]]:
     """Every (line, engine module, name) a UI module imports; name is None for `import module`."""
     found: list[tuple[int, str, str | None]] = []
@@ -235,10 +224,9 @@ def _engine_imports(tree: ast.AST) -> list[tuple[int, str, str | None]]:
 
 def _not_allowed(module: str, name: str | None) -> bool:
     allowed = UI_MAY_IMPORT.get(module, frozenset())
-    helpers = UI_HELPERS_TO_MOVE.get(module, frozenset())
     if name is None:
         return True  # `import anton_tui.memory…` would reach everything in it
-    return not (allowed is None or name in allowed or name in helpers)
+    return not (allowed is None or name in allowed)
 
 
 def _ui_files() -> list[Path]:
@@ -267,7 +255,7 @@ def test_the_allowed_names_exist_and_the_scan_catches_stores_and_helpers() -> No
     import importlib
     import importlib.util
 
-    for module, names in {**UI_MAY_IMPORT, **UI_HELPERS_TO_MOVE}.items():
+    for module, names in UI_MAY_IMPORT.items():
         loaded = importlib.import_module(module)
         missing = [name for name in names or () if not hasattr(loaded, name)]
         assert [name for name in missing if importlib.util.find_spec(f"{module}.{name}") is None] == [], module

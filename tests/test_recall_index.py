@@ -16,6 +16,7 @@ import pytest
 from anton_tui.memory.episodes import build as episode_build
 
 from anton_tui.memory.episodes import index as episode_index
+from anton_tui.memory.episodes import recall_query as episode_query
 from anton_tui.memory.episodes.index import INDEX_NAME, RecallIndex
 from anton_tui.memory.episodes.store import EpisodicMemory
 from tests.recall_corpus import QUERIES, SESSIONS, ranking, write_corpus
@@ -168,6 +169,42 @@ def test_a_long_turn_comes_back_whole_and_ranks_by_all_its_lines(tmp_path: Path)
     whole = [text for _role, text in turn + more]
     assert [e.content for e in memory.recall("finished", max_results=1)] == whole
     memory.close()
+
+
+def test_a_turn_read_back_at_once_leaves_out_bad_lines_memory_lines_and_other_turns(tmp_path: Path) -> None:
+    """A turn is read back in one piece from where its lines are; what lies between its lines and is not one of
+    them (a line Anton's reader drops, a memory line, another turn's line) is not part of the answer."""
+    folder, session = tmp_path / "episodes", "20250101_000000"
+    write_session(folder, session, [[("user", "plot the otter census"), ("tool_call", "run plot")]])
+    path = folder / f"{session}.jsonl"
+    with open(path, "ab") as handle:
+        handle.write(b'{"ts": "x", "session": "20250101_000000", "turn": 1, "role": "user"}\n')  # no content
+        handle.write(b'{"ts": "x", "session": "20250101_000000", "turn": 0, "role": "memory_write", '
+                     b'"content": "otter facts", "meta": {}}\n')  # fmt: skip
+    write_session(folder, session, [[("user", "unrelated question")]], first_turn=2)
+    write_session(folder, session, [[("assistant", "the otter census chart is ready")]])
+    before = path.read_bytes()
+    memory = EpisodicMemory(folder)
+    memory.index.refresh()
+    recalled = memory.recall("otter census")
+    assert [(e.turn, e.content) for e in recalled] == [
+        (1, "plot the otter census"), (1, "run plot"), (1, "the otter census chart is ready"),
+    ]  # fmt: skip
+    assert path.read_bytes() == before
+    memory.close()
+
+
+def test_turns_too_long_to_read_at_once_come_back_the_same_line_by_line(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = EpisodicMemory(corpus)
+    memory.index.refresh()
+    at_once = {query: memory.recall(query) for query in QUERIES}
+    memory.close()
+    monkeypatch.setattr(episode_query, "SPAN_READ", 1)  # every turn is read through its lines' offsets
+    again = EpisodicMemory(corpus)
+    assert {query: again.recall(query) for query in QUERIES} == at_once
+    again.close()
 
 
 def test_the_record_module_breaks_the_import_circle() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -456,3 +457,23 @@ async def test_background_work_cancelled_before_it_began_is_closed_not_left_dang
     await asyncio.sleep(0)
     assert not ran
     assert inspect.getcoroutinestate(pending) == inspect.CORO_CLOSED
+
+
+async def test_a_closed_session_holds_none_of_its_memory_files_open(fake_llm, tmp_path):
+    """An app that starts and closes sessions (a new project, a restart of the runtime) must not pile up open files."""
+    fake_llm.queue(Reply.text("Noted."), model="planner")
+    session = make_session(fake_llm, tmp_path)
+    await run_turn(session, "What do you remember?")
+
+    def open_under(folder: Path) -> list[str]:
+        targets = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                targets.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except FileNotFoundError:  # the listing's own descriptor, closed by now
+                continue
+        return [t for t in targets if t.startswith(str(folder))]
+
+    assert any(".retrieval.sqlite3" in t for t in open_under(tmp_path)), "the turn counted its memory"
+    await session.close()
+    assert [t for t in open_under(tmp_path) if ".retrieval.sqlite3" in t] == []

@@ -81,6 +81,13 @@ class SecretsRemoved:
     pad: str | None = None
     cell: int | None = None
 
+    @property
+    def described(self) -> str:
+        """``"2 × GitHub token, AWS secret key"``: the kinds in words, for a notice."""
+        from anton_tui.redact import describe
+
+        return describe(self.kinds)
+
 
 def memory_events(encoded: Encoded, producer: str) -> list[MemoryWritten | SecretsRemoved]:
     """The events that tell what one `Cortex.encode_all` wrote: the memories, then any secrets taken out of them."""

@@ -195,13 +195,11 @@ class ChatSession:
         return True
 
     async def warm_up(self) -> None:
-        """Pay the slow first-time costs in the background: the secret patterns, the memory's ranking index and the
-        episode search index (the LLM SDK is `warm_up_model`'s, called when the user starts typing)."""
+        """Pay the slow first-time costs in the background: the secret patterns and the episode search index (the
+        LLM SDK and the memory's ranking index are `warm_up_model`'s, called when the user starts typing)."""
         from anton_tui.redact import preload
 
         await asyncio.to_thread(preload)  # the secret patterns, read by the first tool result
-        if self.cortex is not None:  # the ranking index of the rules and lessons, for the first turn
-            await asyncio.to_thread(self.turn_memory.warm_up, self.cortex)
         if self.episodic is not None:
             from anton_tui.memory.episodes.index import IndexUnavailable
 
@@ -213,8 +211,12 @@ class ChatSession:
                 await asyncio.to_thread(self.episodic.documents.documents)
 
     async def warm_up_model(self) -> None:
-        """Import the LLM SDK in a worker thread (some 50 MB and a second or so), so the first turn does not wait."""
+        """Import the LLM SDK (some 50 MB and a second or so) and build the ranking index of the rules and lessons
+        in worker threads, so the first turn does not wait: nothing on the screen needs either, so they wait until
+        the user starts writing."""
         await self.llm.warm_up()
+        if self.cortex is not None:
+            await asyncio.to_thread(self.turn_memory.warm_up, self.cortex)
 
     # -- the user's own hands on the scratchpads (the UI's cancel / reset / remove); the ACC does not see these --
 
@@ -246,6 +248,8 @@ class ChatSession:
         await self.llm.aclose()
         if self.episodic is not None:  # stops an index build at its next step, so quitting does not wait for it
             await asyncio.to_thread(self.episodic.close)
+        if self.cortex is not None:
+            await asyncio.to_thread(self.cortex.close)
 
     def system_prompt(self) -> str:
         self.turn_memory.front()

@@ -4,6 +4,7 @@ from the settings' sources."""
 
 from anton_tui.agent.ledger import FoldedTurn, Ledger  # what a summary's ledger holds, as the chat shows it
 from anton_tui.runtime.conversations import ExportedConversation
+from anton_tui.runtime.first_look import FirstLook, FirstRows
 from anton_tui.runtime.memory_reads import (
     CompactionFile,
     CompactionTable,
@@ -38,6 +39,8 @@ __all__ = [
     "EpisodeSearch",
     "EpisodeTurn",
     "ExportedConversation",
+    "FirstLook",
+    "FirstRows",
     "FoldedTurn",
     "Ledger",
     "MemoryOverview",

@@ -224,7 +224,7 @@ class MemoryReads:
             for scope, hc in scopes:
                 path = path_of(hc, kind_file)
                 entries = entries_of(hc, kind_file)
-                problems = [p for p in hc.problems() if p.path == path]
+                problems = hc.file_problems(kind_file)
                 found.append(ScopeEntries(scope, path, entries, problems, hc.unwritable_reason(kind_file)))
             return EntryListing(kind_file, tuple(found))
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -202,10 +202,10 @@ class Runtime:
         """True when the planning or the coding model has no way to be called (no key, no compatible server URL)."""
         if self.demo:
             return False
-        from anton_tui.config import Settings, needs_setup
+        from anton_tui.config import Settings
 
         # Runtimes that tests build around a scripted session carry stand-in settings, which name no model to set up.
-        return isinstance(self.settings, Settings) and needs_setup(self.settings)  # type: ignore[redundant-expr]  (see above)
+        return isinstance(self.settings, Settings) and self.settings.needs_setup()  # type: ignore[redundant-expr]  # stand-ins, see above
 
     @property
     def busy(self) -> bool:
@@ -252,8 +252,7 @@ class Runtime:
         await self.history.start()  # first: it is quick and brings back held memories
         await self.sync.start()  # shared memory: the last sync in the header, the timer if one is set
         await off_loop(self._memory_stores().skills.follow_changes)  # listings learn what changed from inotify
-        await self.session.warm_up()
-        self.model_warm_up.schedule()  # when the user starts typing, or a little later
+        await self.session.warm_up()  # (the model SDK waits until the user starts typing: `warm_up_model`)
         if self._reflects:
             await self.reflection.start()  # summaries left to write, due reflections, the idle watch
 
@@ -265,7 +264,6 @@ class Runtime:
         return not self.demo and isinstance(self.session, ChatSession) and self.session.reflection is not None
 
     async def close(self) -> None:
-        self.model_warm_up.cancel()
         if self._reflection is not None:  # the conversation in progress gets a moment to be summarised
             await self._reflection.close()
         if self._stores is not None:
@@ -386,6 +384,16 @@ class Runtime:
 
     def user_turns(self) -> list[UserTurn]:
         return self.session.user_turns()
+
+    def user_turn_shown(self, shown: Sequence[str], at: int) -> UserTurn | None:
+        """The turn of the conversation behind message `at` of the user's messages the chat shows (`shown`, oldest
+        first); None when it is no longer in the conversation (a summarised or rewound message). Paired from the newest
+        back, so a message typed twice is matched with the right turn."""
+        from anton_tui.agent.context_report import match_from_end
+
+        turns = self.session.user_turns()
+        pairs = match_from_end(shown, [turn.text for turn in turns])
+        return turns[pairs[at]] if at in pairs else None
 
     async def rewind(self, index: int) -> str:
         """Drop the user message at history `index` and everything after it (the saved file follows); returns the

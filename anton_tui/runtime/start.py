@@ -8,10 +8,14 @@ settings without the bad values, so the setup screen can open and fix them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from anton_tui.runtime.runtime import Runtime
+from anton_tui.runtime.runtime import Runtime, save_settings
 from anton_tui.settings_sources import EnvLayers, FirstFrame, SettingsError, read_env_layers
+
+if TYPE_CHECKING:
+    from anton_tui.config import Settings
+    from anton_tui.runtime.first_look import FirstLook
 
 DEMO_PROVIDER = "demo"
 SETUP_ATTEMPTS = 20  # bad values dropped, at most, to open the setup screen
@@ -66,6 +70,21 @@ class RuntimeStarter:
         except (OSError, ValueError, HistoryBroken):
             return None
 
+    def first_look(self) -> FirstLook | None:
+        """The first rows of the rules, lessons and profile listings, read from the start of the files (a few small
+        reads: the first frame shows them, well before `build` is done); None for the demo, whose memory the build
+        makes."""
+        if self.demo:
+            return None
+        from anton_tui.memory.engrams.managed import managed_dir
+        from anton_tui.paths import AntonPaths
+        from anton_tui.runtime.first_look import read_first_look
+
+        managed = self.layers.chosen(["managed_memory"]).get("managed_memory")
+        paths = AntonPaths(self.layers.home, self.layers.project_dir)
+        tiers = [("global", paths.global_memory), ("project", paths.project_memory)]
+        return read_first_look(tiers, managed_dir(managed[0] if managed else None))
+
     def build(self) -> Runtime:
         """Validate the settings and build everything behind them. Blocking: run it in a thread. Raises
         `SettingsError` naming the first bad variable, its value and where it came from."""
@@ -109,6 +128,11 @@ class RuntimeStarter:
                 continue
             return settings, {exc.variable: None for exc in dropped if exc.source == project_env}
         return None, {}
+
+    async def save_settings(self, updates: dict[str, str | None]) -> Settings:
+        """Before any runtime exists (the setup that fixes a bad setting): write `updates` to the project's
+        `.anton/.env` and return the settings as they now load (raising as `Runtime.save_settings` does)."""
+        return await save_settings(self.layers.project_dir, updates)
 
     def reread(self) -> RuntimeStarter:
         """A starter for the same project with its sources read again (after the setup screen wrote them)."""

@@ -88,6 +88,8 @@ class AntonApp(App[int]):
         self.runtime: Runtime | None = runtime if isinstance(runtime, Runtime) else None
         self.starter = runtime if isinstance(runtime, RuntimeStarter) else None
         self.frame = runtime.first_frame
+        # (the start of the memory files, for the inspector's first frame: a few small reads, before the event loop)
+        self._first_look = runtime.first_look() if isinstance(runtime, RuntimeStarter) and inspector else None
         self.commands = list(default_menu() if commands is None else commands)
         self.cursor_blink = cursor_blink
         self.version = version
@@ -128,6 +130,7 @@ class AntonApp(App[int]):
             cursor_blink=self.cursor_blink,
             max_blocks=self._max_blocks,
             inspector=self._show_inspector,
+            first_look=self._first_look,
         )
         self.conversations.screen = self._main_screen
         return self._main_screen
@@ -366,10 +369,10 @@ class AntonApp(App[int]):
 
     def _open_fixing_setup(self, settings: Settings | None, removals: dict[str, str | None]) -> None:
         """The setup without the bad values; saving it writes the fixes too, and the start begins again."""
-        from anton_tui.runtime.runtime import save_settings
         from anton_tui.tui.screens.setup import SetupScreen
 
-        if settings is None:
+        starter = self.starter
+        if settings is None or starter is None:
             self.exit(return_code=2)
             return
         if removals:
@@ -384,8 +387,7 @@ class AntonApp(App[int]):
             self.starter = self.starter.reread() if self.starter is not None else None
             self.build_runtime()
 
-        project = settings.project_dir
-        save = lambda updates: save_settings(project, removals | updates)  # noqa: E731
+        save = lambda updates: starter.save_settings(removals | updates)  # noqa: E731
         self.push_screen(SetupScreen(settings, save, first_run=False, can_demo=False), closed)
 
     # --- settings and themes -------------------------------------------------------------------------------------

@@ -1,77 +1,74 @@
-"""How a streaming answer reaches the chat without slowing the keyboard: the one place that decides when text is shown.
+"""How a streamed answer reaches the chat without slowing the keyboard: the one place that decides when text is shown.
 
-A fast model sends hundreds of pieces of text a second. Handing text to Markdown costs a parse and, when new blocks
-appear, a layout of the whole screen, during which a key pressed waits. So `ChatStream`:
+Each part of an answer is a Markdown widget written through Textual's `Markdown.get_stream()`
+(`AssistantMessage.write`), which merges the pieces that come faster than the Markdown can show them, so pieces may
+come one by one or already merged, a thousand a second or ten. Around that, `ChatStream`:
 
-- gathers the pieces (`write`; the only place streamed text is merged) and hands them to the answer's Markdown at
-  most every `FLUSH_EVERY` seconds, the first words of an answer at once;
-- continues a long answer in a new part (a new Markdown widget) at a paragraph break past `SPLIT_ANSWER_AT`
-  characters, so a hand-off re-parses a bounded amount of text however long the answer grows;
-- has each finished part keep its rendered lines and drop its Markdown once the screen has laid it out
-  (`AssistantMessage.keep_lines`): each layout pass visits every widget on the screen, and a Markdown part is dozens;
-- while the user types (the screen reports each painted edit of the prompt to `keystroke`), holds the view still
-  instead of following new text (following re-renders the whole view), catching up at the first pause in the typing
-  (`QUIET`) or every `VIEW_HOLD` seconds; and runs its costly steps (a hand-off, keeping a part's lines) one per
-  keystroke, right after it is shown, in the gap before the next key, the rest at the pause;
-- keeps the transcript to a budget: past `LINES_HIGH` lines (or the chat's block limit) the oldest blocks leave the
-  widget tree until `LINES_LOW` lines are left (the conversation itself stays in the session).
-
-The widgets stay plain: a part is Textual's Markdown written through its public `append` (`widgets/answer.py`).
+- continues a long answer in a new part at a blank line outside code past `SPLIT_ANSWER_AT` characters, so that the
+  chat can leave out the oldest parts of an answer however long it grows (`widgets/chat_window.py`);
+- holds the text back while the user types in the prompt (the screen reports each painted edit of the prompt to
+  `keystroke`), so that no layout runs under their keys, and holds the view still (what must be shown meanwhile, as
+  the end of an answer before the next block, goes in below it). What waits is shown, and the view catches up, at the
+  first pause in the typing (`QUIET`), and every `VIEW_HOLD` seconds of typing right after a keystroke is shown, in
+  the gap before the next one;
+- holds it back too while the user reads above the end of the chat, and shows it when they are back at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from textual.geometry import Size
     from textual.timer import Timer
     from textual.widget import Widget
 
     from anton_tui.tui.widgets.answer import AssistantMessage
     from anton_tui.tui.widgets.chat import ChatView
 
-FLUSH_EVERY = 0.3  # seconds; streamed text is handed to Markdown at most this often (each hand-off may lay out)
 SPLIT_ANSWER_AT = 1500  # characters; past this a streaming answer continues in a new part at a paragraph break
 QUIET = 0.12  # seconds without a keystroke that count as a pause in the typing
 QUIET_RECHECK_MIN = 0.005  # the shortest wait before looking again whether the typing has paused
-VIEW_HOLD = 1.5  # seconds the view may stay put while the user types (then it catches up, and holds again)
-LINES_HIGH, LINES_LOW = 800, 500  # past HIGH lines of transcript, the oldest blocks go until LOW lines are left
-KEEP_QUICK_TRIES = 20  # screen refreshes to wait for a finished part to be laid out before keeping its lines
-KEEP_RETRY_S = 0.5  # after those, how often to look again (while the chat is hidden, say)
-
-Job = Callable[[], Awaitable[Any] | Any]
+VIEW_HOLD = 1.5  # seconds of typing the text may wait (then it is shown, right after a keystroke)
 
 
-def paragraph_break(written: str, text: str, start: int = 0) -> int:
-    """Where `text` (to follow `written`) may be cut so that a new part can take over: after the first blank line at
-    or after `start` that is not inside a code fence. -1 when there is none."""
-    fences = written.count("```")
-    cut = text.find("\n\n", max(start, 0))
-    while cut >= 0:
-        if (fences + text.count("```", 0, cut)) % 2 == 0:
-            return cut + 2
-        cut = text.find("\n\n", cut + 1)
-    return -1
+class ParagraphBreaks:
+    """Where a part may end so that a new part can take over: just past a blank line outside a code fence.
 
+    It is fed the text as it streams, in pieces of any size, and keeps of what came before only what it needs:
+    whether a fence is open, and the first characters of the unfinished last line."""
 
-def excess_blocks(heights: list[int], *, max_blocks: int) -> int:
-    """How many of the oldest blocks (of these heights, oldest first) to drop: past `max_blocks` blocks, or once the
-    transcript passed LINES_HIGH lines, until LINES_LOW are left. Every mounted widget costs each layout pass,
-    however far above the view it is. The newest block always stays."""
-    count = max(len(heights) - max_blocks, 0)
-    total = sum(heights[count:])
-    if total <= LINES_HIGH:
-        return count
-    for height in heights[count:-1]:
-        if total <= LINES_LOW:
-            break
-        total -= height
-        count += 1
-    return count
+    def __init__(self) -> None:
+        self.fenced = False
+        self._blank = True  # the unfinished last line is blank so far
+        self._head = ""  # its first three characters past any indentation
+
+    def feed(self, text: str, start: int = 0) -> int:
+        """Take in `text`; returns the offset just past the first blank line outside a fence that ends at or after
+        offset `start` of it, or -1. The text after a break is not taken in (it opens the next part: feed it again)."""
+        at = 0
+        while (newline := text.find("\n", at)) >= 0:
+            self._take(text[at:newline])
+            blank, head = self._blank, self._head
+            self._blank, self._head = True, ""
+            at = newline + 1
+            if head.startswith(("```", "~~~")):
+                self.fenced = not self.fenced
+            elif blank and not self.fenced and at >= start:
+                return at
+        self._take(text[at:])
+        return -1
+
+    def _take(self, piece: str) -> None:
+        if len(self._head) >= 3:
+            return
+        if self._blank:
+            piece = piece.lstrip()
+            if not piece:
+                return
+            self._blank = False
+        self._head += piece[: 3 - len(self._head)]
 
 
 class ChatStream:
@@ -79,72 +76,83 @@ class ChatStream:
 
     def __init__(self, chat: ChatView) -> None:
         self.chat = chat
-        self.pending = ""  # streamed text not yet handed to the answer's Markdown
         self.part: AssistantMessage | None = None  # the part being written
         self._cut_part: AssistantMessage | None = None  # the last part, cut at a paragraph break; the answer goes on
-        self._writing = asyncio.Lock()  # one hand-off at a time: the timer's and the end of an answer's
-        self._timer: Timer | None = None  # the next hand-off
-        self._waiting: list[Job] = []  # costly steps waiting for a gap in the typing
+        self._length = 0  # characters written to the part
+        self._breaks = ParagraphBreaks()
+        self._held: list[str] = []  # text held back while the user types or reads above the end
+        self._held_since = 0.0
+        self._writing = asyncio.Lock()  # one writer at a time, so the text keeps its order
         self._last_keystroke = float("-inf")
         self._quiet_timer: Timer | None = None
-        self._held_since: float | None = None  # the view stopped following new text while the user types
-        self._held_at = 0.0  # the scroll position it stopped at
-        self._trim_scheduled = False
+        self._held_at: float | None = None  # the view holds still at this scroll position while the user types
+        self._view_held_since = 0.0
 
     # --- text in ---------------------------------------------------------------------------------------------------
 
-    def write(self, text: str) -> None:
-        """A piece of the answer. It is shown at the next hand-off (at once for the first words of an answer)."""
+    async def write(self, text: str) -> None:
+        """A piece of the answer: shown now, or held back while the user types or reads above the end."""
         if not text:
             return
-        self.pending += text
-        if self._timer is not None or self.hand_off in self._waiting:
+        if not self._held:
+            self._held_since = time.monotonic()
+        self._held.append(text)  # in order behind whatever waits
+        if self.holding:
             return
-        if self.part is None and self._cut_part is None:
-            self.chat.call_later(self.hand_off)
-        else:
-            self._timer = self.chat.set_timer(FLUSH_EVERY, self._hand_off_due)
-
-    def _hand_off_due(self) -> None:
-        self._timer = None
-        self.run_in_gap(self.hand_off)
-
-    def run_in_gap(self, job: Job) -> None:
-        """Run the costly step `job` next, unless the user is typing: then right after a keystroke is shown, one
-        per keystroke (or at the pause in the typing); once however often asked for."""
-        if not self.typing and not self._waiting:
-            self.chat.call_later(job)
-        elif job not in self._waiting:
-            self._waiting.append(job)
-
-    async def hand_off(self) -> None:
-        """Give the waiting text to the answer's Markdown. A long answer is cut at a paragraph break: the part is
-        finished and the rest waits for the next hand-off, which starts the next part (one costly step at a time)."""
         async with self._writing:
-            if self.hand_off in self._waiting:
-                self._waiting.remove(self.hand_off)
-            if self._timer is not None:
-                self._timer.stop()
-                self._timer = None
-            text, self.pending = self.pending, ""
-            if not text or not self.chat.is_attached:  # the app is closing
-                return
+            if len(self._held) > 1:  # more waited behind it: all at once
+                await self._write_held()
+            elif self._held:
+                await self._write(self._held.pop())
+
+    async def show_held(self) -> None:
+        """Show the text held back, in one layout of the screen (see `_write_held`)."""
+        async with self._writing:
+            await self._write_held()
+
+    async def end(self, full_text: str = "") -> None:
+        """The answer is complete: show what is held back and end it; `full_text` fills it when nothing streamed."""
+        async with self._writing:
+            if self._held:
+                await self._write_held()
+            part = self.part or self._cut_part  # (the answer may have ended just where its last part was cut)
+            self.part = self._cut_part = None
+            self._length, self._breaks = 0, ParagraphBreaks()
+            if part is not None:
+                await part.stop()
+                part.end()
+            elif full_text.strip():
+                from anton_tui.tui.widgets.answer import AssistantMessage
+
+                await self.chat.add_block(AssistantMessage(full_text, ended=True))
+
+    def writing(self, block: Widget) -> bool:
+        """Whether `block` is a part of the answer being written (it must stay in the chat meanwhile)."""
+        return block is self.part or block is self._cut_part
+
+    async def _write_held(self) -> None:
+        """Write what waited, maybe several parts' worth, straight into the Markdown (its stream would spread it over
+        several frames, each laying out the screen while a key pressed meanwhile waits); the oldest blocks that then go
+        over the budget leave at once."""
+        text = "".join(self._held)
+        self._held.clear()
+        if not text:
+            return
+        await self._write(text, at_once=True)
+        await self.chat.window.trim()
+
+    async def _write(self, text: str, *, at_once: bool = False) -> None:
+        while text:
             part = self.part or await self._start_part()
-            if not part.is_attached:
-                return
-            written = part.source
-            cut = -1
-            if len(written) + len(text) > SPLIT_ANSWER_AT:
-                cut = paragraph_break(written, text, SPLIT_ANSWER_AT - len(written))
+            cut = self._breaks.feed(text, SPLIT_ANSWER_AT - self._length)
             if cut < 0:
-                await part.append(text)
+                self._length += len(text)
+                await part.write(text, at_once=at_once)
                 return
-            await part.append(text[:cut])
-            self.pending = text[cut:] + self.pending  # more may have come while this waited
-            self.part, self._cut_part = None, part
-            self._finish(part, last=False)
-            if self.pending:
-                self.run_in_gap(self.hand_off)
+            await part.write(text[:cut], at_once=at_once)
+            await part.stop()
+            self.part, self._cut_part, self._length = None, part, 0
+            text = text[cut:]
 
     async def _start_part(self) -> AssistantMessage:
         from anton_tui.tui.widgets.answer import AssistantMessage  # Markdown costs start-up time; the app preloads it
@@ -154,105 +162,60 @@ class ChatStream:
         await self.chat.add_block(part)
         return part
 
-    async def end(self, full_text: str = "") -> None:
-        """The answer is complete: show what still waits and finish it; `full_text` fills it when nothing streamed."""
-        while True:
-            while self.pending:
-                await self.hand_off()
-            async with self._writing:
-                if self.pending:  # a hand-off that ran while this waited cut a part and left the rest
-                    continue
-                await self._finish_answer(full_text)
-                return
-
-    async def _finish_answer(self, full_text: str) -> None:
-        part, cut_part = self.part, self._cut_part
-        self.part = self._cut_part = None
-        if part is not None:
-            self._finish(part)
-        elif cut_part is not None:
-            self._finish(cut_part)  # the answer ended exactly where its last part was cut
-        elif full_text.strip():
-            from anton_tui.tui.widgets.answer import AssistantMessage
-
-            part = AssistantMessage(full_text)
-            await self.chat.add_block(part)
-            self._finish(part)
-
-    # --- finished parts keep their lines ---------------------------------------------------------------------------
-
-    def finished(self, part: AssistantMessage) -> None:
-        """A whole answer was added at once (a resumed conversation): finish it, and keep its lines once drawn."""
-        self._finish(part)
-
-    def _finish(self, part: AssistantMessage, *, last: bool = True) -> None:
-        if part.finish(last=last):
-            self.keep_lines(part)
-        # else: it turns back into Markdown first, and asks for this again (`AssistantMessage.Thawed`)
-
-    def keep_lines(self, part: AssistantMessage, tries: int = 0) -> None:
-        """Have the finished `part` keep its rendered lines once the screen has laid it all out (in a gap)."""
-
-        def look() -> None:
-            ready = part.ready_to_keep_lines()
-            if ready:
-                self.run_in_gap(keep)
-            elif ready is False:
-                if tries < KEEP_QUICK_TRIES:
-                    self.keep_lines(part, tries + 1)
-                else:
-                    self.chat.set_timer(KEEP_RETRY_S, lambda: self.keep_lines(part, tries))
-
-        async def keep() -> None:
-            ready = part.ready_to_keep_lines()  # things may have moved while this waited for its turn
-            if ready:
-                await part.keep_lines()
-            elif ready is False:
-                self.keep_lines(part, tries)
-
-        self.chat.call_after_refresh(look)
-
-    # --- the user types --------------------------------------------------------------------------------------------
+    # --- the user types or reads -----------------------------------------------------------------------------------
 
     @property
     def typing(self) -> bool:
         return time.monotonic() - self._last_keystroke < QUIET
 
     @property
-    def view_held(self) -> bool:
-        return self._held_since is not None
+    def holding(self) -> bool:
+        """Whether streamed text waits now: the user types, or reads above the end of the chat."""
+        return self.typing or not self.chat.following
 
     def keystroke(self) -> None:
-        """An edit of the prompt has just been painted. The view holds still while the user types; a hand-off that
-        is due runs now, in the gap before the next key."""
+        """An edit of the prompt has just been painted. The view holds still while the user types (what must be
+        shown meanwhile, as the end of an answer, goes below it); every `VIEW_HOLD` seconds of typing, what waits is
+        shown and the view catches up, now, in the gap before the next key."""
         now = time.monotonic()
         self._last_keystroke = now
         chat = self.chat
-        if self._held_since is None:
-            if chat.is_anchored and chat.scroll_y >= chat.max_scroll_y:
-                self._hold_view(now)
-        elif now - self._held_since >= VIEW_HOLD and self.follow_again():
+        if self._held_at is None and chat.following and chat.max_scroll_y > 0:  # (a short chat has nothing to hold)
             self._hold_view(now)
-        if self._waiting:
-            chat.call_later(self._waiting.pop(0))
+        view_since = self._view_held_since if self._held_at is not None else now
+        since = min(self._held_since if self._held else now, view_since)
+        if now - since >= VIEW_HOLD and (self._held_at is not None or chat.following):
+            self._held_since = self._view_held_since = now
+            chat.call_later(self._catch_up)
         if self._quiet_timer is None:
-            self._quiet_timer = chat.set_timer(QUIET, self._check_quiet)
+            self._quiet_timer = self.chat.set_timer(QUIET, self._check_quiet)
 
-    def _hold_view(self, now: float) -> None:
-        self._held_since, self._held_at = now, self.chat.scroll_y
-        self.chat.release_anchor()
+    def view_moved(self) -> None:
+        """The view moved: back at the end of the chat (and not typing), the user sees what was held back."""
+        if self._held and not self.holding:
+            self.chat.call_later(self.show_held)
 
     def follow_again(self) -> bool:
-        """Catch up with the answer and follow it again, unless the user scrolled away meanwhile."""
-        if self._held_since is None:
-            return False
-        self._held_since = None
+        """The view that held still for the typing follows the end again, unless the user scrolled away meanwhile."""
+        held_at, self._held_at = self._held_at, None
         chat = self.chat
-        if round(chat.scroll_y) != round(self._held_at):
+        if held_at is None or round(chat.scroll_y) != round(held_at):
             return False
+        chat.resting.wake_end()
         chat.scroll_end(animate=False, immediate=True)
-        chat.call_after_refresh(chat.vertical_scrollbar.refresh)  # the thumb follows the layout's scroll too
         return True
+
+    def _hold_view(self, now: float) -> None:
+        self._view_held_since, self._held_at = now, self.chat.scroll_y
+        self.chat.release_anchor()
+
+    async def _catch_up(self) -> None:
+        await self.show_held()
+        self.chat.call_after_refresh(self._follow_and_hold)  # once laid out, so that the end is where it goes
+
+    def _follow_and_hold(self) -> None:
+        if self.follow_again() and self.typing:
+            self._hold_view(time.monotonic())
 
     def _check_quiet(self) -> None:
         self._quiet_timer = None
@@ -262,25 +225,5 @@ class ChatStream:
             rest = self._last_keystroke + QUIET - time.monotonic()
             self._quiet_timer = self.chat.set_timer(max(rest, QUIET_RECHECK_MIN), self._check_quiet)
             return
-        jobs, self._waiting = self._waiting, []
-        for job in jobs:
-            self.chat.call_later(job)
         self.follow_again()
-
-    # --- the transcript's budget -----------------------------------------------------------------------------------
-
-    def transcript_resized(self, size: Size) -> None:
-        """The transcript's height changed (heights are only known after layout): past the budget, trim it soon."""
-        if size.height > LINES_HIGH and not self._trim_scheduled:
-            self._trim_scheduled = True
-            self.chat.call_later(self._trim)
-
-    async def _trim(self) -> None:
-        self._trim_scheduled = False
-        await self.chat.prune(self.oldest_to_drop())
-
-    def oldest_to_drop(self) -> list[Widget]:
-        """The oldest blocks that put the transcript over its budget (block count or lines)."""
-        blocks = self.chat.blocks
-        heights = [block.outer_size.height for block in blocks]
-        return blocks[: excess_blocks(heights, max_blocks=self.chat.max_blocks)]
+        self.view_moved()

@@ -21,7 +21,6 @@ from textual.widgets.data_table import CellType, DuplicateKey, Row, RowKey
 if TYPE_CHECKING:
     from textual import messages
     from textual.app import App
-    from textual.strip import Strip
     from textual.widget import Widget
 
 
@@ -78,42 +77,6 @@ class PaintFirstScreen(Screen):
         self._compositor_refresh()
         self.first_painted()
         return True
-
-
-def rendered_lines(widget: Widget) -> list[Strip]:
-    """The lines `widget` and everything inside it draw in the place the screen's layout gave them (above the view
-    too), as the screen would draw them.
-
-    A finished answer part keeps these and drops its Markdown widgets, so that each layout pass of the screen visits
-    one widget per part instead of dozens. Textual composes a widget's lines with those of its children only in its
-    private `textual._compositor.Compositor` (the screen's own one covers only what is in view); a fresh one is laid
-    out on `widget` alone (`reflow`) and asked for its lines (`render_strips`)."""
-    from textual._compositor import Compositor
-
-    compositor = Compositor()
-    compositor.reflow(widget, widget.region.size)
-    return compositor.render_strips()
-
-
-def layout_settled(widget: Widget) -> bool:
-    """Whether everything inside `widget` has the size that laying it out now would give it: the screen's last
-    layout may predate the last change of text (a paragraph that gained a line and a block that lost its bottom
-    margin leave the total height as it was), and lines kept then would lose words.
-
-    Asks `Widget.arrange` (public, but "best left alone" says its docstring) how the screen would place the children
-    now, and compares with the sizes they were last given. Textual has no public "layout pending" for a widget."""
-    arrangement = widget.arrange(widget.content_region.size)  # as the screen arranges it
-    if widget.outer_size.height != arrangement.total_region.height + widget.styles.gutter.height:
-        return False
-    for placement in arrangement.placements:
-        child = placement.widget
-        # `outer_size` is the size the screen last gave the widget, which it draws at. (`region`, its place in the
-        # screen's map, can be newer: a scroll sizes only the widgets it brings into view.)
-        if not child.is_mounted or child.outer_size != placement.region.size:
-            return False
-        if child.is_container and child.children and not layout_settled(child):
-            return False
-    return True
 
 
 class FixedColumnsTable(DataTable):

@@ -332,19 +332,22 @@ async def test_a_long_answer_continues_in_new_blocks_at_paragraph_breaks_never_i
         await send(pilot, "write a lot")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        parts = list(app.screen.query(AssistantMessage))
+        window = app.screen.query_one(ChatView).window  # every part, also those that left the widget tree
+        answer_slots = [slot for slot in window.slots if slot.kind == "answer"]
+        parts = [window.words(slot) for slot in answer_slots]
         assert len(parts) > 2
-        assert "".join(p.source for p in parts) == text
-        assert all(p.source.count("```") % 2 == 0 for p in parts), "a code fence was cut in two"
-        assert all(len(p.source) <= SPLIT_ANSWER_AT + 500 for p in parts if "```" not in p.source)  # + a paragraph
-        assert [p.has_class("-continued") for p in parts] == [False] + [True] * (len(parts) - 1)
+        assert "".join(parts) == text
+        assert all(part.count("```") % 2 == 0 for part in parts), "a code fence was cut in two"
+        assert all(len(part) <= SPLIT_ANSWER_AT + 500 for part in parts if "```" not in part)  # + a paragraph
+        assert [slot.continued for slot in answer_slots] == [False] + [True] * (len(parts) - 1)
+        assert all(block.has_class("-continued") for block in app.screen.query(AssistantMessage)[1:])
         app.screen.query_one(ChatView).focus()
         await pilot.press("c")
         assert app.clipboard == text
 
 
 async def test_a_very_long_transcript_is_pruned_by_lines_not_only_by_blocks() -> None:
-    from anton_tui.tui.streaming import LINES_HIGH
+    from anton_tui.tui.widgets.chat_window import LINES_HIGH
 
     paragraphs = "\n\n".join(f"Paragraph {i}: " + "words " * 40 for i in range(400))
     chunks = [paragraphs[i : i + 400] for i in range(0, len(paragraphs), 400)]
@@ -362,3 +365,20 @@ async def test_a_very_long_transcript_is_pruned_by_lines_not_only_by_blocks() ->
 
         await wait_until(pilot, within_budget)
         assert "earlier blocks are hidden" in screen_text(app) or chat.scroll_y > 0
+
+
+async def test_the_footer_stops_offering_cancel_once_the_answer_is_done() -> None:
+    """The session's generator may still wind down after its last event (as the real one does): the footer follows
+    the turn's end, not only the event that announced it."""
+    after_the_end = Pause()
+    session = ScriptedSession([*answer("All done."), after_the_end])
+    app = scripted_app(make_settings(), session)
+    async with app.run_test(size=SIZE) as pilot:
+        footer = lambda: screen_text(app).splitlines()[-1]  # noqa: E731
+        await send(pilot, "anything?")
+        await wait_until(pilot, lambda: "All done." in screen_text(app) and after_the_end.reached.is_set())
+        assert "Cancel" in footer(), "the turn's worker still runs"
+        after_the_end.gate.set()
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: "Cancel" not in footer())
+        assert "Send" in footer()

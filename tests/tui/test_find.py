@@ -1,5 +1,6 @@
-"""Find in the conversation (Ctrl+F): every match, newest first; one on screen is scrolled to and highlighted, one no
-longer on screen (before a resumed conversation's last entries) is shown as an excerpt; Escape closes the bar."""
+"""Find in the conversation (Ctrl+F): every match, newest first, scrolled to and highlighted; one in a part of the
+conversation that is not mounted (a resumed conversation's earlier turns) is brought back first; Escape closes the
+bar."""
 
 from __future__ import annotations
 
@@ -8,14 +9,13 @@ import json
 import pytest
 
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta, TurnFinished
-from anton_tui.agent.find import find_in_transcript
 from anton_tui.runtime import RuntimeStarter
 from anton_tui.settings_sources import read_env_layers
 from anton_tui.tui.app import AntonApp
-from anton_tui.tui.widgets.find_bar import FindBar
+from anton_tui.tui.widgets.find_bar import FindBar, find_pattern
 from anton_tui.tui.widgets.prompt import Prompt
 
-from .app_support import ScriptedSession, make_settings, scripted_app, send, wait_until
+from .app_support import ScriptedSession, make_settings, scripted_app, screen_text, send, wait_until
 from .e2e_support import notices, project_dir, save_global_env, started, wait_for
 
 SIZE = (120, 40)
@@ -55,7 +55,7 @@ async def test_ctrl_f_steps_through_matches_on_screen_newest_first_and_escape_cl
         assert isinstance(app.focused, Prompt)
 
 
-async def test_a_match_before_a_resumed_conversations_last_entries_is_shown_as_an_excerpt(fake_llm) -> None:
+async def test_a_match_in_a_resumed_turn_that_is_not_mounted_is_brought_back_and_highlighted(fake_llm) -> None:
     save_global_env(fake_llm)
     history = []
     for turn in range(1, 41):
@@ -68,19 +68,23 @@ async def test_a_match_before_a_resumed_conversations_last_entries_is_shown_as_a
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
         await wait_for(pilot, lambda: any("Resumed conversation" in text for text in notices(app)), what="resumed")
+        assert "Question 7:" not in screen_text(app), "turn 7 is far above the last turns"
         await pilot.press("ctrl+f")
         await pilot.press(*"region 7 do")
-        await wait_until(pilot, lambda: "earlier, no longer on screen" in status(app))
-        assert status(app) == "1 of 1 · earlier, no longer on screen: Question 7: how did region 7 do?"
-        await pilot.press("ctrl+a", "ctrl+k", *"grew 40%")
         await wait_until(pilot, lambda: status(app) == "1 of 1")
-        assert app.screen.query_one(FindBar).matches[0].block.has_class("-find-current")
+        bar = app.screen.query_one(FindBar)
+        await wait_until(pilot, lambda: bar.matches[0].block is not None and "Question 7: how did" in screen_text(app))
+        assert bar.matches[0].block.has_class("-find-current")
+        assert bar.matches[0].block.text == "Question 7: how did region 7 do?"
+        await pilot.press("ctrl+a", "ctrl+k", *"grew 40%")
+        await wait_until(pilot, lambda: status(app) == "1 of 1" and "Region 40 grew 40%." in screen_text(app))
+        assert bar.matches[0].block.has_class("-find-current")
 
 
 def test_find_ignores_case_and_matches_across_line_breaks() -> None:
-    from anton_tui.agent.conversations import TranscriptEntry
-
-    entries = [TranscriptEntry("user", "Sales by REGION\nplease", 0), TranscriptEntry("answer", "nothing here", 1)]
-    [found] = find_in_transcript(entries, "region please")
-    assert (found.entry, found.kind, found.excerpt) == (0, "user", "Sales by REGION please")
-    assert find_in_transcript(entries, "   ") == [] and find_in_transcript(entries, "region", before=0) == []
+    query = find_pattern("region  please")
+    assert query is not None
+    assert query.search("Sales by REGION\nplease") is not None
+    assert query.search("regions, please") is None and query.search("nothing here") is None
+    assert find_pattern("   ") is None
+    assert find_pattern("1+1 (sum)") is not None and find_pattern("1+1 (sum)").search("is 1+1 (sum) two?")

@@ -55,8 +55,11 @@ def answer_parts(chat: ChatView) -> list[AssistantMessage]:
 
 
 def settled(chat: ChatView) -> bool:
+    """Every answer is rendered, with all its blocks."""
     parts = answer_parts(chat)
-    return bool(parts) and all(part.frozen for part in parts)
+    return bool(parts) and all(
+        (markdown := part.markdown) is not None and markdown.is_mounted and markdown.children for part in parts
+    )
 
 
 async def rendered_at_once(chat: ChatView) -> None:
@@ -66,12 +69,10 @@ async def rendered_at_once(chat: ChatView) -> None:
 
     tool = ToolCallBlock("resumed-2", "scratchpad", ENTRIES[2].input)
     tool.finish(success=True, duration=0.0, result="84")
-    answers = [AssistantMessage(ANSWER), AssistantMessage(LAST)]
+    answers = [AssistantMessage(ANSWER, ended=True), AssistantMessage(LAST, ended=True)]
     blocks = [Notice(Content(HEADING), "info"), UserMessage("How do I start?"), answers[0], tool,
               UserMessage("And then?"), answers[1]]  # fmt: skip
     await chat.mount_all(blocks)
-    for answer in answers:
-        chat.stream.finished(answer)
 
 
 async def test_resumed_answers_are_text_in_the_first_frame_and_end_up_as_they_looked_when_rendered_at_once() -> None:

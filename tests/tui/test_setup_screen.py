@@ -11,7 +11,6 @@ from textual.app import App
 from textual.widgets import Input, Select, Static, Switch
 
 from anton_tui.config import Settings, load_settings
-from anton_tui.config import needs_setup
 from anton_tui.runtime.runtime import save_settings
 from anton_tui.tui.screens.setup import SetupOutcome, SetupScreen
 
@@ -89,7 +88,7 @@ async def test_save_writes_antons_variables_privately_and_keeps_other_lines(proj
     assert isinstance(result, Settings)
     assert (result.memory_mode, result.episodic_memory, result.acc_mode) == ("copilot", False, "active")
     assert result.anthropic_api_key.get_secret_value() == "sk-ant-test-123"
-    assert not needs_setup(result)
+    assert not result.needs_setup()
 
 
 async def test_leaving_the_key_empty_keeps_the_saved_one(project_dir: Path) -> None:
@@ -199,17 +198,17 @@ async def test_an_environment_override_is_reported(project_dir: Path, monkeypatc
 
 
 def test_needs_setup_follows_the_configured_keys(project_dir: Path) -> None:
-    assert needs_setup(load_settings())
+    assert load_settings().needs_setup()
     write_env(project_dir, "ANTON_ANTHROPIC_API_KEY=sk-ant-x\n")
-    assert not needs_setup(load_settings())
+    assert not load_settings().needs_setup()
     write_env(project_dir, "ANTON_PLANNING_PROVIDER=openai-compatible\nANTON_OPENAI_BASE_URL=http://h:1/v1\n")
-    assert needs_setup(load_settings())  # the coding model still wants an Anthropic key
+    assert load_settings().needs_setup()  # the coding model still wants an Anthropic key
     write_env(
         project_dir,
         "ANTON_PLANNING_PROVIDER=openai-compatible\nANTON_CODING_PROVIDER=openai-compatible\n"
         "ANTON_OPENAI_BASE_URL=http://h:1/v1\n",
     )
-    assert not needs_setup(load_settings())
+    assert not load_settings().needs_setup()
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["wide", "small"])

@@ -13,19 +13,10 @@ from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widget import Widget
-from textual.widgets import DataTable, Markdown, Static, TextArea
+from textual.widgets import DataTable, Static, TextArea
 
-from anton_tui.tui.textual_internals import (
-    FrameHook,
-    PaintFirstScreen,
-    batching,
-    layout_settled,
-    rendered_lines,
-    write_to_terminal,
-)
+from anton_tui.tui.textual_internals import FrameHook, PaintFirstScreen, batching, write_to_terminal
 
 from .screen_reader import screen_text
 
@@ -227,15 +218,6 @@ def test_the_screens_update_path_is_as_paint_first_relies_on() -> None:
     relied_on(type(screen._compositor), "__contains__", params=("self", "widget"))
 
 
-def test_the_compositor_and_arrange_are_as_kept_lines_rely_on() -> None:
-    from textual import _compositor
-
-    relied_on(_compositor, "Compositor")
-    relied_on(_compositor.Compositor, "reflow", params=("self", "parent", "size"))
-    relied_on(_compositor.Compositor, "render_strips", params=("self", "size"))
-    relied_on(Widget, "arrange", params=("self", "size"))
-
-
 def test_the_app_internals_are_as_relied_on() -> None:
     app = App()
     relied_on(app, "_batch_count")
@@ -378,40 +360,3 @@ async def test_frames_written_are_reported_outside_batch_updates() -> None:
             assert len(app.frames) == before, "a frame was reported inside batch_update()"
         await pilot.pause()
         assert len(app.frames) > before and "changed" in app.frames[-1][0]
-
-
-class MarkdownApp(App[None]):
-    def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Markdown("# Title\n\nSome **bold** text.\n\n- one\n- two\n\n```python\nx = 1\n```\n", id="md")
-
-
-async def test_rendered_lines_draw_what_the_screen_draws() -> None:
-    app = MarkdownApp()
-    async with app.run_test(size=(50, 30)) as pilot:
-        await pilot.pause()
-        markdown = app.query_one(Markdown)
-        lines = [strip.text for strip in rendered_lines(markdown)]
-        top, height = markdown.region.y, markdown.region.height
-        x, width = markdown.region.x, markdown.region.width
-        on_screen = [row[x : x + width] for row in screen_text(app).splitlines()[top : top + height]]
-        assert lines == on_screen and any("x = 1" in line for line in lines)
-
-
-async def test_layout_settled_sees_a_change_not_yet_laid_out_even_at_the_same_height() -> None:
-    # The last words wrap onto a second line just as the blank line under the last block goes: the widget's height
-    # stays the same, yet the paragraph inside has grown. Lines kept now would lose those words.
-    app = MarkdownApp()
-    async with app.run_test(size=(100, 30)) as pilot:
-        markdown = app.query_one(Markdown)
-        await markdown.update("I have a saved skill for CSV files, so I'll load it")
-        await pilot.pause()
-        paragraph = markdown.children[-1]
-        assert layout_settled(markdown) and paragraph.region.height == 1
-        with app.batch_update():  # the change is made and noticed, but the screen has not laid it out yet
-            paragraph.update("I have a saved skill for CSV files, so I'll load it first, then follow its steps. " * 2)
-            paragraph.styles.margin = (0, 0, 0, 0)
-            await pilot.pause()
-            assert not layout_settled(markdown)
-        await pilot.pause()
-        assert layout_settled(markdown) and paragraph.region.height == 2

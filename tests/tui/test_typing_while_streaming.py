@@ -1,16 +1,19 @@
-"""Typing stays responsive while an answer streams: streamed pieces are gathered and handed to the answer in few
-updates, costly chat updates wait for the gaps between keystrokes, and the view holds still under the user's typing
-until it pauses. (That the prompt is painted ahead of a pending layout is tested in test_textual_internals.py.)"""
+"""Typing stays responsive while an answer streams: streamed pieces reach the answer's Markdown through Textual's
+stream, which merges them, a long answer continues in new parts at paragraph breaks, and while the user types the
+text is held back (the chat holds still) until a pause in the typing, or shown right after a keystroke once it has
+waited long enough. (That the prompt is painted ahead of a pending layout is tested in test_textual_internals.py.)"""
 
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Markdown
 
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta
 from anton_tui.tui import streaming
 from anton_tui.tui.app import AntonApp
-from anton_tui.tui.streaming import FLUSH_EVERY, QUIET, excess_blocks, paragraph_break
+from anton_tui.tui.streaming import QUIET, ParagraphBreaks
 from anton_tui.tui.widgets.answer import AssistantMessage
+from anton_tui.tui.widgets.chat_window import excess_blocks
 from anton_tui.tui.widgets.prompt import Prompt
 
 from .app_support import Pause, ScriptedSession, scripted_app, make_settings, screen_text, send, wait_until
@@ -20,60 +23,63 @@ def answer_text(app: AntonApp) -> str:
     return "".join(part.source for part in app.screen.query(AssistantMessage))
 
 
-async def test_a_fast_stream_reaches_the_answer_whole_and_in_order_in_a_few_updates(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("merged", [False, True], ids=["one by one", "merged"])
+async def test_a_fast_stream_reaches_the_answer_whole_and_in_order_in_few_updates(
+    monkeypatch: pytest.MonkeyPatch, merged: bool
 ) -> None:
-    pieces = [f"word{n} " for n in range(200)]  # under SPLIT_ANSWER_AT: one part
+    pieces = [f"word{n} " for n in range(300)]  # under SPLIT_ANSWER_AT: one part
+    if merged:
+        pieces = ["".join(pieces[n : n + 30]) for n in range(0, 300, 30)]
     appended: list[str] = []
-    real_append = AssistantMessage.append
+    real_append = Markdown.append
 
-    async def counted(part: AssistantMessage, text: str) -> None:
+    def counted(markdown: Markdown, text: str):
         appended.append(text)
-        await real_append(part, text)
+        return real_append(markdown, text)
 
-    monkeypatch.setattr(AssistantMessage, "append", counted)
+    monkeypatch.setattr(Markdown, "append", counted)
     app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
         chat = app.screen.chat
-        chat.stream.write(pieces[0])
-        await wait_until(pilot, lambda: "word0" in screen_text(app))  # the first words show at once
-        for piece in pieces[1:]:
-            chat.stream.write(piece)
-        await pilot.pause()
-        assert answer_text(app) == pieces[0], "the rest waits for the next hand-off"
-        await pilot.pause(FLUSH_EVERY * 2)
+        for piece in pieces:
+            await chat.append_answer(piece)
+        await wait_until(pilot, lambda: "word299" in screen_text(app))
         assert answer_text(app) == "".join(pieces)
-        assert appended == [pieces[0], "".join(pieces[1:])], "hundreds of pieces, two updates of the Markdown"
+        assert "".join(appended) == "".join(pieces), "every piece reached the Markdown, once and in order"
+        if not merged:
+            assert len(appended) < len(pieces) / 3, "pieces that come faster than they can be shown are merged"
         await chat.end_answer()
-        assert "word199" in screen_text(app)
+        assert "word299" in screen_text(app)
 
 
-async def test_a_hand_off_due_while_the_user_types_waits_for_a_keystroke_to_be_shown_then_runs_in_its_gap(
+async def test_text_that_waited_during_the_typing_is_shown_right_after_a_keystroke_once_it_waited_long_enough(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(streaming, "QUIET", 10.0)  # the typing never pauses during the test
+    monkeypatch.setattr(streaming, "VIEW_HOLD", 0.3)
     app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        stream = app.screen.chat.stream
-        stream.write("First words.")
+        chat = app.screen.chat
+        await chat.append_answer("First words.")
         await wait_until(pilot, lambda: answer_text(app) == "First words.")
-        stream.keystroke()
-        stream.write(" More words.")
-        await pilot.pause(FLUSH_EVERY * 2)
-        assert answer_text(app) == "First words.", "due, but the user is typing: it waits for a gap"
-        stream.keystroke()  # a keystroke is on screen: the gap before the next one
+        chat.note_keystroke()
+        await chat.append_answer(" More words.")
+        await pilot.pause(0.5)
+        assert answer_text(app) == "First words.", "the user is typing: the text waits"
+        chat.note_keystroke()  # a keystroke is on screen, and the text waited long enough: shown in the gap
         await wait_until(pilot, lambda: answer_text(app) == "First words. More words.")
 
 
 async def test_when_the_typing_pauses_whatever_waits_is_shown() -> None:
     app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        stream = app.screen.chat.stream
-        stream.write("First words.")
+        chat = app.screen.chat
+        await chat.append_answer("First words.")
         await wait_until(pilot, lambda: answer_text(app) == "First words.")
-        stream.keystroke()
-        stream.write(" More words.")
-        await pilot.pause(FLUSH_EVERY + QUIET * 2)
+        chat.note_keystroke()
+        await chat.append_answer(" More words.")
+        assert answer_text(app) == "First words."
+        await pilot.pause(QUIET * 3)
         assert answer_text(app) == "First words. More words."
 
 
@@ -84,30 +90,51 @@ async def test_a_pause_check_on_the_edge_of_the_typing_leaves_the_app_running(mo
     is long over; what waited for the pause must still be shown."""
     app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        stream = app.screen.chat.stream
-        answers = iter([True])  # typing once more, then paused
+        chat = app.screen.chat
+        stream = chat.stream
+        chat.note_keystroke()
+        await chat.append_answer("the held words")
+        assert answer_text(app) == ""
+        answers = iter([True, True])  # typing still (as the text came, and once more at the check), then paused
         monkeypatch.setattr(streaming.ChatStream, "typing", property(lambda self: next(answers, False)))
         stream._last_keystroke -= 1.0  # the rest of the pause is now about a second below zero
-        shown = []
-        stream._waiting.append(lambda: shown.append("the held update"))
         stream._check_quiet()
-        await pilot.pause(0.1)
-        assert shown == ["the held update"]
+        await wait_until(pilot, lambda: answer_text(app) == "the held words", timeout=2)
 
 
-def test_a_long_answer_is_cut_only_at_a_blank_line_outside_code() -> None:
-    assert paragraph_break("", "one\n\ntwo\n\nthree", 4) == len("one\n\ntwo\n\n")
-    assert paragraph_break("", "```\na\n\nb\n```\n\nafter", 0) == len("```\na\n\nb\n```\n\n")
-    assert paragraph_break("```python\n", "x = 1\n\ny = 2", 0) == -1, "inside a fence opened earlier"
-    assert paragraph_break("", "no break here", 0) == -1
+def cuts(pieces: list[str], split_at: int = 0) -> list[int]:
+    """Where `ParagraphBreaks` cuts text that comes in these pieces: offsets in the whole text."""
+    breaks, found, offset = ParagraphBreaks(), [], 0
+    for piece in pieces:
+        start = 0
+        while (cut := breaks.feed(piece[start:], split_at - offset - start)) >= 0:
+            found.append(offset + start + cut)
+            start += cut
+        offset += len(piece)
+    return found
+
+
+def test_a_long_answer_is_cut_only_at_a_blank_line_outside_code_however_it_streams_in() -> None:
+    text = "one\n\n```python\na = 1\n\nb = 2\n```\n\nafter\n  \nend"
+    after_one, after_fence, after_after = len("one\n\n"), text.index("after"), text.index("end")
+    for size in (1, 2, 3, 7, len(text)):
+        pieces = [text[n : n + size] for n in range(0, len(text), size)]
+        assert cuts(pieces) == [after_one, after_fence, after_after], f"in pieces of {size}"
+        assert cuts(pieces, split_at=6) == [after_fence, after_after], "not before the length"
+    assert cuts(["```python\n", "x = 1\n\ny = 2"]) == [], "inside a fence opened earlier"
+    assert cuts(["~~~\nx\n\n~~~\n\ny"]) == [len("~~~\nx\n\n~~~\n\n")], "tildes open a fence too"
+    assert cuts(["no break here"]) == []
 
 
 def test_the_oldest_blocks_go_past_the_line_budget_or_the_block_limit_never_the_newest() -> None:
-    high = streaming.LINES_HIGH
+    from anton_tui.tui.widgets import chat_window
+
+    high = chat_window.LINES_HIGH
+    low = chat_window.LINES_LOW
     assert excess_blocks([10] * 5, max_blocks=200) == 0
     assert excess_blocks([10] * 5, max_blocks=3) == 2
     assert excess_blocks([high // 2, high // 2, 10], max_blocks=200) == 1, "past HIGH: down to LOW"
-    assert excess_blocks([300] * 4, max_blocks=200) == 3, "1,200 lines: down to 300, under LOW"
+    assert excess_blocks([low] * 4, max_blocks=200) == 3, "down to LOW or under"
     assert excess_blocks([high * 2], max_blocks=200) == 0, "the newest block always stays"
 
 

@@ -77,6 +77,12 @@ class Cortex:
         with producing("identity", why="a project profile.md folded into the global profile, as Anton does"):
             self._merge_project_profile()
 
+    def close(self) -> None:
+        """Let go of what the scopes hold open (their counters' databases)."""
+        for hc in (self.global_hc, self.project_hc, self.managed_hc):
+            if hc is not None:
+                hc.close()
+
     @property
     def mode(self) -> MemoryMode:
         return self._mode

@@ -185,9 +185,13 @@ class Hippocampus:
         self.lessons_path = self.base_dir / "lessons.md"
         self.profile_path = self.base_dir / "profile.md"
         self.recorder: Any = None  # a MemoryRecorder: every write is noted there with its origin (see `history`)
-        stats = StatsFile(self.base_dir)  # beside the files, never in them (see `counters`)
-        self.counters = RetrievalCounters(stats)
-        self.outcomes = RuleOutcomes(stats)
+        self._stats = StatsFile(self.base_dir)  # beside the files, never in them (see `counters`)
+        self.counters = RetrievalCounters(self._stats)
+        self.outcomes = RuleOutcomes(self._stats)
+
+    def close(self) -> None:
+        """Let go of the counters' database connection (opened again if the scope is used after)."""
+        self._stats.close()
 
     def __repr__(self) -> str:
         return f"Hippocampus({str(self.base_dir)!r}, scope={self.scope!r})"
@@ -291,6 +295,12 @@ class Hippocampus:
     def problems(self) -> list[MemoryProblem]:
         """Lines and files this scope could not read; they are kept untouched."""
         return [*self._rules().problems, *self._lessons().problems, *self._profile().problems]
+
+    def file_problems(self, kind_file: str) -> list[MemoryProblem]:
+        """The lines of one file ('rules', 'lessons' or 'profile') that could not be read (the other files are not
+        read for it)."""
+        _name, path, parser = self._target(kind_file)
+        return list(_read(path, parser, self.scope).problems)
 
     def entry_count(self) -> int:
         """Bullet lines in rules.md and lessons.md (what compaction thresholds count)."""

@@ -55,6 +55,7 @@ from anton_tui.memory.episodes.turn_index import (
     TurnIndexBusy,
     TurnIndexDamaged,
     TurnWriter,
+    pack_span,
     turn_documents,
 )
 
@@ -299,8 +300,9 @@ class IndexBuilder:
                     conn.execute("UPDATE files SET id = ? WHERE id = ?", (file_id, old.id))
                     stats.files_reindexed.append(name)
                 start, line_no, part_count = 0, 0, 0
-            turns = {turn: [first, part, used] for turn, first, part, used in conn.execute(
-                "SELECT turn, first, part, lines FROM turns WHERE file_id = ?", (file_id,)
+            # each turn's first part, its current part, the lines in that part, and where its lines begin and end
+            turns = {turn: [first, part, used, begin, end] for turn, first, part, used, begin, end in conn.execute(
+                "SELECT turn, first, part, lines, start, end FROM turns WHERE file_id = ?", (file_id,)
             )} if start else {}  # fmt: skip
             fields, decode_many = line_fields(), many_line_fields()
             texts = _turn_texts(path, fd, start) if start else {}  # each turn's lines, in the order turns began
@@ -347,10 +349,10 @@ class IndexBuilder:
                         continue
                     slot = turns.get(episode.turn)
                     if slot is None:
-                        slot = turns[episode.turn] = [part_count, part_count, 0]
+                        slot = turns[episode.turn] = [part_count, part_count, 0, starts[number], 0]
                         part_count += 1
                     elif slot[2] > SLOT_TOP:  # the turn goes on in a new part
-                        slot[1:] = [part_count, 0]
+                        slot[1:3] = [part_count, 0]
                         writer.spills.append((turn_key(file_id, part_count), turn_key(file_id, slot[0])))
                         part_count += 1
                     if part_count > TURN_TOP + 1:
@@ -366,6 +368,7 @@ class IndexBuilder:
                         said.append(episode.content)
                     offsets.append(starts[number])
                     slot[2] += 1
+                    slot[4] = starts[number + 1] - 1
                     added += 1
                 if len(ids) >= 4 * BATCH:
                     writer.add(ids, contents, offsets)
@@ -375,9 +378,13 @@ class IndexBuilder:
         began = [turn for turn in texts if turn in turns]  # (a turn past the last one indexable has no slot)
         turn_writer.replace_file(
             file_id,
-            turn_documents([turn_key(file_id, turns[turn][0]) for turn in began], ["\n".join(texts[t]) for t in began]),
+            turn_documents(
+                [turn_key(file_id, turns[turn][0]) for turn in began],
+                ["\n".join(texts[turn]) for turn in began],
+                [pack_span(turns[turn][3], turns[turn][4]) for turn in began],
+            ),
         )
-        writer.turns += [(file_id, turn, first, part, used) for turn, (first, part, used) in turns.items()]
+        writer.turns += [(file_id, turn, *slot) for turn, slot in turns.items()]
         writer.files.append((st.st_size, st.st_mtime_ns, st.st_ino, indexed_bytes, line_no, tail, part_count, file_id))
         known[name] = Known(file_id, st.st_size, st.st_mtime_ns, st.st_ino, indexed_bytes, line_no, tail, part_count)
         return added
@@ -410,7 +417,7 @@ class _LineWriter:
         self.texts: list[str] = []
         self.offsets: list[int] = []
         self.spills: list[tuple[int, int]] = []
-        self.turns: list[tuple[int, int, int, int, int]] = []
+        self.turns: list[tuple[int, ...]] = []
         self.files: list[tuple[object, ...]] = []
 
     def add(self, ids: list[int], texts: list[str], offsets: list[int]) -> None:
@@ -442,7 +449,8 @@ class _LineWriter:
         conn = self.conn
         conn.executemany("INSERT INTO spill(key, base) VALUES (?, ?)", self.spills)
         conn.executemany(
-            "INSERT OR REPLACE INTO turns(file_id, turn, first, part, lines) VALUES (?, ?, ?, ?, ?)", self.turns
+            "INSERT OR REPLACE INTO turns(file_id, turn, first, part, lines, start, end) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            self.turns,
         )
         conn.executemany(
             "UPDATE files SET size=?, mtime_ns=?, inode=?, indexed_bytes=?, line_count=?, tail_hash=?, turns=?"

@@ -4,7 +4,8 @@ The recall index compares these with what it has indexed before every search. Lo
 time would cost more than the search, so a full look happens when the folder itself changed (a file was added,
 removed or replaced), or when the last one is more than `FULL_EVERY` seconds old; in between only the newest
 `RECENT` files are looked at again, since lines are appended to the sessions in progress. A new process may start
-from what the index last saw (`seed`) when the folder's own mtime says no file was added, removed or replaced since.
+from what the index last saw (`seed`) when the folder's own mtime says no file was added, removed or replaced since:
+from the newest `RECENT` files only (`partial`), until its first full look.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class FolderView:
         self._swept = 0.0
         self._recent: list[str] = []
         self.fresh = False  # whether the last `files()` looked at every file
+        self.partial = False  # whether the files held are only the newest few, as seeded (until the first full look)
 
     @property
     def seen(self) -> bool:
@@ -75,10 +77,12 @@ class FolderView:
         """The folder's own mtime as of the last full look."""
         return self._folder_mtime
 
-    def seed(self, files: dict[str, FileStamp], mtime: int) -> None:
-        """Take `files` for what the folder held when its mtime was `mtime` (the caller checked it still is): the
-        next look checks only the folder's mtime and the newest files, and a full look follows `FULL_EVERY` later."""
+    def seed(self, files: dict[str, FileStamp], mtime: int, *, partial: bool = False) -> None:
+        """Take `files` for what the folder held when its mtime was `mtime` (the caller checked it still is), or with
+        `partial` for its newest files: the next look checks only the folder's mtime and the newest files, and a
+        full look follows `FULL_EVERY` later."""
         self._files, self._folder_mtime, self._swept = files, mtime, time.monotonic()
+        self.partial = partial
         self._recent = sorted(files, reverse=True)[:RECENT]
         self.version += 1
 
@@ -105,8 +109,10 @@ class FolderView:
         self._files, self._folder_mtime, self._swept = files, mtime, now
         self._recent = sorted(files, reverse=True)[:RECENT]
         self.fresh = True
+        self.partial = False
         return files
 
     def forget(self) -> None:
         """Look at every file again next time (after this process changed some)."""
         self._files = None
+        self.partial = False

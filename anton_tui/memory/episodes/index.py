@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from anton_tui.memory.episodes.build import IndexBuilder, RefreshStats
-from anton_tui.memory.episodes.files import FileStamp, FolderView, folder_mtime
+from anton_tui.memory.episodes.files import RECENT, FileStamp, FolderView, folder_mtime
 from anton_tui.memory.episodes.index_store import (
     SCHEMA_VERSION,
     Database,
@@ -43,9 +44,10 @@ from anton_tui.memory.episodes.index_store import (
     Known,
     UpdateLock,
     is_corruption,
+    newest_known,
     pending_bytes,
 )
-from anton_tui.memory.episodes.recall_query import LineReader, load_turns
+from anton_tui.memory.episodes.recall_query import IndexFlags, LineReader, load_ranked
 from anton_tui.memory.episodes.recall_rank import query_words, rank_turns
 from anton_tui.memory.episodes.record import SUFFIX, Episode, many_line_fields
 from anton_tui.memory.episodes.scan import scan_turns
@@ -62,9 +64,6 @@ T = TypeVar("T")
 INDEX_NAME = ".recall-index.sqlite3"
 LOCK_NAME = ".recall-index.lock"
 SMALL_WORK = 4 << 20  # less unindexed data than this is indexed before answering; more is built in the background
-_FLAGS = (  # whether any rows are dead, a big build is under way, any turn goes on in more parts
-    "SELECT EXISTS(SELECT 1 FROM dead), EXISTS(SELECT 1 FROM meta WHERE k = 'bulk'), EXISTS(SELECT 1 FROM spill)"
-)
 PAUSE_LIMIT = 2.0  # the longest a build waits for searches to end before it goes on anyway
 BUSY_WAIT = 0.02  # how long a search waits for the lock while this process is building (then it reads the files)
 
@@ -110,13 +109,16 @@ class RecallIndex:
         self._reader = Database(self.path, writer=False)
         self._writer = Database(self.path, writer=True)
         self._read_guard = threading.Lock()
+        self._search_lock: UpdateLock | None = None
         self._write_guard = threading.Lock()
         self._builder: threading.Thread | None = None
         self._stop = threading.Event()
         self._refreshing = threading.Event()
         self._folder = FolderView(self.episodes_dir)
         self._view: _View | None = None
-        self._lines = LineReader(self.episodes_dir)
+        self._newest: dict[str, Known] = {}  # the index's rows of the newest files, while the folder view is partial
+        self._newest_version = 0
+        self._lines = LineReader(self.episodes_dir, self._reader.name_of)
         self._turns = TurnSearcher(self.episodes_dir / TURNS_NAME)
         self._searchers: dict[int, int] = {}  # threads answering a recall now, and how deep
         self._searches_changed = threading.Condition()
@@ -220,6 +222,9 @@ class RecallIndex:
             self._reader.close()
             self._lines.close()
             self._turns.close()
+            if self._search_lock is not None:
+                self._search_lock.__exit__()
+                self._search_lock = None
         if self._write_guard.acquire(timeout=5):
             try:
                 self._writer.close()
@@ -247,6 +252,20 @@ class RecallIndex:
             return action()
         except (sqlite3.DatabaseError, TurnIndexDamaged) as exc:
             raise IndexUnavailable(f"{self.path}: {exc}") from exc
+
+    @contextmanager
+    def _shared(self, wait: float) -> Iterator[None]:
+        """Hold the lock shared while searching (under `_read_guard`), through a lock file kept open for searches."""
+        lock = self._search_lock
+        if lock is None or not lock.linked:
+            if lock is not None:
+                lock.__exit__()
+            lock = self._search_lock = UpdateLock(self.episodes_dir / LOCK_NAME)
+        lock.take(fcntl.LOCK_SH, wait)
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _locked(self, mode: int, wait: float) -> UpdateLock:
         lock = UpdateLock(self.episodes_dir / LOCK_NAME)
@@ -277,11 +296,12 @@ class RecallIndex:
         """The answer, or None when the index is a little behind and should catch up first (`may_refresh`)."""
         # While this process builds, a step holds the lock for a moment: rather than wait, read the files.
         wait = BUSY_WAIT if self.building else self.lock_wait
-        with self._read_guard, self._locked(fcntl.LOCK_SH, wait):
-            known = self._reader.known() if self.path.exists() else None
-            if known is not None and not self._folder.seen:
-                self._seed_folder(known)
+        with self._read_guard, self._shared(wait):
+            exists = os.path.exists(self._reader.where)
+            if exists and not self._folder.seen:
+                self._seed_folder()
             disk = self._folder.files()
+            known = self._newest if self._folder.partial else self._reader.known() if exists else None
             view = self._view
             if view is None or view.known is not known or view.version != self._folder.version:
                 view = self._view = _View.of(known, disk, self._folder.version)
@@ -300,39 +320,42 @@ class RecallIndex:
             self.build_in_background()
         return (turns + scanned)[:max_results]
 
-    def _seed_folder(self, known: dict[str, Known]) -> None:
+    def _seed_folder(self) -> None:
         """A first search: when the folder's mtime is the one the index noted when it was last up to date, no file
-        was added, removed or replaced since, so the index's own list of files stands for a look at each file."""
-        noted = IndexBuilder.folder_stamp(self._reader.connect())
-        if noted is not None and noted == folder_mtime(self.episodes_dir):
-            make = tuple.__new__
-            self._folder.seed({name: make(FileStamp, k[1:4]) for name, k in known.items()}, noted)
+        was added, removed or replaced since, so the index's rows of its newest files stand for a look at the folder
+        (appends go to the newest sessions) until the first full look, `FULL_EVERY` seconds on; another process's
+        commit to the index has them read again."""
+        conn = self._reader.connect()
+        noted = IndexBuilder.folder_stamp(conn)
+        if noted is None or noted != folder_mtime(self.episodes_dir):
+            return
+        newest = newest_known(conn, RECENT)
+        if newest is None:
+            return
+        self._newest, self._newest_version = newest, self._reader.version()
+        make = tuple.__new__
+        self._folder.seed({name: make(FileStamp, k[1:4]) for name, k in newest.items()}, noted, partial=True)
 
     def _indexed_turns(self, query: str, max_results: int, since: datetime | None, view: _View) -> list[list[Episode]]:
-        """The best turns of the indexed files."""
+        """The best turns of the indexed files (under the shared lock, which keeps writers out: no transaction)."""
         conn = self._reader.connect()
+        if self._folder.partial and self._reader.version() != self._newest_version:
+            self._folder.forget()  # another process changed the index: the next search reads its rows again
         reader = self._lines
         reader.use(view.names)
-        conn.execute("BEGIN")
-        try:
-            dead, bulk, spill = (flag == 1 for flag in conn.execute(_FLAGS).fetchone())
-            keys = rank_turns(
-                conn,
-                self._turns,
-                (self._reader.inode, self._reader.data_version),
-                query,
-                max_results,
-                since=since,
-                skip_files=view.skip,
-                reader=reader,
-                dead=dead,
-                word_list=not bulk,
-                spill=spill,
-            )
-            return load_turns(conn, reader, keys, spill)
-        finally:
-            if conn.in_transaction:
-                conn.execute("COMMIT")
+        flags = IndexFlags(conn)
+        ranked = rank_turns(
+            conn,
+            self._turns,
+            (self._reader.inode, self._reader.data_version),
+            query,
+            max_results,
+            since=since,
+            skip_files=view.skip,
+            reader=reader,
+            flags=flags,
+        )
+        return load_ranked(conn, reader, ranked, lambda: flags.spill)
 
     # ---- keeping up with the files ---------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from anton_tui.memory.episodes.files import FileStamp
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 TAIL_BYTES = 64
 
 SCHEMA = """
@@ -25,7 +25,7 @@ CREATE TABLE files(
     indexed_bytes INTEGER NOT NULL, line_count INTEGER NOT NULL, tail_hash BLOB NOT NULL, turns INTEGER NOT NULL);
 CREATE TABLE turns(
     file_id INTEGER NOT NULL, turn INTEGER NOT NULL, first INTEGER NOT NULL, part INTEGER NOT NULL,
-    lines INTEGER NOT NULL, PRIMARY KEY(file_id, turn)) WITHOUT ROWID;
+    lines INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL, PRIMARY KEY(file_id, turn)) WITHOUT ROWID;
 CREATE TABLE lines(id INTEGER PRIMARY KEY, offset INTEGER NOT NULL);
 CREATE TABLE spill(key INTEGER PRIMARY KEY, base INTEGER NOT NULL);
 CREATE INDEX spill_base ON spill(base);
@@ -110,6 +110,14 @@ class UpdateLock:
                     raise IndexUnavailable("another process is updating the recall index") from None
                 time.sleep(0.005)
 
+    def release(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+    @property
+    def linked(self) -> bool:
+        """Whether the lock file is still in a folder (one removed with its folder locks nothing any more)."""
+        return os.fstat(self.fd).st_nlink > 0
+
     def __enter__(self) -> UpdateLock:
         return self
 
@@ -122,6 +130,7 @@ class Database:
 
     def __init__(self, path: Path, *, writer: bool) -> None:
         self.path = path
+        self.where = str(path)
         self.writer = writer
         self.conn: sqlite3.Connection | None = None
         self.inode: int | None = None
@@ -130,7 +139,7 @@ class Database:
 
     def connect(self) -> sqlite3.Connection:
         try:
-            inode = os.stat(self.path).st_ino
+            inode = os.stat(self.where).st_ino
         except FileNotFoundError:
             inode = None
         if self.conn is not None and inode == self.inode:
@@ -159,6 +168,16 @@ class Database:
         self.inode = None
         self._known = None
 
+    def version(self) -> int:
+        """The database's data version now (it moves when another connection commits)."""
+        self.data_version = self.connect().execute("PRAGMA data_version").fetchone()[0]
+        return self.data_version
+
+    def name_of(self, file_id: int) -> str | None:
+        """The name of the session file the index numbers `file_id` (None for one it does not hold)."""
+        row = self.connect().execute("SELECT name FROM files WHERE id = ?", (file_id,)).fetchone()
+        return None if row is None else str(row[0])
+
     def known(self) -> dict[str, Known] | None:
         """What the index holds per file, or None when the database has no current, whole schema.
 
@@ -182,6 +201,19 @@ class Database:
             known = {row[0]: make(Known, row[1:]) for row in rows}
         self._known = (version, known)
         return known
+
+
+def newest_known(conn: sqlite3.Connection, count: int) -> dict[str, Known] | None:
+    """What the index holds of its `count` newest files (by name), or None when it has no current, whole schema."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        return None
+    rows = conn.execute(
+        "SELECT name, id, size, mtime_ns, inode, indexed_bytes, line_count, tail_hash, turns FROM files"
+        " ORDER BY name DESC LIMIT ?",
+        (count,),
+    )
+    make = tuple.__new__
+    return {row[0]: make(Known, row[1:]) for row in rows}
 
 
 def pending_bytes(disk: dict[str, FileStamp], known: dict[str, Known] | None) -> tuple[list[str], int]:

@@ -15,6 +15,7 @@ import re
 import sqlite3
 import unicodedata
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 from anton_tui.memory.episodes.record import (
@@ -26,6 +27,7 @@ from anton_tui.memory.episodes.record import (
     quick_parse_many,
 )
 from anton_tui.memory.episodes.scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
+from anton_tui.memory.episodes.turn_index import SPAN_BITS, SPAN_TOP
 
 WINDOW = 2000  # at most this many of the newest lines holding a query's exact text are found
 MAX_TERMS = 400  # a word of the query that is part of more distinct words than this does not narrow anything
@@ -42,6 +44,36 @@ TURN_TOP = (1 << TURN_BITS) - 1
 READ_AHEAD = 4096  # bytes read at once when reading a line back
 SPAN_READ = 256 << 10  # a turn's lines less than this far apart are read back at once
 _WORD = re.compile(r"[^\W_]+")
+
+
+class IndexFlags:
+    """Whether any rows are dead, a big build is under way, and any turn goes on in more parts: looked up once, when
+    first asked (a search that ranks by BM25 and reads its turns through their spans never asks)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._flags: tuple[bool, bool, bool] | None = None
+
+    def _read(self) -> tuple[bool, bool, bool]:
+        if self._flags is None:
+            row = self._conn.execute(_FLAGS).fetchone()
+            self._flags = (row[0] == 1, row[1] == 1, row[2] == 1)
+        return self._flags
+
+    @property
+    def dead(self) -> bool:
+        return self._read()[0]
+
+    @property
+    def bulk(self) -> bool:
+        return self._read()[1]
+
+    @property
+    def spill(self) -> bool:
+        return self._read()[2]
+
+
+_FLAGS = "SELECT EXISTS(SELECT 1 FROM dead), EXISTS(SELECT 1 FROM meta WHERE k = 'bulk'), EXISTS(SELECT 1 FROM spill)"
 
 
 def not_dead(rowid: str, dead: bool) -> str:
@@ -66,13 +98,18 @@ def file_bounds(file_id: int) -> tuple[int, int]:
 
 
 class LineReader:
-    """Reads indexed lines back from their JSONL files; the last `KEEP_OPEN` files used stay open between searches."""
+    """Reads indexed lines back from their JSONL files; the last `KEEP_OPEN` files used stay open between searches.
+
+    Files are named as `use` last gave them, and the index is asked for the name of any other (a file id always
+    names the same file: a file read again gets a new id)."""
 
     KEEP_OPEN = 64
 
-    def __init__(self, episodes_dir: Path) -> None:
+    def __init__(self, episodes_dir: Path, name_of: Callable[[int], str | None] = lambda file_id: None) -> None:
         self.folder = str(episodes_dir)
         self.names: dict[int, str] = {}
+        self.name_of = name_of  # asked for the files `names` does not hold
+        self._decode_lines = many_line_fields()
         self._fds: OrderedDict[int, int | None] = OrderedDict()
 
     def use(self, names: dict[int, str]) -> None:
@@ -86,7 +123,7 @@ class LineReader:
         if file_id in fds:
             fds.move_to_end(file_id)
             return fds[file_id]
-        name = self.names.get(file_id)
+        name = self.names.get(file_id) or self.name_of(file_id)
         try:
             fd = None if name is None else os.open(f"{self.folder}/{name}{SUFFIX}", os.O_RDONLY)
         except OSError:
@@ -115,6 +152,33 @@ class LineReader:
                 offset += len(block)
         except OSError:
             return None
+
+    def turn(self, key: int, span: int) -> list[Episode] | None:
+        """The episodes of the turn with this key, read at once from its `span` (`turn_index`): the lines there of
+        the turn its first line belongs to, memory lines left out. None when the span cannot say (not known, too
+        long to read at once, or not starting with a whole line any more): then its lines are looked up."""
+        length = span & SPAN_TOP
+        if not length or length > SPAN_READ:
+            return None
+        fd = self._fd(key >> TURN_BITS)
+        if fd is None:
+            return []
+        try:
+            block = os.pread(fd, length, span >> SPAN_BITS)
+        except OSError:
+            return []
+        if len(block) < length:
+            return None
+        try:
+            lines = self._decode_lines(block)
+        except ValueError:  # a line Anton's reader would drop lies within the turn: each line on its own
+            first, *rest = block.split(b"\n")
+            lines = [quick_parse(first), *(episode for episode in map(quick_parse, rest) if episode is not None)]
+        if not lines or lines[0] is None:
+            return None
+        turn = lines[0].turn
+        return [Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta)
+                for line in lines if line.turn == turn and line.role not in MEMORY_ROLES]  # fmt: skip
 
     def episode(self, line_id: int, offset: int) -> Episode | None:
         raw = self.raw(line_id, offset)
@@ -172,12 +236,33 @@ class TextCheck:
         return episode is not None and self.pattern.search(episode.content) is not None
 
 
+def load_ranked(
+    conn: sqlite3.Connection, reader: LineReader, ranked: list[tuple[int, int]], spill: Callable[[], bool]
+) -> list[list[Episode]]:
+    """The episodes of each ``(turn key, span)`` in file order, in the order given: each turn read at once through
+    its span where it has one, the others line by line (`load_turns`); turns that read back empty are left out.
+    `spill` says whether any turn goes on in more parts (asked only when a turn is read line by line)."""
+    found = {key: reader.turn(key, span) for key, span in ranked}
+    unknown = [key for key, episodes in found.items() if episodes is None]
+    if unknown:
+        found.update(turn_lines(conn, reader, unknown, spill()))
+    return [episodes for key, _span in ranked if (episodes := found[key])]
+
+
 def load_turns(
     conn: sqlite3.Connection, reader: LineReader, keys: list[int], spill: bool | None = None
 ) -> list[list[Episode]]:
     """The episodes of each turn in file order, read back from its file (a turn's lines at one read when they
     are close together); turns that read back empty are left out. `spill`: whether any turn goes on in more parts
     (looked up when not given)."""
+    found = turn_lines(conn, reader, keys, spill)
+    return [episodes for key in keys if (episodes := found[key])]
+
+
+def turn_lines(
+    conn: sqlite3.Connection, reader: LineReader, keys: list[int], spill: bool | None = None
+) -> dict[int, list[Episode]]:
+    """The episodes of each turn, its lines looked up in the index and read back from its file."""
     parts: dict[int, list[int]] = {key: [key] for key in keys}
     if spill is None:
         spill = conn.execute("SELECT EXISTS(SELECT 1 FROM spill)").fetchone()[0] == 1
@@ -193,12 +278,10 @@ def load_turns(
         sql = " UNION ALL ".join(["SELECT id, offset FROM lines WHERE id BETWEEN ? AND ?"] * len(chunk))
         for line_id, offset in conn.execute(sql, [bound for part in chunk for bound in turn_bounds(part)]):
             rows_of[base_of[line_id >> SLOT_BITS]].append((line_id, offset))
-    turns = []
+    turns = {}
     for key in keys:
         rows = sorted(rows_of[key], reverse=True)
-        episodes = [e for e in reader.episodes(rows) if e is not None and e.role not in MEMORY_ROLES]
-        if episodes:
-            turns.append(episodes)
+        turns[key] = [e for e in reader.episodes(rows) if e is not None and e.role not in MEMORY_ROLES]
     return turns
 
 

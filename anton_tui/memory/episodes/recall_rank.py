@@ -20,6 +20,7 @@ from datetime import datetime
 from anton_tui.memory.episodes.recall_query import (
     SLOT_BITS,
     TURN_BITS,
+    IndexFlags,
     LineReader,
     TextCheck,
     exact_lines,
@@ -27,7 +28,7 @@ from anton_tui.memory.episodes.recall_query import (
     phrase,
 )
 from anton_tui.memory.episodes.record import SESSION_FORMAT
-from anton_tui.memory.episodes.turn_index import TurnSearcher, analyzer
+from anton_tui.memory.episodes.turn_index import Hit, TurnSearcher, analyzer
 
 NEAR_TIE = 0.01  # scores closer than this share of the better one are tied (the newer turn wins)
 DEPTH_EXTRA = 10  # turns fetched beyond those asked for, so that a near-tie at the edge is decided by age
@@ -75,32 +76,37 @@ def rank_turns(
     since: datetime | None,
     skip_files: set[int],
     reader: LineReader,
-    dead: bool,
-    word_list: bool,
-    spill: bool,
-) -> list[int]:
-    """Keys of the best `limit` turns for `query`: by BM25 of its words, then by its exact text (read back through
-    `reader` where the index cannot prove it)."""
+    flags: IndexFlags,
+) -> list[tuple[int, int]]:
+    """``(key, span)`` of the best `limit` turns for `query` (a span of 0 where it is not known): by BM25 of its
+    words, then by its exact text (read back through `reader` where the index cannot prove it)."""
     allowed = allowed_files(conn, since)
     words = query_words(query)
     stems = searcher.stems(words)
     weightless = searcher.held_by_most(version, stems)
+    ranked: list[tuple[int, int]]
     if weightless and len(weightless) == len(set(stems)):
-        keys = newest_turns(conn, words, limit, allowed, skip_files, dead, spill)
+        ranked = [(key, 0) for key in newest_turns(conn, words, limit, allowed, skip_files, flags.dead, flags.spill)]
     else:
         stems = [stem for stem in stems if stem not in weightless]
         hits = searcher.search(version, stems, limit + DEPTH_EXTRA, only_files=allowed, skip_files=skip_files)
-        keys = [key for _bucket, key in sorted((_bucket(score), key) for key, score in hits)][:limit]
-    if len(keys) < limit:
-        seen = set(keys)
-        keys += [key for key in exact_turns(conn, query, TextCheck(query, reader), allowed, skip_files, dead, word_list, spill)
-                 if key not in seen][: limit - len(keys)]  # fmt: skip
-    return keys
+        best = sorted(hits, key=_bucket_and_key)[:limit]
+        ranked = list(zip([hit.key for hit in best], searcher.spans([hit.address for hit in best]), strict=True))
+    if len(ranked) < limit:
+        seen = {key for key, _span in ranked}
+        check = TextCheck(query, reader)
+        exact = exact_turns(conn, query, check, allowed, skip_files, flags.dead, not flags.bulk, flags.spill)
+        ranked += [(key, 0) for key in exact if key not in seen][: limit - len(ranked)]
+    return ranked
 
 
-def _bucket(score: float) -> int:
-    """Scores within `NEAR_TIE` of each other share a bucket (a lower bucket is better)."""
-    return -math.floor(math.log(max(score, 1e-9)) / math.log1p(NEAR_TIE))
+_LOG_TIE = math.log1p(NEAR_TIE)
+
+
+def _bucket_and_key(hit: Hit) -> tuple[int, int]:
+    """Scores within `NEAR_TIE` of each other share a bucket (a lower bucket is better); within one, the newer turn
+    (the smaller key) comes first."""
+    return -math.floor(math.log(max(hit.score, 1e-9)) / _LOG_TIE), hit.key
 
 
 def newest_turns(

@@ -7,7 +7,9 @@ text, only its words, stemmed and with accents folded, in two fields: the turn's
 the turn before and the turn after it (`near`), so a question whose words are spread over a turn and its neighbour
 still finds the turn. A turn is an answer only when it holds one of the words itself; its neighbours' words add to
 its score (`NEAR_WEIGHT`). Each document carries its turn's key (the SQLite index's turn key, for reading the lines
-back) and its file's id (so a file's turns are replaced or dropped at once).
+back), its file's id (so a file's turns are replaced or dropped at once) and where its lines are in the file (`span`:
+the byte offset of its first line and the length up to the end of its last), so a turn found is read back with one
+read of its file and no lookup of its lines.
 
 The SQLite index is the bookkeeping: a build step writes both, committing this one first; a half-written step leaves
 the SQLite file marked so, and both are built afresh. Anything wrong with this part (missing, unreadable) is reported
@@ -24,7 +26,7 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import tantivy
@@ -36,6 +38,8 @@ NEAR_WEIGHT = 1.0  # what a word in the neighbours counts against one in the tur
 WRITER_HEAP = 15_000_000  # bytes of indexing buffer per writer thread (tantivy's least; a full one is a segment)
 WRITER_THREADS = 1  # tantivy indexes in a thread of its own, beside the Python thread that reads the files
 MAX_WORD = 40  # longer "words" (hashes, base64) are left out, as tantivy's own tokenizers do
+SPAN_BITS = 24  # a span is (offset << SPAN_BITS) | length; a length that does not fit is stored as 0 (unknown)
+SPAN_TOP = (1 << SPAN_BITS) - 1
 
 
 class TurnIndexDamaged(Exception):
@@ -69,6 +73,7 @@ def _schema() -> tantivy.Schema:
     builder = tv.SchemaBuilder()
     builder.add_unsigned_field("key", indexed=True, fast=True)
     builder.add_unsigned_field("file", indexed=True)
+    builder.add_unsigned_field("span", fast=True)
     builder.add_text_field("own", tokenizer_name=TOKENIZER, index_option="freq")
     builder.add_text_field("near", tokenizer_name=TOKENIZER, index_option="freq")
     return builder.build()
@@ -94,20 +99,42 @@ def remove(path: Path) -> None:
 
 @dataclass(frozen=True)
 class TurnText:
-    """One turn's words for its document: its key, its own lines, and its neighbours' starts."""
+    """One turn's words for its document: its key, its own lines, its neighbours' starts, and its `span`."""
 
     key: int
     own: str
     near: str
+    span: int = 0
 
 
-def turn_documents(keys: list[int], texts: list[str]) -> list[TurnText]:
-    """The documents of one file's turns, given in the order they began (`keys` and the joined text of each)."""
+class Hit(NamedTuple):
+    """A turn found: its key, its BM25 score, and its document's address in the searcher that found it."""
+
+    key: int
+    score: float
+    address: Any
+
+
+def pack_span(start: int, end: int) -> int:
+    """The span of a turn whose lines run from byte `start` to byte `end` (its last line's end, no newline)."""
+    length = end - start
+    return (start << SPAN_BITS) | (length if 0 < length <= SPAN_TOP else 0)
+
+
+def unpack_span(span: int) -> tuple[int, int]:
+    """``(offset, length)`` of a span; a length of 0 means the span is not known."""
+    return span >> SPAN_BITS, span & SPAN_TOP
+
+
+def turn_documents(keys: list[int], texts: list[str], spans: list[int] | None = None) -> list[TurnText]:
+    """The documents of one file's turns, given in the order they began (`keys`, the joined text of each, and the
+    span of each)."""
     documents = []
-    for at, (key, own) in enumerate(zip(keys, texts, strict=True)):
+    spans = spans or [0] * len(keys)
+    for at, (key, own, span) in enumerate(zip(keys, texts, spans, strict=True)):
         before = texts[at - 1][:NEAR_CHARS] if at else ""
         after = texts[at + 1][:NEAR_CHARS] if at + 1 < len(texts) else ""
-        documents.append(TurnText(key, own, f"{before}\n{after}"))
+        documents.append(TurnText(key, own, f"{before}\n{after}", span))
     return documents
 
 
@@ -138,6 +165,7 @@ class TurnWriter:
             doc = tv.Document()
             doc.add_unsigned("key", document.key)
             doc.add_unsigned("file", file_id)
+            doc.add_unsigned("span", document.span)
             doc.add_text("own", document.own)
             doc.add_text("near", document.near)
             writer.add_document(doc)
@@ -216,8 +244,8 @@ class TurnSearcher:
         *,
         only_files: Iterable[int] | None = None,
         skip_files: Iterable[int] = (),
-    ) -> list[tuple[int, float]]:
-        """``(turn key, score)`` of the best `limit` turns for these words, best first: turns holding any of them in
+    ) -> list[Hit]:
+        """The best `limit` turns for these words, best first: turns holding any of them in
         their own lines, scored by BM25 of each word there plus `NEAR_WEIGHT` times that in their neighbours' (a turn
         that holds none itself is not an answer, only context); only turns of `only_files` when given, never of
         `skip_files`."""
@@ -244,4 +272,11 @@ class TurnSearcher:
         if not hits:
             return []
         keys = searcher.fast_field_values("key", [address for _score, address in hits])
-        return [(int(key), float(score)) for (score, _address), key in zip(hits, keys, strict=True) if key is not None]
+        return [Hit(int(key), float(score), address)
+                for (score, address), key in zip(hits, keys, strict=True) if key is not None]  # fmt: skip
+
+    def spans(self, addresses: list[Any]) -> list[int]:
+        """The spans of the turns at these addresses (of the searcher of the last `search`; 0 where unknown)."""
+        if not addresses or self._searcher is None:
+            return [0] * len(addresses)
+        return [int(span or 0) for span in self._searcher.fast_field_values("span", addresses)]

@@ -7,6 +7,7 @@ Rendered text is byte-for-byte what anton-agent writes for the same skill, so bo
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from anton_tui.memory.files.locking import atomic_write
+from anton_tui.memory.skills.plain_front_matter import plain_front_matter
 
 FRONT_MATTER_LIMIT = 64 * 1024
 STAGES = (1, 2, 3)
@@ -267,6 +269,21 @@ def bump_recommended(data: dict[str, Any], stage: int, now_iso: str) -> dict[str
 
 
 @cache
+def _yaml_front_matter(yaml_text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.load(yaml_text, Loader=_front_matter_loader())
+    except yaml.YAMLError as exc:
+        where = ""
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            where = f" at line {mark.line + 2}"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SkillFormatError(f"SKILL.md: front matter is not valid YAML{where}: {problem}") from None
+
+
+@cache
 def _front_matter_loader() -> type:
     """A safe YAML loader that keeps dates as text, so a round trip does not reformat them. (PyYAML is imported
     with the first SKILL.md, not with the app.)"""
@@ -301,41 +318,58 @@ def split_skill_md(text: str) -> tuple[str, str]:
 
 def read_front_matter(path) -> str:
     """Read only the front matter of a SKILL.md file (the body is not needed for listings)."""
+    return read_front_matter_and_stat(path)[0]
+
+
+_CHUNK = 8192  # what a text file object decodes at once: a byte that is not UTF-8 in the first one is reported
+
+
+def read_front_matter_and_stat(path: str | Path) -> tuple[str, os.stat_result]:
+    """The front matter of a SKILL.md file, read in pieces until its closing line, and the file's `stat` when opened
+    (for knowing later whether what was read still holds)."""
+    fd = os.open(path, os.O_RDONLY)
     try:
-        return _read_front_matter(path)
-    except UnicodeDecodeError as exc:
-        raise SkillFormatError(f"SKILL.md: not UTF-8 text (byte {exc.start})") from None
+        st = os.fstat(fd)
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        text = ""
+        while True:
+            chunk = os.read(fd, _CHUNK)
+            try:
+                text += decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                raise SkillFormatError(f"SKILL.md: not UTF-8 text (byte {exc.start})") from None
+            front = _front_matter_in(text, whole=not chunk)
+            if front is not None:
+                return front, st
+    finally:
+        os.close(fd)
 
 
-def _read_front_matter(path) -> str:
-    with open(path, encoding="utf-8", newline="\n") as handle:
-        first = handle.readline()
-        if not _DELIMITER.match(first.removeprefix("\ufeff").rstrip("\n")):
-            raise SkillFormatError("SKILL.md: does not start with a '---' front matter block")
-        lines: list[str] = []
-        size = 0
-        for line in handle:
-            if _DELIMITER.match(line.rstrip("\n")):
-                return "".join(lines)
-            lines.append(line)
-            size += len(line)
-            if size > FRONT_MATTER_LIMIT:
-                raise SkillFormatError(f"SKILL.md: front matter is larger than {FRONT_MATTER_LIMIT // 1024} KiB")
-    raise SkillFormatError("SKILL.md: front matter has no closing '---' line")
+def _front_matter_in(text: str, *, whole: bool) -> str | None:
+    """The front matter of a SKILL.md whose text starts with `text` (`whole`: all of it), or None to read on."""
+    first, newline, rest = text.partition("\n")
+    if not newline and not whole:
+        return None
+    if not _DELIMITER.match(first.removeprefix("\ufeff")):
+        raise SkillFormatError("SKILL.md: does not start with a '---' front matter block")
+    lines, size = rest.split("\n"), 0
+    for number, line in enumerate(lines):
+        if number == len(lines) - 1 and not (whole and line):
+            break  # (a line still being read, or the end)
+        if _DELIMITER.match(line):
+            return rest[:size]
+        size += len(line) + 1
+        if size > FRONT_MATTER_LIMIT:
+            raise SkillFormatError(f"SKILL.md: front matter is larger than {FRONT_MATTER_LIMIT // 1024} KiB")
+    if whole:
+        raise SkillFormatError("SKILL.md: front matter has no closing '---' line")
+    return None
 
 
 def parse_front_matter(yaml_text: str) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.load(yaml_text, Loader=_front_matter_loader())
-    except yaml.YAMLError as exc:
-        where = ""
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            where = f" at line {mark.line + 2}"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SkillFormatError(f"SKILL.md: front matter is not valid YAML{where}: {problem}") from None
+    data = plain_front_matter(yaml_text)  # (the usual plain kind, read without PyYAML; None for anything else)
+    if data is None:
+        data = _yaml_front_matter(yaml_text)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -445,6 +479,22 @@ def render_skill_md(front_matter: dict[str, Any], body: str) -> str:
 
 
 # --------------------------------------------------------------------------- files and folders
+
+
+def read_text_and_stat(path: str | Path) -> tuple[str, os.stat_result]:
+    """A whole file as text (as `read_text` reads it) and its `stat` when opened."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        st = os.fstat(fd)
+        data = os.read(fd, st.st_size + 1)
+        if len(data) > st.st_size:  # (it grew meanwhile)
+            data += b"".join(iter(lambda: os.read(fd, _CHUNK), b""))
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8"), st
+    except UnicodeDecodeError as exc:
+        raise SkillFormatError(f"{Path(path).name}: not UTF-8 text (byte {exc.start})") from None
 
 
 def read_text(path: Path) -> str:

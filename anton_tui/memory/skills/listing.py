@@ -45,8 +45,8 @@ from anton_tui.memory.skills.format import (
     parse_front_matter,
     parse_meta,
     parse_stats,
-    read_front_matter,
-    read_text,
+    read_front_matter_and_stat,
+    read_text_and_stat,
 )
 from anton_tui.memory.skills.model import (
     SOURCE_ORDER_INDEX,
@@ -146,48 +146,86 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
     cached = _summary_cache.get(folder)
     if cached is not None and _still_valid(cached):
         return cached, True
-    root = os.path.dirname(folder)
+    root, _, label = folder.rpartition(os.sep)
     _generation[root] = _generation.get(root, 0) + 1
-    folder_sig = _signature(folder)  # taken before reading, so a change made while reading is noticed next time
+    try:  # taken before reading, so a change made while reading is noticed next time
+        folder_st = os.lstat(folder)
+        is_link = stat_kind.S_ISLNK(folder_st.st_mode)
+        folder_sig: Signature | None = _signature(folder) if is_link else _signature_of(folder_st)
+    except (FileNotFoundError, NotADirectoryError):
+        is_link, folder_sig = False, None
     try:
-        names = set(os.listdir(folder))
+        with os.scandir(folder) as found:
+            entries = list(found)
     except OSError as exc:
         return _CachedSummary(((folder, None),), None, describe_error(exc)), False  # not kept: tried again next time
-    label = os.path.basename(folder)
-    escape = link_out(folder, root)
+    names = {entry.name for entry in entries}
+    escape = link_out(folder, root) if is_link or _has_links(entries) else None
     if escape is not None:
         entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
         return entry, True
     primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
-    stats_path = os.path.join(folder, "stats.json")
-    watched = [(folder, folder_sig), (stats_path, _signature(stats_path))]
-    primary_path = os.path.join(folder, primary or "")
-    if primary is not None:
-        watched.append((primary_path, _signature(primary_path)))
+    stats_path = f"{folder}{os.sep}stats.json"
+    primary_path = f"{folder}{os.sep}{primary or ''}"
+    primary_sig: Signature | None = None
+    stats_sig: Signature | None = None
     fields: SummaryFields | None = None
     problem: str | None = None
     try:
         if primary == "SKILL.md":
-            data = parse_front_matter(read_front_matter(primary_path))
+            text, primary_st = read_front_matter_and_stat(primary_path)
+            primary_sig = _signature_of(primary_st)
+            data = parse_front_matter(text)
             front = front_matter_fields(data, label)
             invocable = data.get("disable-model-invocation") is not True
             by_user = data.get("user-invocable") is True
             fields = SummaryFields(front.display_name, front.description, "", "skill_md", invocable, by_user)
         elif primary == "meta.json":
-            meta = parse_meta(read_text(Path(primary_path)), label)
+            text, primary_st = read_text_and_stat(primary_path)
+            primary_sig = _signature_of(primary_st)
+            meta = parse_meta(text, label)
             if "declarative.md" not in names:
                 raise SkillFormatError("declarative.md (the procedure) is missing")
             fields = SummaryFields(meta.name, meta.description, meta.when_to_use, "anton")
         elif "declarative.md" in names:
             raise SkillFormatError("meta.json is missing")
         if fields is not None and "stats.json" in names:
-            parse_stats(read_text(Path(stats_path)))
+            text, stats_st = read_text_and_stat(stats_path)
+            stats_sig = _signature_of(stats_st)
+            parse_stats(text)
     except (SkillFormatError, OSError) as exc:
         fields, problem = None, describe_error(exc)
+    if primary is not None and primary_sig is None:
+        primary_sig = _signature(primary_path)  # (not opened: its state as it is)
+    if "stats.json" in names and stats_sig is None:
+        stats_sig = _signature(stats_path)
+    watched = [(folder, folder_sig), (stats_path, stats_sig)]
+    if primary is not None:
+        watched.append((primary_path, primary_sig))
     if fields is not None and fields.format == "skill_md":
         watched = watched[2:]  # a healthy SKILL.md skill: its one file read is enough to watch
     entry = _summary_cache[folder] = _CachedSummary(tuple(watched), fields, problem)
     return entry, True
+
+
+def _signature_of(st: os.stat_result) -> Signature:
+    return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+
+
+def _has_links(entries: list[os.DirEntry[str]]) -> bool:
+    """Whether a skill folder holds a symbolic link anywhere (then `link_out` looks at where they lead)."""
+    pending = [entries]
+    while pending:
+        for entry in pending.pop():
+            if entry.is_symlink():
+                return True
+            if entry.is_dir(follow_symlinks=False):
+                try:
+                    with os.scandir(entry.path) as found:
+                        pending.append(list(found))
+                except OSError:
+                    continue  # (as `os.walk` passes over a folder it cannot list)
+    return False
 
 
 def _plain_files(entry: _CachedSummary) -> bool:

@@ -49,7 +49,7 @@ from anton_tui.agent.events import (
     UsageUpdated,
 )
 from anton_tui.agent.goal import GoalFinished, GoalTurnStarted
-from anton_tui.runtime import Runtime
+from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.settings_sources import FirstFrame
 from anton_tui.tui.command_registry import SlashCommand, parse_command_line
 from anton_tui.tui.css import stylesheet
@@ -172,10 +172,11 @@ and sending your next message opens it first (the message goes once you have ans
         cursor_blink: bool = True,
         max_blocks: int | None = None,
         inspector: bool = True,
+        first_look: FirstLook | None = None,
     ) -> None:
         """`runtime` may come later, through `attach_runtime` (a message sent before then waits for it); until then
-        the header shows `frame`, read from the raw settings. Slash commands ask `command_ui` (the app) to open
-        screens and ask the user."""
+        the header shows `frame`, read from the raw settings, and the inspector the rows of `first_look`. Slash
+        commands ask `command_ui` (the app) to open screens and ask the user."""
         super().__init__()
         self.runtime = runtime
         self._runtime_attached = asyncio.Event()
@@ -188,6 +189,7 @@ and sending your next message opens it first (the message goes once you have ans
         self._cursor_blink = cursor_blink
         self._max_blocks = max_blocks
         self._show_inspector = inspector
+        self._first_look = first_look
         self.last_prompt: str | None = None
         self._turn_worker: Worker[Any] | None = None  # the running turn's, or the running goal's
         self._goal: GoalRunner | None = None
@@ -225,7 +227,7 @@ and sending your next message opens it first (the message goes once you have ans
                 review_key=self.app.get_key_display(Binding(frame.keymap.get("main.review-memories", "ctrl+y"), "")),
                 id="conversation",
             )
-            yield SideColumn(self.runtime, show_inspector=self._show_inspector, id="side")
+            yield SideColumn(self.runtime, show_inspector=self._show_inspector, first_look=self._first_look, id="side")
         yield ShellRunner(id="shell-runner")
         yield CommandRunner(self.commands, self.ready_runtime, self.command_ui, id="command-runner")
         yield Footer(compact=self.panes.compact_footer)  # so that every key fits
@@ -504,7 +506,7 @@ and sending your next message opens it first (the message goes once you have ans
             return
         match event:
             case AssistantTextDelta(text=text):
-                chat.stream.write(text)
+                await chat.append_answer(text)
                 return  # nothing else follows streamed text
             case AssistantMessageDone(text=text):
                 await chat.end_answer(text)
@@ -668,6 +670,7 @@ and sending your next message opens it first (the message goes once you have ans
         if worker.group == _TURN and worker is self._turn_worker and worker.is_finished:
             reason = {WorkerState.CANCELLED: "cancelled", WorkerState.ERROR: "error"}.get(event.state, "end_turn")
             await self._close_turn(reason)
+            self.refresh_bindings()  # the turn may have been closed by its TurnFinished while the worker still ran
             await self._send_after_review()
 
     async def on_worker_failed(self, message: WorkerFailed) -> None:

@@ -23,7 +23,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from anton_tui.config import Settings, SettingsError, needs_setup
+from anton_tui.config import Settings, SettingsError
 from anton_tui.settings_form import (
     PROVIDER_TITLES,
     SUGGESTED_MODELS,
@@ -167,7 +167,7 @@ was.
             for input_widget in self.query(Input):
                 input_widget.cursor_blink = blink
             self._show_base_url(self.settings.planning_provider)
-            self.query_one("#api-key" if needs_setup(self.settings) else "#provider").focus()
+            self.query_one("#api-key" if self.settings.needs_setup() else "#provider").focus()
         except NoMatches:
             pass  # the app quit while this screen was opening, and its widgets are already gone
 

@@ -1,10 +1,8 @@
-"""One assistant answer, or one part of a long one, in the chat: Markdown while it streams, its rendered lines once done.
+"""One assistant answer, or one part of a long one, in the chat: its Markdown, written to as the answer streams.
 
-A Markdown widget is a tree of block widgets (paragraphs, list items, fences…), and every layout pass of the screen
-visits every widget on it, however far above the view. So once finished and laid out, a part keeps the lines it
-rendered and lets its Markdown go (`keep_lines`): one widget per part. When those lines no longer fit (the chat's
-width or the theme changed) the part turns back into Markdown for a moment (`Thawed`) and keeps the new lines.
-When all this happens is decided in `tui/streaming.py`.
+A streaming part is written through Textual's `Markdown.get_stream()` (`write`), which merges the pieces that come
+faster than the Markdown can show them. When the answer is split into parts, and when the user holds the text back,
+is decided in `tui/streaming.py`.
 
 A resumed conversation's answers start as drafts (`draft=True`): their text in one plain widget, drawn in the first
 frame without importing or parsing any Markdown, and turned into the rendered answer afterwards (`upgrade`), so they
@@ -13,51 +11,31 @@ end up as every other answer looks. Their text (`source`) is there from the star
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
-from rich.style import Style
 from textual.content import Content
-from textual.geometry import Region, Size
-from textual.message import Message
-from textual.selection import Selection
-from textual.strip import Strip
 from textual.widget import MountError, Widget
 from textual.widgets import Static
 
-from anton_tui.tui.textual_internals import layout_settled, rendered_lines
-
 if TYPE_CHECKING:
-    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
 
-
-def _scrolls_sideways(widget: Widget) -> bool:
-    """A code block wider than the chat scrolls sideways; kept lines could not, so such a part stays Markdown."""
-    return any(
-        child.styles.overflow_x in ("auto", "scroll") and child.max_scroll_x > 0
-        for child in widget.walk_children(Widget)
-    )
+    from anton_tui.tui.widgets.answer_markdown import AnswerMarkdown
 
 
 class AssistantMessage(Widget):
-    """One assistant message (or a part of a long one): Markdown while it streams, its rendered lines once done."""
+    """One assistant message (or a part of a long one). `continued`: it goes on from the part before it. `ended`: the
+    answer is over and this is its last part (no blank line under it)."""
 
-    class Thawed(Message):
-        """A finished part is Markdown again (to be rendered for a new width or theme); its lines are to be kept."""
-
-        def __init__(self, part: AssistantMessage) -> None:
-            super().__init__()
-            self.part = part
-
-    def __init__(self, text: str = "", *, continued: bool = False, draft: bool = False) -> None:
+    def __init__(self, text: str = "", *, continued: bool = False, draft: bool = False, ended: bool = False) -> None:
         super().__init__(classes="chat-block -continued" if continued else "chat-block")
-        self._source = text
+        self.continued = continued
+        self.ended = ended
+        self._source = text  # the text while no Markdown holds it (a draft, or a part not mounted yet)
         self._draft: Static | None = Static(Content(text), classes="answer-draft") if draft else None
-        self._lines: list[Strip] | None = None  # the kept rendering
-        self._kept_as: tuple[int, str] | None = None  # (width, theme) the kept lines were rendered for
-        self.finished = False
-        self._last = True
-        self._line_style = Style()
-        self._trimmed: Widget | None = None  # the block whose bottom margin `_trim_last_margin` took away
+        self._stream: MarkdownStream | None = None
 
     def compose(self):
         if self._draft is not None:
@@ -65,23 +43,82 @@ class AssistantMessage(Widget):
         else:
             from anton_tui.tui.widgets.answer_markdown import AnswerMarkdown
 
-            yield AnswerMarkdown(self._source)
-
-    def on_mount(self) -> None:
-        self.watch(self.app, "theme", self._theme_changed, init=False)
+            yield AnswerMarkdown(self._source, ended=self.ended)
 
     @property
-    def markdown(self) -> Markdown | None:
-        """The live Markdown widget; None while the part is a draft or shows its kept lines (a hidden one may wait
-        to go)."""
-        if self._lines is not None or self._draft is not None:
+    def markdown(self) -> AnswerMarkdown | None:
+        """The Markdown widget; None while the part is a draft or is not mounted."""
+        if self._draft is not None or not self.children:
             return None
-        return next(iter(self.query_children("Markdown")), None)  # type: ignore[arg-type]
+        from anton_tui.tui.widgets.answer_markdown import AnswerMarkdown
+
+        return next((child for child in self.children if isinstance(child, AnswerMarkdown)), None)
 
     @property
     def draft(self) -> bool:
         """Drawn as plain text, not rendered yet (see `upgrade`)."""
         return self._draft is not None
+
+    @property
+    def source(self) -> str:
+        markdown = self.markdown
+        return self._source if markdown is None else markdown.source
+
+    @property
+    def words(self) -> str:
+        return self.source
+
+    async def write(self, text: str, *, at_once: bool = False) -> None:
+        """Add streamed text: through the Markdown's stream, or `at_once` (what the stream still holds first), done
+        when this returns. A part that is not mounted keeps it for when it is."""
+        markdown = self.markdown
+        if markdown is None or not markdown.is_mounted:
+            self._source += text
+        elif at_once:
+            await self.stop()
+            await markdown.append(text)
+        else:
+            if self._stream is None:
+                self._stream = markdown.stream()
+            await self._stream.write(text)
+
+    async def stop(self) -> None:
+        """Nothing more is written to this part (the stream shows what it still holds)."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.stop()
+
+    def end(self) -> None:
+        """The answer is over and this is its last part: no blank line under its last block."""
+        self.ended = True
+        if (markdown := self.markdown) is not None:
+            markdown.end()
+
+    @property
+    def resting(self) -> bool:
+        """Kept at its height with its blocks out of the screen's layout (see `rest`)."""
+        markdown = self.markdown
+        return markdown is not None and not markdown.display
+
+    def rest(self) -> None:
+        """Far from the view, the part keeps its place (its height now) while its Markdown leaves the screen's layout:
+        each layout pass visits every widget displayed, and a part's Markdown is dozens of them. (`wake` when the view
+        comes near; at another width its height would differ: the chat wakes every part then.)"""
+        markdown, height = self.markdown, self.outer_size.height
+        if markdown is None or not markdown.display or not height:
+            return
+        self.styles.height = height
+        markdown.display = False
+
+    def wake(self) -> None:
+        markdown = self.markdown
+        if markdown is not None and not markdown.display:
+            markdown.display = True
+            self.styles.clear_rule("height")
+
+    def recipe(self) -> Callable[[], Widget]:
+        """Makes this part again, rendered, once it has left the chat."""
+        return partial(AssistantMessage, self.source, continued=self.continued, ended=self.ended)
 
     async def upgrade(self) -> bool:
         """Render a draft as Markdown, as every answer is drawn. The Markdown gets its blocks hidden and takes the
@@ -92,151 +129,15 @@ class AssistantMessage(Widget):
             return False
         from anton_tui.tui.widgets.answer_markdown import AnswerMarkdown
 
-        markdown = AnswerMarkdown(self._source)
+        markdown = AnswerMarkdown(self._source, ended=self.ended)
         markdown.display = False
         try:
             await self.mount(markdown)  # parsed, and its blocks mounted
         except MountError:  # the chat was cleared meanwhile
             return False
-        if not self.is_attached or self._draft is not draft:
+        if self._draft is not draft or not self.is_attached:  # (may have changed while the Markdown mounted)
             return False
         self._draft = None
         draft.display, markdown.display = False, True
         await draft.remove()
         return True
-
-    @property
-    def source(self) -> str:
-        markdown = self.markdown
-        return self._source if markdown is None else markdown.source
-
-    @property
-    def frozen(self) -> bool:
-        """Showing its kept lines, its Markdown gone."""
-        return self._lines is not None and not self.children
-
-    async def append(self, text: str) -> None:
-        """Add streamed text to the live Markdown."""
-        markdown = self.markdown
-        assert markdown is not None, "a part is written to only while it streams"
-        await markdown.append(text)
-
-    def finish(self, *, last: bool = True) -> bool:
-        """Nothing more will be written to this part. `last` is False for a part that the next one continues (its
-        blank line under the last block stays, as between any two blocks). False when the part must first be
-        rendered again (it kept its lines with that blank line under them)."""
-        now_last = last and not self._last
-        self.finished, self._last = True, last
-        if now_last and self._kept_as is not None:
-            self.call_later(self._thaw)
-            return False
-        self._trim_last_margin()
-        return True
-
-    def _trim_last_margin(self) -> None:
-        """No blank line under the last block of a finished message. Done by hand: a `:last-child` rule would
-        restyle every block of a streaming answer each time a block is added."""
-        markdown = self.markdown
-        if markdown is None or not markdown.children or not self._last:
-            return
-        last = markdown.children[-1]
-        if self._trimmed is not None and self._trimmed is not last:
-            self._trimmed.styles.clear_rule("margin")
-        top, right, _bottom, left = last.styles.margin
-        last.styles.margin = (top, right, 0, left)
-        self._trimmed = last
-
-    def ready_to_keep_lines(self) -> bool | None:
-        """Whether the finished Markdown can be kept as lines now: it has its blocks, and the screen's layout has
-        given all of them their places at the part's current width. None when it never will as it stands (gone,
-        kept already, or a code block in it scrolls sideways)."""
-        markdown = self.markdown
-        if markdown is None or not self.finished or not self.is_attached:
-            return None
-        width = markdown.region.width
-        if not width or not self.display or width != self.content_region.width:
-            return False
-        if bool(markdown.children) != bool(markdown.source.strip()):
-            return False
-        self._trim_last_margin()  # in case the last block came after `finish`
-        if not (all(block.is_mounted for block in markdown.walk_children()) and layout_settled(markdown)):
-            return False
-        return None if _scrolls_sideways(markdown) else True
-
-    async def keep_lines(self) -> None:
-        """Keep the rendered lines and drop the Markdown (call when `ready_to_keep_lines()`)."""
-        markdown = self.markdown
-        assert markdown is not None
-        self._lines = rendered_lines(markdown)
-        self._kept_as = (markdown.region.width, self.app.theme)
-        self._source = markdown.source
-        # The part draws its kept lines once, the Markdown hidden, before the Markdown goes: removed at once, its
-        # blocks go first and a frame shows the part blank. Not awaited here: a screen under a dialog is not
-        # refreshed, and the chat must go on meanwhile.
-        markdown.visible = False
-        self.refresh(layout=True)
-        self.call_after_refresh(self._drop, markdown)
-
-    async def _drop(self, markdown: Markdown) -> None:
-        if markdown.parent is self and self._lines is not None:
-            await markdown.remove()
-
-    async def _thaw(self) -> None:
-        """Back to live Markdown, to be rendered again for the new width or theme (and kept again)."""
-        if self._kept_as is None:  # not kept, or already thawing
-            return
-        self._kept_as = None
-        from anton_tui.tui.widgets.answer_markdown import AnswerMarkdown
-
-        await self.remove_children("Markdown")  # a hidden one still waiting to go
-        await self.mount(AnswerMarkdown(self._source))  # the old lines stay underneath until it has its blocks
-        self._lines = None
-        self.refresh(layout=True)
-        if self.finished and self.finish(last=self._last):
-            self.post_message(self.Thawed(self))
-
-    async def on_resize(self) -> None:
-        if self._kept_as is not None and self._kept_as[0] != self.content_region.width:
-            await self._thaw()
-
-    async def _theme_changed(self) -> None:
-        if self._kept_as is not None:
-            await self._thaw()
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        if self._lines is not None:
-            return len(self._lines)
-        return super().get_content_height(container, viewport, width)
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        self._line_style = self.rich_style  # once per render, not per line: it looks at every ancestor
-        return super().render_lines(crop)
-
-    def render_line(self, y: int) -> Strip:
-        width = self.size.width
-        if self._lines is None or y >= len(self._lines):
-            return Strip.blank(width, self._line_style)
-        strip = self._lines[y]
-        selection = self.text_selection
-        if selection is not None and (span := selection.get_span(y)) is not None:
-            length = strip.cell_length
-            start, end = span
-            end = length if end == -1 else min(end, length)
-            start = min(start, end)
-            style = self.screen.get_component_rich_style("screen--selection")
-            strip = Strip.join(
-                [strip.crop(0, start), strip.crop(start, end).apply_style(style), strip.crop(end, length)]
-            )
-        return strip if strip.cell_length == width else strip.crop_extend(0, width, self._line_style)
-
-    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        if self._lines is None:
-            return None
-        return selection.extract("\n".join(strip.text for strip in self._lines)), "\n"
-
-    def selection_updated(self, selection: Selection | None) -> None:
-        self.refresh()
-
-    async def action_link(self, href: str) -> None:
-        """A link in the kept lines was clicked (the Markdown that drew it is gone)."""
-        self.app.open_url(href)

@@ -5,8 +5,8 @@ picked) move a highlight over your messages still on screen; **i** opens what th
 and skills (`TurnContextScreen`), **r** goes back to before the message (the same question and outcome as
 `/rewind`), **f** forks the conversation at it (`/conversation fork`) and continues in the fork, **Escape** drops the highlight and returns to the prompt. Which history entry and which turn a message on
 screen is comes from the engine's list of typed messages (`Runtime.user_turns()`), paired from the newest by text
-(`context_report.match_from_end`): older blocks may have been pruned from the screen, and a resumed conversation's
-messages have no turn of this run.
+(`Runtime.user_turn_shown`) with all the chat's messages, mounted or not (`user_texts`); a resumed
+conversation's messages have no turn of this run.
 """
 
 from __future__ import annotations
@@ -94,17 +94,19 @@ class SelectableChat(VerticalScroll):
         else:
             super().action_scroll_down()
 
+    def user_texts(self, picked: Widget) -> tuple[list[str], int]:
+        """The texts of the user's messages in the conversation, oldest first, and the place of `picked` among them
+        (the chat knows those no longer mounted too)."""
+        messages = self.user_message_blocks()
+        return [str(getattr(m, "text", "")) for m in messages], messages.index(picked)
+
     def picked_turn(self) -> Any:
         """The `UserTurn` of the highlighted message (None when it is no longer in the conversation)."""
-        from anton_tui.agent.context_report import match_from_end
-
         current, runtime = self.picked(), getattr(self.app, "runtime", None)
         if current is None or runtime is None:
             return None
-        messages, turns = self.user_message_blocks(), runtime.user_turns()
-        pairs = match_from_end([getattr(m, "text", "") for m in messages], [turn.text for turn in turns])
-        at = messages.index(current)
-        return turns[pairs[at]] if at in pairs else None
+        texts, at = self.user_texts(current)
+        return runtime.user_turn_shown(texts, at)
 
     def action_turn_context(self) -> None:
         from anton_tui.tui.screens.turn_context import TurnContextScreen

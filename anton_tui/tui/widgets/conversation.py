@@ -16,8 +16,6 @@ from anton_tui.tui.widgets.find_bar import FindBar
 from anton_tui.tui.widgets.prompt import Prompt, PromptBar
 from anton_tui.tui.widgets.review_bar import ReviewBar
 
-SHOWN_ENTRIES = 12  # of a resumed conversation; the whole of it stays in the session
-
 
 class Conversation(Vertical):
     """The chat with its prompt underneath."""
@@ -38,7 +36,6 @@ class Conversation(Vertical):
         self.review_key = review_key
         self.max_blocks = max_blocks or MAX_BLOCKS
         self.cursor_blink = cursor_blink
-        self.hidden_note: list[str] = []  # under the heading of a shown conversation
 
     def compose(self) -> ComposeResult:
         chat = ChatView(id="chat", max_blocks=self.max_blocks)
@@ -56,21 +53,20 @@ class Conversation(Vertical):
         return self.query_one(Prompt)
 
     async def show_entries(self, entries: list[Any], heading: str) -> None:
-        """A resumed or rewound conversation in the chat: `heading` on top, then its last `SHOWN_ENTRIES` entries
-        (typed messages, answers, tool calls, a summary) drawn as they were when it ran. One frame shows all of it:
-        the layout and paint of a frame in between would cost as much again."""
+        """A resumed or rewound conversation in the chat: `heading` on top, then its entries (typed messages, answers,
+        tool calls, a summary) drawn as they were when it ran; the chat mounts the last ones, and the earlier ones as
+        the view reaches them. One frame shows all of it: the layout and paint of a frame in between would cost as
+        much again."""
         chat = self.chat
         with self.app.batch_update():
             await chat.clear()
-            hidden = max(0, len(entries) - SHOWN_ENTRIES)
-            self.hidden_note = [f"{hidden} earlier entries are not shown."] if hidden else []
-            await chat.show_entries("\n".join([heading, *self.hidden_note]), entries[hidden:])
+            await chat.show_entries(heading, entries)
 
     def retitle(self, heading: str) -> None:
         """A new heading for the conversation in the chat (the one shown early, now resumed)."""
         shown = self.chat.heading
         if shown is not None and shown.is_attached:
-            shown.update(Content("\n".join([heading, *self.hidden_note])))
+            shown.update(Content(heading))
 
     def fill_prompt(self, text: str) -> None:
         """Put `text` in the prompt to edit and send, the cursor at its end."""

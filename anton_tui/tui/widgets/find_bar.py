@@ -1,13 +1,14 @@
 """Find in the conversation (Ctrl+F): a search box under the chat that steps through every match, newest first.
 
-Matches on screen are scrolled to and highlighted (the whole message); matches in parts of the conversation that are
-no longer on screen (pruned from a long chat, or earlier than a resumed conversation's last entries) are shown in the
-bar as an excerpt, since their blocks are gone. **Enter** or **Down** goes to the next (older) match, **Up** to the
-newer one, **Escape** closes the bar.
+Every block of the conversation is searched, mounted or not: a match is scrolled to and highlighted (the whole
+message), and one in a part of the conversation that is not mounted (earlier than what the chat shows, after
+scrolling back, or of a resumed conversation) is first brought back into the chat. **Enter** or **Down** goes to the
+next (older) match, **Up** to the newer one, **Escape** closes the bar.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from textual import on
@@ -19,38 +20,35 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from anton_tui.agent.find import find_in_transcript, pattern
-from anton_tui.tui.widgets.chat import ChatView, Notice, UserMessage
+from anton_tui.tui.widgets.chat import ChatView
+from anton_tui.tui.widgets.chat_window import Slot
 
 CURRENT = "-find-current"
 
 
+def find_pattern(query: str) -> re.Pattern[str] | None:
+    """The query as a case-blind pattern where spaces match any whitespace (a phrase is found across a line break);
+    None for a blank query."""
+    words = query.split()
+    if not words:
+        return None
+    return re.compile(r"\s+".join(re.escape(word) for word in words), re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Match:
-    """A match: a block on screen (`block`), or an earlier entry no longer on screen (`excerpt`)."""
+    """A block holding the query: its place in the conversation."""
 
-    block: Widget | None = None
-    excerpt: str = ""
+    slot: Slot
 
-
-def block_text(block: Widget) -> str:
-    """The words a chat block shows, for searching."""
-    from anton_tui.tui.widgets.answer import AssistantMessage  # Markdown: kept off the first frame
-    from anton_tui.tui.widgets.tool_block import ToolCallBlock
-
-    if isinstance(block, UserMessage):
-        return block.text
-    if isinstance(block, AssistantMessage):
-        return block.source
-    if isinstance(block, ToolCallBlock):
-        return f"{block.tool_name} {block.summary}"
-    if isinstance(block, Notice):
-        return str(block.render())
-    return ""
+    @property
+    def block(self) -> Widget | None:
+        """Its widget, while it is mounted."""
+        return self.slot.widget
 
 
 class FindBar(Horizontal):
-    """The search box; `search(entries)` is given the whole transcript when the query changes."""
+    """The search box over `chat`; `search(query)` runs when the query changes."""
 
     DEFAULT_CSS = """
     FindBar { height: 1; margin: 0 1; display: none; }
@@ -75,14 +73,13 @@ class FindBar(Horizontal):
         self.chat = chat
         self.matches: list[Match] = []
         self.current = -1
-        self.entries: list = []
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="find in the conversation", compact=True, id="find-input")
         yield Static("", id="find-status", markup=False)
 
-    def open(self, entries: list) -> None:
-        self.entries = entries
+    def open(self, entries: list | None = None) -> None:
+        """Open the bar. (`entries`, the session's transcript, is not needed: the chat holds every block it showed.)"""
         self.add_class("-open")
         box = self.query_one(Input)
         box.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
@@ -95,15 +92,11 @@ class FindBar(Horizontal):
         self.search(event.value)
 
     def search(self, query: str) -> None:
-        """Every match, oldest first: earlier entries no longer on screen, then the blocks on screen."""
-        compiled = pattern(query)
-        blocks = list(self.chat.blocks) if compiled is not None else []
-        users_on_screen = sum(isinstance(block, UserMessage) for block in blocks)
-        user_entries = [n for n, entry in enumerate(self.entries) if entry.kind == "user"]
-        first_shown = user_entries[-users_on_screen] if 0 < users_on_screen <= len(user_entries) else len(self.entries)
-        earlier = find_in_transcript(self.entries, query, before=first_shown) if compiled is not None else []
-        on_screen = [block for block in blocks if compiled is not None and compiled.search(block_text(block))]
-        self.matches = [Match(excerpt=found.excerpt) for found in earlier] + [Match(block=b) for b in on_screen]
+        """Every match in the conversation, oldest first; the newest is shown."""
+        compiled = find_pattern(query)
+        window = self.chat.window
+        slots = window.slots if compiled is not None else []
+        self.matches = [Match(slot) for slot in slots if compiled is not None and compiled.search(window.words(slot))]
         self.current = len(self.matches) - 1
         self.show()
 
@@ -121,14 +114,21 @@ class FindBar(Horizontal):
             status.update(Content("no match" if query else ""))
             return
         match = self.matches[self.current]
-        where = f"{self.current + 1} of {len(self.matches)}"
+        status.update(Content(f"{self.current + 1} of {len(self.matches)}"))
         if match.block is not None and match.block.is_mounted:
-            match.block.add_class(CURRENT)
-            self.chat.release_anchor()
-            self.chat.scroll_to_widget(match.block, animate=False, top=True)
-            status.update(Content(where))
+            self._highlight(match.block)
         else:
-            status.update(Content(f"{where} · earlier, no longer on screen: {match.excerpt}"))
+            self.call_later(self._bring_back, match)
+
+    async def _bring_back(self, match: Match) -> None:
+        block = await self.chat.reveal(match.slot)
+        if block is not None and self.matches and self.matches[self.current] is match:
+            self._highlight(block)
+
+    def _highlight(self, block: Widget) -> None:
+        block.add_class(CURRENT)
+        self.chat.release_anchor()
+        self.chat.call_after_refresh(self.chat.scroll_to_widget, block, animate=False, top=True)
 
     def action_close(self) -> None:
         for block in self.chat.query(f".{CURRENT}"):

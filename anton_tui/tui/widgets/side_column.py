@@ -1,9 +1,11 @@
 """The right-hand column of the main screen: the scratchpad pane on top, the memory inspector below.
 
-Until the runtime is built the inspector is an empty frame (`InspectorPlaceholder`); `attach` swaps in the
-`InspectorPane` over the runtime, at once or, while a conversation is being resumed, when the screen says the
-conversation is shown (`mount_inspector_if_waiting`). The scratchpad pane's requests to cancel a cell, reset or remove
-a pad are carried out here through the runtime, in a worker, and the pane follows when the runtime has done it.
+Until the runtime is built the inspector shows the first rows of the memory files (`first_look`, read before the
+first frame), or is an empty frame (`InspectorPlaceholder`) without them. `attach` hands the runtime to the first, or
+swaps in the `InspectorPane` over the runtime for the second: at once or, while a conversation is being resumed, when
+the screen says the conversation is shown (`mount_inspector_if_waiting`). The scratchpad pane's
+requests to cancel a cell, reset or remove a pad are carried out here through the runtime, in a worker, and the pane
+follows when the runtime has done it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from anton_tui.tui.widgets.inspector_placeholder import InspectorPlaceholder
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 
 if TYPE_CHECKING:
-    from anton_tui.runtime import Runtime
+    from anton_tui.runtime import FirstLook, Runtime
 
 
 class InspectorView(Protocol):
@@ -37,23 +39,31 @@ class SideColumn(Vertical):
     class InspectorMounted(Message):
         """The inspector over the runtime took the empty frame's place (its tabs are there, still empty)."""
 
-    def __init__(self, runtime: Runtime | None, *, show_inspector: bool = True, id: str | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime | None,
+        *,
+        show_inspector: bool = True,
+        first_look: FirstLook | None = None,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.runtime = runtime
         self.show_inspector = show_inspector
+        self.first_look = first_look
         self.inspector_waiting = False  # the runtime came, the inspector waits for a resumed conversation
         self._inspector_view: InspectorView | None = None
 
     def compose(self) -> ComposeResult:
         yield ScratchpadPane(id="scratchpad")
-        if not self.show_inspector or self.runtime is None:
+        if not self.show_inspector or (self.runtime is None and self.first_look is None):
             placeholder = InspectorPlaceholder(id="inspector")
             self._inspector_view = placeholder
             yield placeholder
         else:
             from anton_tui.tui.widgets.inspector import InspectorPane
 
-            pane = InspectorPane(self.runtime, id="inspector")
+            pane = InspectorPane(self.runtime, first_look=self.first_look, id="inspector")
             self._inspector_view = pane
             yield pane
 
@@ -89,8 +99,12 @@ class SideColumn(Vertical):
     async def _mount_inspector(self, runtime: Runtime) -> None:
         from anton_tui.tui.widgets.inspector import InspectorPane
 
+        shown = self.query_one("#inspector")
+        if isinstance(shown, InspectorPane):  # the first frame's, showing the start of the memory files: it takes it
+            shown.attach_runtime(runtime)
+            return
         self._inspector_view = None
-        await self.query_one("#inspector").remove()
+        await shown.remove()
         pane = InspectorPane(runtime, id="inspector")  # (hidden by the screen's class if F3 hid the frame)
         await self.mount(pane)
         self._inspector_view = pane

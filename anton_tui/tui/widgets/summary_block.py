@@ -13,7 +13,8 @@ the block is first opened, so a long chat of closed blocks stays light.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -21,6 +22,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Collapsible, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -117,6 +119,7 @@ class SummaryBlock(Collapsible):
 
     def __init__(self, summary: str, detail: str = "", ledgers: Sequence[Ledger] = ()) -> None:
         self.ledgers = tuple(ledgers)
+        self.detail = detail
         if self.ledgers:
             detail = f"{detail} · {ledger_line(self.ledgers)}".strip(" ·")
         title = Content.from_markup("[b]Earlier turns summarised[/b] [$text-muted]$detail[/]", detail=detail)
@@ -128,6 +131,13 @@ class SummaryBlock(Collapsible):
         )
         self.summary = summary
         self._ledger_shown = False
+
+    @property
+    def words(self) -> str:
+        return self.summary
+
+    def recipe(self) -> Callable[[], Widget]:
+        return partial(SummaryBlock, self.summary, self.detail, self.ledgers)
 
     def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         if event.collapsible is self and self.ledgers and not self._ledger_shown:

@@ -8,9 +8,12 @@ while the first time (a resumed conversation draws several tool calls before its
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from anton_tui.tui.widgets.code import highlighted_python
@@ -76,26 +79,40 @@ def _details(name: str, tool_input: dict[str, Any]) -> list[Static]:
 class ToolCallBlock(Collapsible):
     """A tool call; collapsed by default, its title updated when the call finishes."""
 
-    def __init__(self, call_id: str, name: str, tool_input: dict[str, Any]) -> None:
+    def __init__(self, call_id: str, name: str, tool_input: dict[str, Any], *, collapsed: bool = True) -> None:
         self.call_id = call_id
         self.tool_name = name
+        self.tool_input = tool_input
         self.summary = summarize_call(name, tool_input)
         self.state = "running"
+        self.duration = 0.0
+        self.result = ""
         self._result = Static(Content("running…"), classes="tool-result -running")
+        details = _details(name, tool_input)
+        self._code = str(tool_input["code"]) if name == "scratchpad" and tool_input.get("code") else None
+        self._code_static = details[0] if self._code is not None else None
         super().__init__(
-            *_details(name, tool_input),
+            *details,
             self._result,
             title=self._title_content("…", "$text-muted", ""),  # type: ignore[arg-type]  # Content is accepted
-            collapsed=True,
+            collapsed=collapsed,
             classes="tool-call",
         )
-        self._code = str(tool_input["code"]) if name == "scratchpad" and tool_input.get("code") else None
 
     def watch_collapsed(self, collapsed: bool) -> None:
         """Opened: the code is highlighted now, before the frame that shows it."""
-        if not collapsed and self._code is not None:
+        if not collapsed and self._code is not None and self._code_static is not None:
             code, self._code = self._code, None
-            self.query_one(".tool-code", Static).update(highlighted_python(code))
+            self._code_static.update(highlighted_python(code))
+
+    @property
+    def words(self) -> str:
+        return f"{self.tool_name} {self.summary}"
+
+    def recipe(self) -> Callable[[], Widget]:
+        """Makes the block again as it is now (finished, or cancelled; open or not)."""
+        return partial(remade_tool_call, self.call_id, self.tool_name, self.tool_input, self.state, self.duration,
+                       self.result, self.collapsed)  # fmt: skip
 
     def _title_content(self, mark: str, mark_style: str, suffix: str) -> Content:
         icon = _TOOL_ICONS.get(self.tool_name, "▪")
@@ -110,9 +127,10 @@ class ToolCallBlock(Collapsible):
 
     def finish(self, *, success: bool, duration: float, result: str) -> None:
         self.state = "ok" if success else "failed"
+        self.duration, self.result = duration, result
         self.set_class(not success, "-failed")
         mark, style = ("✓", "$text-success") if success else ("✗ failed", "$text-error")
-        self.title = self._title_content(mark, style, f"{duration:.1f}s")
+        self.title = self._title_content(mark, style, f"{duration:.1f}s")  # type: ignore[assignment]  # Content is accepted
         shown = (
             result
             if len(result) <= RESULT_PREVIEW_CHARS
@@ -124,6 +142,18 @@ class ToolCallBlock(Collapsible):
     def cancel(self) -> None:
         if self.state == "running":
             self.state = "cancelled"
-            self.title = self._title_content("cancelled", "$text-warning", "")
+            self.title = self._title_content("cancelled", "$text-warning", "")  # type: ignore[assignment]  # Content is accepted
             self._result.update(Content("cancelled"))
             self._result.remove_class("-running")
+
+
+def remade_tool_call(
+    call_id: str, name: str, tool_input: dict[str, Any], state: str, duration: float, result: str, collapsed: bool
+) -> ToolCallBlock:
+    """A tool call's block made again, in the state it had when it left the chat."""
+    block = ToolCallBlock(call_id, name, tool_input, collapsed=collapsed)
+    if state in ("ok", "failed"):
+        block.finish(success=state == "ok", duration=duration, result=result)
+    elif state == "cancelled":
+        block.cancel()
+    return block

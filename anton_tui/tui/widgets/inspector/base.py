@@ -2,9 +2,8 @@
 
 Every tab reloads with `refresh_data()`. A tab that shows files (`FileTab`) asks the Runtime for a snapshot in a
 worker that only posts a message (the Runtime reads the files off the event loop); the tab's handler for that
-message updates the widgets. Nothing is read when a tab is
-mounted: the pane loads the tabs after the first frame, one after another, and a tab shown before its turn loads
-at once.
+message updates the widgets. Nothing is read when a tab is mounted: the pane loads the tabs after the first frame
+(and once the runtime is built), one after another, and a tab shown before its turn loads at once.
 """
 
 from __future__ import annotations
@@ -164,9 +163,29 @@ class InspectorTab(Vertical):
             self.count = count
             self.warnings = warnings
 
-    def __init__(self, runtime: Runtime, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, runtime: Runtime | None, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.runtime = runtime
+        self._runtime = runtime
+
+    @property
+    def runtime(self) -> Runtime:
+        """The runtime the tab reads through; tabs read only once the pane has it (`InspectorPane.attach_runtime`)."""
+        if self._runtime is None:
+            raise RuntimeError("the inspector's runtime is not built yet")
+        return self._runtime
+
+    @property
+    def has_runtime(self) -> bool:
+        return self._runtime is not None
+
+    def attach_runtime(self, runtime: Runtime) -> None:
+        """The runtime is built: the tab may read through it from now on."""
+        self._runtime = runtime
+        if self.is_mounted:
+            self.runtime_attached()
+
+    def runtime_attached(self) -> None:
+        """Called once the runtime is there (after mounting): a tab that reads at once does it here."""
 
     def refresh_data(self) -> None:
         """Reload from disk (in a worker); the widgets change when the result arrives."""
@@ -248,7 +267,8 @@ class FileTab(InspectorTab):
             self._show_detail(None)
 
     def refresh_data(self) -> None:
-        self._load(self._next_generation())
+        if self.has_runtime:  # (before, nothing is read: the pane loads every tab once the runtime is there)
+            self._load(self._next_generation())
 
     def ensure_loaded(self) -> None:
         """Start the first read unless one has already started."""

@@ -81,9 +81,15 @@ the turn); left-out lines come last and the agent did not see them.
         yield FixedColumnsTable(cursor_type="row", zebra_stripes=True, classes="context")
 
     def on_mount(self) -> None:
+        if self.has_runtime:
+            self.refresh_data()
+
+    def runtime_attached(self) -> None:
         self.refresh_data()
 
     def refresh_data(self) -> None:
+        if not self.has_runtime:
+            return  # (read once the runtime is there)
         self.report = self.runtime.context_report()
         self.query_one(".status", Static).update(Content(describe(self.report)))
         table = self.query_one(FixedColumnsTable)

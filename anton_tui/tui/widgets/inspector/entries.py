@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Static
 
 from anton_tui.memory.engrams.engram import Engram
 from anton_tui.memory.engrams.hippocampus import MemoryFileError
+from anton_tui.runtime import FirstRows
 from anton_tui.tui.memory_words import source_words
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.edit_entry import EditEntryScreen
@@ -179,6 +180,7 @@ class EntryTab(FileTab):
         self._snapshot = EntrySnapshot()
         self._visible: Sequence[int] = range(0)  # indexes into the snapshot's rows of the rows shown, in order
         self._fitted_width = 0
+        self.first_rows_shown = False
 
     # ---- what each kind defines ------------------------------------------------------------------------------
 
@@ -207,6 +209,15 @@ class EntryTab(FileTab):
         problems = [describe_problem(tier.scope, problem) for tier in listing.tiers for problem in tier.problems]
         unwritable = {tier.scope: tier.unwritable for tier in listing.tiers if tier.unwritable}
         return EntrySnapshot(EntryRows(tiers), problems, unwritable)
+
+    def show_first_rows(self, first: FirstRows) -> None:
+        """Show the start of the list, read before the runtime was built; the first full read replaces it (and then
+        the tab's title gets its count, unless these rows are all there is)."""
+        self.first_rows_shown = True
+        self._snapshot = EntrySnapshot(EntryRows((tier.scope, tier.entries) for tier in first.listing.tiers))
+        self.fill_table(None)
+        if first.complete:
+            self.post_message(self.Summary(self, len(self._snapshot.rows)))
 
     def apply_snapshot(self, snapshot: EntrySnapshot) -> None:
         kept = self._cursor_entry()

@@ -86,8 +86,14 @@ their date. Move through the list to read a line in full below it.
             yield Static(classes="episode-text")
 
     def on_mount(self) -> None:
-        self._set_status(self._idle_status())
+        self._set_status(self._idle_status() if self.has_runtime else "")
         self.fill_table()
+
+    def runtime_attached(self) -> None:
+        if self.query_text:  # asked for before the memory was ready
+            self._recall(self.query_text)
+        else:
+            self._set_status(self._idle_status())
 
     @property
     def table(self) -> DataTable:
@@ -113,7 +119,8 @@ their date. Move through the list to read a line in full below it.
         if search_box.value.strip() != query:
             search_box.value = query
         self._set_status(f"Searching for “{query}”…")
-        self._recall(query)
+        if self.has_runtime:  # (else the search starts once the runtime is built)
+            self._recall(query)
 
     def refresh_data(self) -> None:
         if self.query_text:

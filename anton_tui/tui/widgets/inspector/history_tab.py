@@ -99,6 +99,8 @@ When shared memory was synced and part of the merge could not be decided, those 
     # ---- loading -----------------------------------------------------------------------------------------------
 
     def refresh_data(self) -> None:
+        if not self.has_runtime:
+            return  # (read once the runtime is there)
         self.load_started = True
         self._list()
 

@@ -1,15 +1,20 @@
 """The inspector: Anton's memory at a glance, one tab each for rules, lessons, profile, skills, ACC and episodes.
 
-Give it the `Runtime`; the tabs read its memory stores. Nothing is read before the first frame: once it is painted the pane loads the
-tab in view, then the other tabs one after another, and posts `InspectorPane.Loaded` (the app starts its file
-watcher then); a tab shown before its turn loads at once. It reloads a loaded tab when that tab's files change
+Give it the `Runtime`, or first the first rows of the memory listings (`RuntimeStarter.first_look`, read cheaply
+from the start of the files before the first frame) and the runtime once it is built (`attach_runtime`): the rules,
+lessons and profile tabs show those rows in the first frame, while the runtime is built. Nothing is read before the first frame: once it is painted (and
+the runtime is there) the pane loads the tab in view, then the other tabs one after another, and posts
+`InspectorPane.Loaded` (the app starts its file watcher then); a tab shown before its turn loads at once. It reloads a loaded tab when that tab's files change
 (`FilesChanged` from the file watcher, batched for a tenth of a second), follows the session's events through
 `apply_event`, and reports failed reloads once as a notification.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
+from functools import cache
+from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -26,29 +31,45 @@ from anton_tui.agent.events import (
     OutsideAccess,
     TurnFinished,
 )  # fmt: skip
-from anton_tui.runtime import Runtime
+from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
-from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
+
+if TYPE_CHECKING:
+    from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
+    from anton_tui.tui.widgets.inspector.history_tab import HistoryTab
 from anton_tui.tui.widgets.inspector.base import FileTab, InspectorTab
-from anton_tui.tui.widgets.inspector.context_tab import ContextTab
-from anton_tui.tui.widgets.inspector.episodes import EpisodesTab
-from anton_tui.tui.widgets.inspector.history_tab import HistoryTab
+from anton_tui.tui.widgets.inspector.entries import EntryTab
 from anton_tui.tui.widgets.inspector.lessons import LessonsTab
 from anton_tui.tui.widgets.inspector.profile import ProfileTab
 from anton_tui.tui.widgets.inspector.rules import RulesTab
-from anton_tui.tui.widgets.inspector.skills_tab import SkillsTab
 
-TABS: dict[str, type[InspectorTab]] = {
-    "rules": RulesTab,
-    "lessons": LessonsTab,
-    "profile": ProfileTab,
-    "skills": SkillsTab,
-    "acc": AccFeedTab,
-    "episodes": EpisodesTab,
-    "history": HistoryTab,
-    "context": ContextTab,
-}
+TITLES = {"rules": "Rules", "lessons": "Lessons", "profile": "Profile", "skills": "Skills", "acc": "ACC",
+          "episodes": "Episodes", "history": "History", "context": "Context"}  # fmt: skip
+"""Every tab, in order, with its title (the same as its class's `TITLE`)."""
+ENTRY_TABS: dict[str, type[EntryTab]] = {"rules": RulesTab, "lessons": LessonsTab, "profile": ProfileTab}
+FIRST_FRAME_TABS = ("rules",)
+"""The tabs a first frame before the runtime is built is made with (the tab in view; the others come right after)."""
+
+
+@cache
+def tab_classes() -> dict[str, type[InspectorTab]]:
+    """Every tab's class (importing the modules of the tabs a first frame does without)."""
+    from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
+    from anton_tui.tui.widgets.inspector.context_tab import ContextTab
+    from anton_tui.tui.widgets.inspector.episodes import EpisodesTab
+    from anton_tui.tui.widgets.inspector.history_tab import HistoryTab
+    from anton_tui.tui.widgets.inspector.skills_tab import SkillsTab
+
+    later = {"skills": SkillsTab, "acc": AccFeedTab, "episodes": EpisodesTab, "history": HistoryTab,
+             "context": ContextTab}  # fmt: skip
+    return {tab_id: ENTRY_TABS[tab_id] if tab_id in ENTRY_TABS else later[tab_id] for tab_id in TITLES}
+
+
+def history_class() -> type[HistoryTab]:
+    return cast("type[HistoryTab]", tab_classes()["history"])
+
+
 AREA_TABS: dict[str, tuple[str, ...]] = {
     "memory": ("rules", "lessons", "profile", "history", "context"),
     "skills": ("skills",),
@@ -82,33 +103,80 @@ rewritten.
         """Every tab has read its files once (posted once, after the frame that shows the last of them)."""
 
     def __init__(
-        self, runtime: Runtime, *, name: str | None = None, id: str | None = None, classes: str | None = None
+        self,
+        runtime: Runtime | None,
+        *,
+        first_look: FirstLook | None = None,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
     ) -> None:
+        """`runtime` may come later (`attach_runtime`); until then the rules, lessons and profile tabs show the first
+        rows `first_look` holds, if any."""
         super().__init__(name=name, id=id, classes=classes)
         self.runtime = runtime
+        self._first_look = first_look
         self._batcher = ChangeBatcher(self, self.refresh_areas)
         self._reported_failures: set[str] = set()
         self._loading_begun = False
+        self._all_tabs = asyncio.Event()
+        self._early_events: list[object] = []
 
     def compose(self) -> ComposeResult:
+        # Before the runtime, only the rules, lessons and profile tabs are made for the first frame; the others
+        # (and their modules) come right after it (`_add_later_tabs`).
+        made_now = TITLES if self.runtime is not None else FIRST_FRAME_TABS
         with TabbedContent(id="inspector-tabs"):
-            for tab_id, tab_class in TABS.items():
-                with TabPane(tab_class.TITLE, id=f"inspector-{tab_id}"):
-                    yield tab_class(self.runtime, id=f"inspector-{tab_id}-tab")
+            for tab_id, title in TITLES.items():
+                with TabPane(title, id=f"inspector-{tab_id}"):
+                    if tab_id in made_now:
+                        yield tab_classes()[tab_id](self.runtime, id=f"inspector-{tab_id}-tab")
 
     def on_mount(self) -> None:
-        # Through the app: its callbacks run after its first frame (a widget's own may run before that frame).
-        self.app.call_after_refresh(self.load_tabs)
+        if self.runtime is not None:  # through the app: its callbacks run after its first frame (a widget's own may
+            self._all_tabs.set()  # run before that frame)
+            self.app.call_after_refresh(self.load_tabs)
+            return
+        self._show_first_rows()
+        self.app.call_after_refresh(self._add_later_tabs)
 
-    # ---- the tabs ----------------------------------------------------------------------------------------------
+    def _show_first_rows(self) -> None:
+        if self._first_look is not None and self.runtime is None:
+            for tab in self.query(EntryTab):
+                if not tab.load_started and not tab.first_rows_shown:
+                    tab.show_first_rows(self._first_look.of(tab.KIND_FILE))
+
+    async def _add_later_tabs(self) -> None:
+        """The tabs the first frame did without, once it is painted (with the runtime if it has come meanwhile)."""
+        for tab_id, tab_class in tab_classes().items():
+            if tab_id in FIRST_FRAME_TABS:
+                continue
+            pane = self.query_one(f"#inspector-{tab_id}", TabPane)
+            if not pane.is_attached:
+                return  # the app is closing
+            await pane.mount(tab_class(self.runtime, id=f"inspector-{tab_id}-tab"))
+        self._show_first_rows()
+        self._all_tabs.set()
+        for event in self._early_events:
+            self.apply_event(event)
+        self._early_events.clear()
+
+    def attach_runtime(self, runtime: Runtime) -> None:
+        """The runtime is built: the tabs read through it from now on, the tab in view first."""
+        if self.runtime is not None:
+            return
+        self.runtime = runtime
+        for tab in self.query(InspectorTab):  # (tabs added later are made with it)
+            tab.attach_runtime(runtime)
+        self.call_after_refresh(self.load_tabs)
 
     def tab(self, tab_id: str) -> InspectorTab:
-        """The widget of one tab: rules, lessons, profile, skills, acc or episodes."""
-        return self.query_one(f"#inspector-{tab_id}-tab", TABS[tab_id])
+        """The widget of one tab: rules, lessons, profile, skills, acc, episodes, history or context."""
+        return self.query_one(f"#inspector-{tab_id}-tab", InspectorTab)
 
     @property
     def acc_feed(self) -> AccFeedTab:
-        return self.query_one(AccFeedTab)
+        return self.query_one("#inspector-acc-tab", cast("type[AccFeedTab]", tab_classes()["acc"]))
 
     def show_tab(self, tab_id: str) -> None:
         """Bring a tab to the front and focus its list."""
@@ -127,6 +195,7 @@ rewritten.
 
         One at a time, because reading files in a thread while the app's loop fills a table slows both down.
         """
+        await self._all_tabs.wait()
         self._loading_begun = True
         in_view = f"inspector-{self.active_tab}"
         placed = [(tab, tab.parent.id) for tab in self.query(FileTab) if tab.parent is not None]
@@ -146,13 +215,13 @@ rewritten.
             return  # the first tab is shown while the pane mounts; `load_tabs` reads it after the first frame
         for file_tab in event.pane.query_children(FileTab):
             file_tab.ensure_loaded()
-        for history_tab in event.pane.query_children(HistoryTab):
+        for history_tab in event.pane.query_children(history_class()):
             history_tab.ensure_loaded()
 
     def refresh_data(self) -> None:
         """Reload every tab from disk."""
-        for tab_id in TABS:
-            self.tab(tab_id).refresh_data()
+        for tab in self.query(InspectorTab):
+            tab.refresh_data()
 
     def refresh_areas(self, areas: Iterable[str]) -> None:
         """Reload the tabs showing these areas ("memory", "skills", "episodes"; others are ignored).
@@ -160,9 +229,9 @@ rewritten.
         A tab that has not been read yet is left alone: its first read will see the change.
         """
         tab_ids = {tab_id for area in areas for tab_id in AREA_TABS.get(area, ())}
-        for tab_id in TABS:
+        for tab_id in TITLES:
             tab = self.tab(tab_id)
-            unread = isinstance(tab, (FileTab, HistoryTab)) and not tab.load_started
+            unread = isinstance(tab, (FileTab, history_class())) and not tab.load_started
             if tab_id in tab_ids and not unread:
                 tab.refresh_data()
 
@@ -174,7 +243,9 @@ rewritten.
 
     def apply_event(self, event: object) -> None:
         """Follow the session: ACC events go to the feed; memory writes reload the memory tabs."""
-        if isinstance(event, (AccEventObserved, AccNudge, OutsideAccess)):
+        if not self._all_tabs.is_set():
+            self._early_events.append(event)  # (the ACC and Context tabs come right after the first frame)
+        elif isinstance(event, (AccEventObserved, AccNudge, OutsideAccess)):
             self.acc_feed.add(event)
         elif isinstance(event, MemoryWritten):
             self._batcher.add({"memory"})

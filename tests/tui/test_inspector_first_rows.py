@@ -1,0 +1,91 @@
+"""A big memory home shows at once: the first frame already lists the first rules of the files, the same rows the
+full listing starts with, while the runtime is still being built; then the full lists take their place without the
+rows in view moving, and the other tabs fill in."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from textual.widgets import TabbedContent
+
+from anton_tui.memory.engrams.hippocampus import Hippocampus
+from anton_tui.runtime import Runtime, RuntimeStarter
+from anton_tui.runtime.memory_reads import entries_of
+from anton_tui.settings_sources import read_env_layers
+from anton_tui.tui.app import AntonApp
+from anton_tui.tui.textual_internals import FrameHook
+from anton_tui.tui.widgets.inspector.pane import InspectorPane
+
+from .e2e_support import SIZE, main_screen, save_global_env, started
+from .inspector_fixtures import column, wait_until
+
+
+def seed(home: Path, project: Path) -> None:
+    """2,000 global rules whose file begins with When and Never sections and has a second Always section far down,
+    400 project rules, 5,000 lessons: the listing's first rows are not simply the file's first lines."""
+    (home / "memory").mkdir(parents=True, exist_ok=True)
+    (project / ".anton" / "memory").mkdir(parents=True, exist_ok=True)
+    rules = ["# Rules", "## When"] + [f"- when case {n} <!-- ts:2026-01-02 -->" for n in range(600)]
+    rules += ["## Always"] + [f"- always rule {n} <!-- confidence:high -->" for n in range(30)]
+    rules += ["## Never"] + [f"- never do {n}" for n in range(1300)]
+    rules += ["## Always"] + [f"- always rule {n} (later)" for n in range(70)]
+    (home / "memory" / "rules.md").write_text("\n".join(rules) + "\n")
+    (project / ".anton" / "memory" / "rules.md").write_text(
+        "# Rules\n## Always\n" + "".join(f"- project rule {n}\n" for n in range(400))
+    )
+    (home / "memory" / "lessons.md").write_text("# Lessons\n" + "".join(f"- lesson {n}\n" for n in range(5000)))
+
+
+def listing_texts(home: Path, project: Path) -> list[str]:
+    """The Rules tab's texts, read as the full listing reads them (global, then the project's)."""
+    scopes = [Hippocampus(home / "memory", scope="global"), Hippocampus(project / ".anton" / "memory")]
+    return [entry.text for hc in scopes for entry in entries_of(hc, "rules")]
+
+
+class FirstFrame(FrameHook, AntonApp):
+    """Notes the Rules tab's texts and whether the runtime was there when the first frame was painted."""
+
+    first: tuple[list[str], object] | None = None
+
+    def frame_written(self, screen, renderable) -> None:
+        inspector = screen.query("#inspector")
+        if self.first is None and inspector and isinstance(inspector.first(), InspectorPane):
+            table = inspector.first().tab("rules").table
+            self.first = (column(table, 2), self.runtime)
+
+
+async def test_the_first_frame_lists_the_rules_the_full_listing_starts_with(fake_llm) -> None:
+    save_global_env(fake_llm)
+    home, project = Path(os.environ["ANTON_HOME"]), Path(os.environ["ANTON_PROJECT_DIR"])
+    seed(home, project)
+    expected = listing_texts(home, project)
+    release = threading.Event()
+
+    class SlowStarter(RuntimeStarter):
+        def build(self) -> Runtime:
+            release.wait(30)  # the runtime comes only once the test has looked at the first frame
+            return super().build()
+
+    app = FirstFrame(SlowStarter(read_env_layers()), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.first is not None)
+        shown, runtime = app.first
+        assert runtime is None, "the rows were shown before the runtime was built"
+        assert len(shown) >= 10 and shown == expected[: len(shown)]
+        assert shown[:31] == [f"always rule {n}" for n in range(30)] + ["always rule 0 (later)"]
+        pane = main_screen(app).inspector
+        assert label(pane, "rules") == "Rules", "no count until the whole list is read"
+
+        release.set()
+        await started(pilot)
+        rules = pane.tab("rules")
+        await wait_until(pilot, lambda: label(pane, "rules") == f"Rules {len(expected)}", 10)
+        assert pane.tab("rules").table.total_rows == len(expected)
+        assert column(rules.table, 2)[: len(shown)] == shown, "the rows in view stay where they were"
+        await wait_until(pilot, lambda: pane.tab("lessons").table.total_rows == 5000, 10)
+
+
+def label(pane: InspectorPane, tab_id: str) -> str:
+    return pane.query_one(TabbedContent).get_tab(f"inspector-{tab_id}").label.plain
