@@ -154,6 +154,7 @@ async def test_a_conversation_left_idle_is_summarised_and_again_after_more_turns
     await runtime.warm_up()
     fake_llm.queue(Reply.text("One."), Reply.text("Two."), model=PLANNER)
     await run_turn(session, "first question")
+    await asyncio.sleep(0.5)  # the idle watch sees the turn at its clock's time before the test moves the clock
     summary_file = project_dir / ".anton" / "conversations" / f"{session.session_id}.md"
 
     async def idle_for(minutes: float, title: str | None) -> None:
