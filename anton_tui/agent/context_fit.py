@@ -3,9 +3,13 @@
 Before each request `ContextKeeper.fit` estimates its size. Past the share (``ANTON_CONTEXT_PRESSURE_THRESHOLD``,
 0.7 by default) of the window, the older turns are summarised by the coding model (`agent.summarise`). If that
 fails, or is not enough, the oldest messages are dropped instead, with a notice, and as a last step the largest
-tool results are cut down: a request that is sure to be refused is never sent. When the provider refuses a request
-as too long all the same (the window was larger in our table than in reality), `recover` summarises, then cuts down
-to the last few messages, then gives up; the window is also lowered to what the provider said it holds.
+parts are cut down (`agent.context_cuts`: a tool result is stubbed, a text the user sent is cut in the middle): a
+request that is sure to be refused is never sent. A message the user sent that is by itself larger than the room
+for messages (a long paste) is the cause, not the history: it is cut first, to `MESSAGE_SHARE` of that room, and the
+notice names it and says by how much, rather than the rest of the conversation being folded or cut for it. When the
+provider refuses a request as too long all the same (the window was larger in our table than in reality), `recover`
+summarises, then cuts down to the last few messages, then gives up; the window is also lowered to what the provider
+said it holds.
 
 Before any of that, once a request passes `WARN_SHARE` of its budget, `SummaryAhead` says at about what size the
 older turns will be summarised. Whatever is folded or dropped first goes into a ledger (`agent.ledger`, word for
@@ -19,19 +23,22 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from anton_tui.agent.context_cuts import cut_largest
 from anton_tui.agent.context_window import (
     DEFAULT_PRESSURE_SHARE,
     RequestSizer,
     context_window,
+    message_chars,
+    messages_chars,
     request_chars,
 )
-from anton_tui.agent.events import HistorySummarised, HistorySummarising, HistoryTrimmed, SummaryAhead
+from anton_tui.agent.events import HistorySummarised, HistorySummarising, HistoryTrimmed, SummaryAhead, TextCut
+from anton_tui.agent.messages import is_summary_message, is_user_turn
 from anton_tui.agent.summarise import (
     KEEP_RECENT,
     SummaryFailed,
     choose_cut,
     drop_oldest,
-    stub_largest_results,
     summarise_old_turns,
     summary_prefix,
     worth_summarising,
@@ -44,6 +51,7 @@ if TYPE_CHECKING:
 
 MIN_WINDOW = 4096
 WARN_SHARE = 0.8  # of the budget: past it, the chat is told that older turns will be summarised soon
+MESSAGE_SHARE = 0.5  # of the room for messages: what a message too large by itself is cut to
 NOTHING_TO_SUMMARISE = "nothing to summarise"
 _USED_LIMIT = re.compile(r"(\d[\d,]*) tokens? > (\d[\d,]*)")
 _MAXIMUM = re.compile(r"maximum context length is (\d[\d,]*)")
@@ -77,6 +85,8 @@ class ContextKeeper:
         self.learned_window: int | None = None  # what a provider's refusal told us, when lower than the table
         self._summary_failed = False  # this turn: do not ask again after a failure
         self._warned = False  # SummaryAhead was said since the last time room was made
+        self._turn_message: dict[str, Any] | None = None  # the message the user sent to begin the running turn
+        self._turn_begun = False  # new_turn was called and the turn's first request is not sized yet
 
     # ---- figures -------------------------------------------------------------------------------------------
 
@@ -100,12 +110,16 @@ class ContextKeeper:
 
     def new_turn(self) -> None:
         self._summary_failed = False
+        self._turn_message = None
+        self._turn_begun = True
 
     # ---- before a request ----------------------------------------------------------------------------------
 
     async def fit(self, session: ChatSession, system: str, tools: list[dict[str, Any]] | None) -> None:
         """Make the next request fit the budget, changing `session.history` in place when it would not."""
         llm = session.llm
+        self._note_turn_message(session.history)
+        self._cut_oversized_message(session, system, tools)
         before = self.tokens(system, tools, session.history)
         self.look_ahead(session, system, tools, before)  # said before anything is folded, whatever comes next
         if before <= self.budget(llm):
@@ -162,6 +176,44 @@ class ContextKeeper:
         estimate = limit or int(self.sizer.tokens(chars) * 0.9)
         self.learned_window = max(MIN_WINDOW, min(self.window(llm), estimate))
 
+    # ---- a message too large by itself --------------------------------------------------------------------
+
+    def _note_turn_message(self, history: list[dict[str, Any]]) -> None:
+        """At the turn's first request the last message is the one the user sent: keep it, to name it."""
+        if not self._turn_begun:
+            return
+        self._turn_begun = False
+        last = history[-1] if history else None
+        if last is not None and is_user_turn(last) and not is_summary_message(last):
+            self._turn_message = last
+
+    def _cut_oversized_message(self, session: ChatSession, system: str, tools: Any) -> None:
+        """Cut the running turn's message (and its notes) to `MESSAGE_SHARE` of the room for messages when it is
+        by itself larger than that room: nothing else in the conversation could make it fit."""
+        message = self._turn_message
+        room = self._message_room(session.llm, system, tools)
+        if message is None or message_chars(message) <= room:
+            return
+        history = session.history
+        before = self.tokens(system, tools, history)
+        target = messages_chars(history) - (message_chars(message) - int(room * MESSAGE_SHARE))
+        cuts = cut_largest(history, target, turn_message=message, only_turn=True)
+        if not cuts.texts:
+            return
+        history[:] = cuts.history
+        session.conversation.save()
+        session.emit(
+            HistoryTrimmed(
+                dropped=0,
+                stubbed=0,
+                notice=trim_notice(cuts.texts, 0, 0, why=""),
+                reason="long",
+                tokens_before=before,
+                tokens_after=self.tokens(system, tools, history),
+                cut=cuts.texts,
+            )
+        )
+
     # ---- the two ways of making room -----------------------------------------------------------------------
 
     async def _summarise(
@@ -207,40 +259,49 @@ class ContextKeeper:
     def _make_room(
         self, session: ChatSession, system: str, tools: Any, *, reason: str, why: str, last_resort: bool = False
     ) -> bool:
-        """Drop the oldest messages (down to the last few when `last_resort`), then cut down the largest tool
-        results, until the request fits. Announces what went; False when nothing could be done."""
+        """Drop the oldest messages (down to the last few when `last_resort`), then cut down the largest parts (tool
+        results, texts the user sent), until the request fits. Announces what went; False when nothing could be
+        done."""
         history = session.history
         room = self._message_room(session.llm, system, tools)
         before = self.tokens(system, tools, history)
         new, dropped = drop_oldest(history, -1 if last_resort else room, keep_recent=self.keep_recent)
-        new, stubbed = stub_largest_results(new, room)
-        if not dropped and not stubbed:
+        cuts = cut_largest(new, room, turn_message=self._turn_message)
+        if not dropped and not cuts.any:
             return False
         ledger = None
         if dropped:
             prefix = summary_prefix(history)
             ledger = session.conversation.ledgers.build(history[prefix : prefix + dropped], kind="dropped")
             session.conversation.keep_ledger(ledger)
-        history[:] = new
+        history[:] = cuts.history
         session.conversation.save()
         self._warned = False
-        parts = []
-        if dropped:
-            parts.append(
-                f"the {dropped} oldest messages were dropped" if dropped > 1 else "the oldest message was dropped"
-            )
-        if stubbed:
-            parts.append(f"{stubbed} large tool result{'s' if stubbed != 1 else ''} cut down")
-        notice = " ".join(filter(None, [why, "To fit the model's context window, " + " and ".join(parts) + "."]))
         session.emit(
             HistoryTrimmed(
                 dropped=dropped,
-                stubbed=stubbed,
-                notice=notice,
+                stubbed=cuts.stubbed,
+                notice=trim_notice(cuts.texts, dropped, cuts.stubbed, why=why),
                 reason=reason,
                 tokens_before=before,
                 tokens_after=self.tokens(system, tools, history),
                 ledger=ledger,
+                cut=cuts.texts,
             )
         )
         return True
+
+
+def trim_notice(texts: tuple[TextCut, ...], dropped: int, stubbed: int, *, why: str) -> str:
+    """One line for the user naming everything that went to fit the window: the texts the user sent that were
+    cut (and by how much), the oldest messages dropped, the tool results cut down."""
+    parts = [
+        f"{cut.what} was cut from {cut.chars_before:,} to {cut.chars_after:,} characters (its middle left out)"
+        for cut in texts
+    ]
+    if dropped:
+        parts.append(f"the {dropped} oldest messages were dropped" if dropped > 1 else "the oldest message was dropped")
+    if stubbed:
+        parts.append(f"{stubbed} large tool result{'s' if stubbed != 1 else ''} cut down")
+    listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    return " ".join(filter(None, [why, f"To fit the model's context window, {listed}."]))

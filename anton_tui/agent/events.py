@@ -167,9 +167,20 @@ class HistorySummarised:
 
 
 @dataclass(frozen=True, slots=True)
+class TextCut:
+    """A text the user sent that was cut in the middle to fit the context window. `what` names it for the user
+    ("your message", "an earlier message of yours", "the note on your @ files", "the output of your ! command")."""
+
+    what: str
+    kind: str  # message (typed or pasted) | note (added to a message: the `@` files, a `!` command's output)
+    chars_before: int
+    chars_after: int
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryTrimmed:
-    """Room was made without a summary: the oldest messages dropped and/or large tool results cut down. `notice`
-    is one line for the user."""
+    """Room was made without a summary: the oldest messages dropped, large tool results cut down and/or a text the
+    user sent cut in the middle (`cut`). `notice` is one line for the user that names each of them."""
 
     dropped: int
     stubbed: int
@@ -178,6 +189,7 @@ class HistoryTrimmed:
     tokens_before: int
     tokens_after: int
     ledger: Ledger | None = None  # what the dropped messages held, word for word
+    cut: tuple[TextCut, ...] = ()  # the user's texts cut to fit, largest first
 
 
 @dataclass(frozen=True, slots=True)

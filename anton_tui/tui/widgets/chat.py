@@ -103,8 +103,19 @@ def history_notice(event: HistorySummarised | HistoryTrimmed | HistoryNotSaved) 
             after=f"{event.tokens_after:,}",
         )
     if isinstance(event, HistoryTrimmed):
-        return Content.from_markup("[$text-warning]Earlier turns dropped:[/] $notice", notice=event.notice)
+        return Content.from_markup("[$text-warning]$what:[/] $notice", what=trimmed_heading(event), notice=event.notice)
     return Content.from_markup("[$text-warning]Conversation not saved:[/] $reason", reason=event.reason)
+
+
+def trimmed_heading(event: HistoryTrimmed) -> str:
+    """The first words of a "made room" notice: the weightiest thing that went, as the user would name it."""
+    if any(cut.kind == "message" for cut in event.cut):
+        return "Message cut"
+    if event.cut:
+        return "Note cut"
+    if event.dropped:
+        return "Earlier turns dropped"
+    return "Tool result cut down" if event.stubbed == 1 else "Tool results cut down"
 
 
 class CommandReply(Vertical):
