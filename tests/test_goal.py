@@ -14,6 +14,7 @@ from anton_tui.agent.goal import (
     GoalUsageError,
     parse_goal,
 )
+from anton_tui.agent.transcript import transcript
 from anton_tui.runtime import Runtime
 from tests.fakellm import Reply
 from tests.session_helpers import PLANNER, make_session
@@ -53,6 +54,25 @@ async def collect(runtime: Runtime, objective: str, turns: int, *, stop_after_fi
     return events
 
 
+def goal_lines(history: list) -> list:
+    """What a resumed conversation shows of the goal runs in `history`: each turn's start and each run's end."""
+    return [entry.goal for entry in transcript(history) if entry.kind == "goal"]
+
+
+def test_a_message_of_the_users_own_that_names_a_goal_stays_the_users() -> None:
+    history = [
+        {"role": "user", "content": "Goal: tidy the data folder\n\nWork on this goal on your own, please."},
+        {"role": "assistant", "content": [{"type": "text", "text": "On it."}]},
+        {"role": "user", "content": "Goal turn 2 of 2. Carry on."},
+    ]
+    entries = transcript(history)
+    assert [(entry.kind, entry.text) for entry in entries] == [
+        ("user", history[0]["content"]),
+        ("answer", "On it."),
+        ("user", "Goal turn 2 of 2. Carry on."),
+    ]
+
+
 async def test_a_goal_marked_complete_ends_with_the_models_summary(fake_llm) -> None:
     fake_llm.queue(
         Reply.tool_call("mark_goal_complete", {"summary": "The report is written."}),
@@ -68,6 +88,7 @@ async def test_a_goal_marked_complete_ends_with_the_models_summary(fake_llm) -> 
     assert [e for e in events if isinstance(e, GoalTurnStarted)] == [GoalTurnStarted(1, 4, "Write the report")]
     assert GoalMarkedComplete("The report is written.") in events
     assert events[-1] == GoalFinished("complete", 1, 4, "The report is written.")
+    assert goal_lines(session.history) == [GoalTurnStarted(1, 4, "Write the report"), events[-1]]
     assert "mark_goal_complete" not in session.tools.names
     assert not runtime.goal_running
 
@@ -81,6 +102,7 @@ async def test_a_stop_between_turns_starts_no_further_turn(fake_llm) -> None:
     finally:
         await session.close()
     assert events[-1] == GoalFinished("stopped", 1, 3)
+    assert goal_lines(session.history)[-1] == events[-1]
     assert len(fake_llm.requests_for(PLANNER)) == 1
 
 
@@ -95,3 +117,4 @@ async def test_a_failed_turn_ends_the_goal(fake_llm) -> None:
     assert any(isinstance(e, ErrorOccurred) for e in events)
     assert sum(isinstance(e, TurnStarted) for e in events) == 1
     assert events[-1] == GoalFinished("failed", 1, 3)
+    assert goal_lines(session.history)[-1] == events[-1]

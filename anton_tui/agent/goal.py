@@ -44,6 +44,13 @@ class GoalTurnStarted:
     max_turns: int
     objective: str
 
+    @property
+    def line(self) -> str:
+        """What the chat says of it: the objective for the first turn, the turn's number for the others."""
+        if self.turn == 1:
+            return f"Goal: {self.objective}"
+        return f"Goal: turn {self.turn} of {self.max_turns}"
+
 
 @dataclass(frozen=True, slots=True)
 class GoalFinished:
@@ -54,6 +61,18 @@ class GoalFinished:
     turns: int
     max_turns: int
     summary: str = ""
+
+    @property
+    def line(self) -> str:
+        """How the run ended, as the chat says it."""
+        turns = f"{self.turns} turn{'s' if self.turns != 1 else ''}"
+        if self.outcome == "complete":
+            return f"Goal complete after {turns}: {self.summary}"
+        if self.outcome == "turn_limit":
+            return f"Goal not marked complete after {turns}, the limit (/goal … --turns N allows more)."
+        if self.outcome == "failed":
+            return f"Goal stopped: turn {self.turns} of {self.max_turns} failed."
+        return f"Goal stopped after turn {self.turns} of {self.max_turns}."
 
 
 def parse_goal(raw: str, default_turns: int = DEFAULT_GOAL_TURNS) -> tuple[str, int]:
@@ -80,21 +99,28 @@ def parse_goal(raw: str, default_turns: int = DEFAULT_GOAL_TURNS) -> tuple[str, 
     return objective, turns
 
 
+FIRST_MESSAGE = (
+    "Goal: {objective}\n\n"
+    "Work on this goal on your own, over up to {max_turns} turns; nobody will answer in between. In each turn take "
+    "the next concrete step and check what it gives. When every part of the goal is done and checked, call "
+    "`mark_goal_complete` with a short summary of what was achieved."
+)
+"""The message of a goal's first turn. The transcript knows a goal's messages by their shape: change both as one."""
+
+CONTINUATION_MESSAGE = (
+    "Goal turn {turn} of {max_turns}. Carry on with the goal ({reminder}): take the next step. If it is fully done "
+    "and checked, call `mark_goal_complete` with a short summary."
+)
+"""The message of each later turn of a goal (`reminder`: the objective, cut to `_OBJECTIVE_IN_REMINDER`)."""
+
+
 def first_message(objective: str, max_turns: int) -> str:
-    return (
-        f"Goal: {objective}\n\n"
-        f"Work on this goal on your own, over up to {max_turns} turns; nobody will answer in between. In each turn "
-        "take the next concrete step and check what it gives. When every part of the goal is done and checked, "
-        "call `mark_goal_complete` with a short summary of what was achieved."
-    )
+    return FIRST_MESSAGE.format(objective=objective, max_turns=max_turns)
 
 
 def continuation_message(objective: str, turn: int, max_turns: int) -> str:
     reminder = objective if len(objective) <= _OBJECTIVE_IN_REMINDER else objective[:_OBJECTIVE_IN_REMINDER] + "…"
-    return (
-        f"Goal turn {turn} of {max_turns}. Carry on with the goal ({reminder}): take the next step. If it is fully "
-        "done and checked, call `mark_goal_complete` with a short summary."
-    )
+    return CONTINUATION_MESSAGE.format(turn=turn, max_turns=max_turns, reminder=reminder)
 
 
 class GoalSession(Protocol):

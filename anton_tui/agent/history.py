@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+CANCELLED_CLOSING = "(cancelled)"
+"""The answer that closes a turn cancelled before the model answered, so the next prompt follows an answer."""
+
 
 def _tool_use_ids(message: dict[str, Any]) -> list[str]:
     content = message.get("content")
@@ -67,4 +70,4 @@ def close_interrupted_round(history: list[dict[str, Any]], completed: list[dict[
             }
         )
     if history and history[-1].get("role") == "user":
-        history.append({"role": "assistant", "content": [{"type": "text", "text": "(cancelled)"}]})
+        history.append({"role": "assistant", "content": [{"type": "text", "text": CANCELLED_CLOSING}]})

@@ -3,7 +3,12 @@ calls `mark_goal_complete` or the turns run out; a counter above the prompt says
 
 from __future__ import annotations
 
+from anton_tui.runtime import RuntimeStarter
+from anton_tui.settings_sources import read_env_layers
+from anton_tui.tui.widgets.tool_block import ToolCallBlock
+
 from tests.fakellm import Reply
+from tests.tui.app_support import KeptNotificationsApp
 from tests.tui.e2e_support import (
     PLANNER,
     SIZE,
@@ -11,7 +16,9 @@ from tests.tui.e2e_support import (
     answers,
     assert_all_requests_valid,
     build_app,
+    cell_printed,
     command_replies,
+    exec_cell,
     header_field,
     main_screen,
     notices,
@@ -20,8 +27,10 @@ from tests.tui.e2e_support import (
     screen_text,
     send_and_wait,
     started,
+    static_text,
     turn_running,
     type_in_prompt,
+    user_messages,
     wait_for,
 )
 
@@ -83,8 +92,9 @@ async def test_the_goal_stops_after_the_turns_given_and_the_counter_shows_each_t
     save_global_env(fake_llm)
     fake_llm.queue(
         Reply.text("Turn one: I read the data."),
-        Reply.text("Turn two: I drew the chart, month by month, from January to December.", chunk_size=6,
-                   chunk_delay=0.3),  # about 3 s: time to read the counter while it runs, even on a busy machine
+        Reply.text(
+            "Turn two: I drew the chart, month by month, from January to December.", chunk_size=6, chunk_delay=0.3
+        ),  # about 3 s: time to read the counter while it runs, even on a busy machine
         model=PLANNER,
     )
     app = build_app()
@@ -163,3 +173,55 @@ async def test_goal_is_in_help_and_the_palette_puts_it_in_the_prompt(fake_llm) -
         await choose_first_entry(pilot)
         await wait_for(pilot, lambda: prompt_text(app) == "/goal ", what="the prompt to wait for the objective")
         assert not turn_running(app)
+
+
+LONG_CELL = "import time\nprint('started', flush=True)\ntime.sleep(60)\n"
+
+
+def tool_titles(app) -> list[str]:
+    return [static_text(block.query_one("CollapsibleTitle")) for block in main_screen(app).chat.query(ToolCallBlock)]
+
+
+async def test_a_resumed_goal_reads_as_it_happened_with_its_turns_its_end_and_the_cancelled_cell(fake_llm) -> None:
+    save_global_env(fake_llm)
+    fake_llm.queue(
+        Reply.text("Turn one: I read the data."),
+        Reply.text("Turn two: I drew the chart."),
+        Reply.tool_call("scratchpad", exec_cell(LONG_CELL, description="wait a minute"), id="toolu_long_cell"),
+        model=PLANNER,
+    )
+    app = build_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await type_in_prompt(pilot, "/goal Chart the sales per month --turns 2")
+        await wait_goal_over(pilot)
+        await type_in_prompt(pilot, "/goal Wait for the long job --turns 3")
+        await wait_for(pilot, lambda: cell_printed(app, "main", 1, "started"), what="the long cell to start")
+        await pilot.press("escape")
+        await wait_goal_over(pilot, timeout=5)
+        live_users, live_answers = user_messages(app), answers(app)
+        live_goal_lines = [text for text in notices(app, "goal") if not text.startswith("Anton works on this")]
+        assert live_goal_lines[-1] == "Goal stopped after turn 1 of 3."
+        assert "cancelled" in tool_titles(app)[0]
+        session_id = app.runtime.session.session_id
+
+    resumed = KeptNotificationsApp(RuntimeStarter(read_env_layers(), resume=session_id), cursor_blink=False)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: any("Resumed conversation" in text for text in notices(resumed)), what="resumed")
+        assert (
+            user_messages(resumed) == live_users == ["Goal: Chart the sales per month", "Goal: Wait for the long job"]
+        )
+        assert not any("Work on this goal" in text or "Carry on" in text for text in screen_text(resumed).split("\n"))
+        assert (
+            notices(resumed, "goal")
+            == live_goal_lines
+            == [
+                "Goal: turn 2 of 2",
+                "Goal not marked complete after 2 turns, the limit (/goal … --turns N allows more).",
+                "Goal stopped after turn 1 of 3.",
+            ]
+        )
+        assert answers(resumed)[: len(live_answers)] == live_answers
+        [title] = tool_titles(resumed)
+        assert "cancelled" in title and "failed" not in title, title

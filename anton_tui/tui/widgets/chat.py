@@ -211,14 +211,19 @@ def entry_block(entry: Any, number: int, *, draft: bool = False) -> Widget:
     from anton_tui.tui.widgets.answer import AssistantMessage
     from anton_tui.tui.widgets.summary_block import SummaryBlock
 
-    if entry.kind == "user":
+    if entry.kind == "user" or entry.starts_goal:
         return UserMessage(entry.text)
+    if entry.kind == "goal":
+        return Notice(Content(entry.text), "goal")
     if entry.kind == "answer":
         return AssistantMessage(entry.text, draft=draft, ended=True)
     if entry.kind == "tool":
         data = entry.input if isinstance(entry.input, dict) else {}
         block = ToolCallBlock(f"resumed-{number}", entry.tool or "tool", data)
-        block.finish(success=entry.success, duration=0.0, result=entry.text)
+        if entry.cancelled:
+            block.cancel()  # as it showed live: its saved result only says so
+        else:
+            block.finish(success=entry.success, duration=0.0, result=entry.text)
         return block
     return SummaryBlock(entry.text, "(the record that stands for them)", entry.ledgers)
 
@@ -226,8 +231,10 @@ def entry_block(entry: Any, number: int, *, draft: bool = False) -> Widget:
 def entry_slot(entry: Any, number: int) -> Slot | None:
     """The place of a saved conversation's entry in the chat, made when the view comes to it."""
     recipe = partial(entry_block, entry, number)
-    if entry.kind == "user":
+    if entry.kind == "user" or entry.starts_goal:
         return Slot("user", recipe=recipe, words=entry.text)
+    if entry.kind == "goal":
+        return Slot("other", recipe=recipe, words=entry.text)
     if entry.kind == "answer" and entry.text.strip():
         return Slot("answer", recipe=recipe, words=entry.text)
     if entry.kind == "tool":

@@ -30,17 +30,6 @@ class Goals(Protocol):
     def goal(self, objective: str, max_turns: int) -> AsyncIterator[Any]: ...
 
 
-def finished_text(event: GoalFinished) -> str:
-    turns = f"{event.turns} turn{'s' if event.turns != 1 else ''}"
-    if event.outcome == "complete":
-        return f"Goal complete after {turns}: {event.summary}"
-    if event.outcome == "turn_limit":
-        return f"Goal not marked complete after {turns}, the limit (/goal … --turns N allows more)."
-    if event.outcome == "failed":
-        return f"Goal stopped: turn {event.turns} of {event.max_turns} failed."
-    return f"Goal stopped after turn {event.turns} of {event.max_turns}."
-
-
 class GoalRunner(Static):
     """Shown from the start of a goal run until the run says how it ended; posts `Ended` when its worker ends."""
 
@@ -102,10 +91,10 @@ class GoalRunner(Static):
         """What the chat says of this event of the run, if anything; the counter follows it."""
         if isinstance(event, GoalTurnStarted):
             self.show_turn(event.turn)
-            return f"Goal: turn {event.turn} of {event.max_turns}" if event.turn > 1 else None
+            return event.line if event.turn > 1 else None
         self.said_end = True
         self.display = False  # the counter goes with the run's end; the screen removes it when its worker ends
-        return finished_text(event)
+        return event.line
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -118,4 +107,6 @@ class GoalRunner(Static):
     def untold_end(self) -> str | None:
         """How the run ended, when it did not say so itself (stopped before it could): asked once its events are
         all shown, as they are when `Ended` reaches the screen."""
-        return None if self.said_end else f"Goal stopped after turn {self.turn} of {self.max_turns}."
+        if self.said_end:
+            return None
+        return GoalFinished("stopped", self.turn, self.max_turns).line
