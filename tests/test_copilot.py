@@ -185,3 +185,30 @@ async def test_closing_the_session_mid_question_loses_no_engram(fake_llm):  # no
     assert not question.future.done()
     assert [e.text for e in session.pending_confirmations] == LESSONS
     assert not session.cortex.project_hc.lessons_path.exists()
+
+
+async def test_a_kept_lesson_names_its_learner_in_the_history_even_after_a_restart(fake_llm, tmp_path):  # noqa: F811
+    from anton_tui.memory.trust import HeldMemories
+
+    held = HeldMemories(tmp_path / "held.json")
+    first = make_session(fake_llm, memory_mode="copilot")
+    first.trust.store = held
+    failing_turn(fake_llm)
+    await run_turn(first, "Read missing.csv")
+    question = await next_background(first, MemoryConfirmationNeeded)
+    question.future.set_result(None)  # "not now": they wait, kept for the next start
+    await settle(first)
+    await first.close()
+
+    second = make_session(fake_llm, memory_mode="copilot")
+    assert second.restore_held(held) == len(LESSONS)
+    second.ask_between_turns()
+    question = await next_background(second, MemoryConfirmationNeeded)
+    question.future.set_result([question.engrams[0]])
+    await settle(second)
+    recorder = second.cortex.project_hc.recorder
+    [kept] = [change for change in recorder.log("project") if "lessons.md" in change.files]
+    assert kept.producer == "confirmation"
+    assert kept.why == "kept by the user after review (proposed by cerebellum)"
+    assert LESSONS[0] in read(second.cortex.project_hc.lessons_path)
+    await second.close()

@@ -105,7 +105,7 @@ class MemoryWrites:
             for event in memory_events(encoded, producer):
                 self._host.emit(event)
         if held:
-            self.queue_for_confirmation(held)
+            self.queue_for_confirmation(held, producer)
         return held
 
     def trust_filter(self, engrams: list[Engram], producer: str) -> list[Engram]:
@@ -114,7 +114,7 @@ class MemoryWrites:
         keep, held, for_ai = self._trust.triage(engrams, producer)
         if held:
             self._record_decisions(held, "held for a person")
-            self.queue_for_confirmation(held)
+            self.queue_for_confirmation(held, producer)
         if for_ai:
             self._review_by_ai(for_ai, producer)
         return keep
@@ -153,7 +153,7 @@ class MemoryWrites:
         review = self.review
         if review is None:  # nothing to review with: a person decides, as by default
             held = self._trust.sort(engrams, producer)[1] if self._trust.enabled else engrams
-            self.queue_for_confirmation(held)
+            self.queue_for_confirmation(held, producer)
             return
         proposals = [self._proposal(engram, producer) for engram in engrams]
 
@@ -170,7 +170,7 @@ class MemoryWrites:
 
         why = self._trust.why.get(engram)
         held = "; ".join(why.reasons) if why is not None else ""
-        text = f"kept by the user after review (proposed by {(why.producer if why else '') or 'a learner'}"
+        text = f"kept by the user after review (proposed by {self._trust.proposer(engram) or 'a learner'}"
         text += f"; held: {held})" if held else ")"
         trust = why.trust if why is not None else ""
         with producing(
@@ -184,13 +184,13 @@ class MemoryWrites:
 
     # ---- asking the user -------------------------------------------------------------------------------------
 
-    def queue_for_confirmation(self, engrams: list[Engram]) -> None:
-        """Copilot mode: hold engrams back until the user has seen the answer.
+    def queue_for_confirmation(self, engrams: list[Engram], producer: str = "") -> None:
+        """Copilot mode: hold engrams (proposed by `producer`) back until the user has seen the answer.
 
         While a turn runs they wait for the end of that turn; otherwise they are asked at once, on
         `background_events`.
         """
-        self._trust.hold(engrams)
+        self._trust.hold(engrams, producer)
         if engrams and not self.turn_open:
             self.ask_between_turns()
 

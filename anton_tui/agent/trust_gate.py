@@ -50,6 +50,7 @@ class TrustGate:
         self.store: HeldMemories | None = None  # where `pending` is kept between runs (None: not kept)
         self.pending: list[Engram] = []  # every memory waiting for the user's review, oldest first
         self.why: dict[Engram, HeldWhy] = {}  # those the gate held (not the memory mode), with why
+        self.proposers: dict[Engram, str] = {}  # who proposed each one the memory mode holds (memorize, cerebellum…)
 
     # ---- the turn's trust --------------------------------------------------------------------------------------
 
@@ -106,10 +107,18 @@ class TrustGate:
 
     # ---- the memories that wait ----------------------------------------------------------------------------------
 
-    def hold(self, engrams: list[Engram]) -> None:
-        """Add to what waits for review."""
+    def hold(self, engrams: list[Engram], producer: str = "") -> None:
+        """Add to what waits for review, proposed by `producer` (a learner or a tool)."""
+        if producer:
+            for engram in engrams:
+                self.proposers.setdefault(engram, producer)
         self.pending.extend(engrams)
         self.save()
+
+    def proposer(self, engram: Engram) -> str:
+        """Who proposed a held engram ("" when not known)."""
+        why = self.why.get(engram)
+        return (why.producer if why is not None else "") or self.proposers.get(engram, "")
 
     def take(self) -> list[Engram]:
         """All that waits, to ask about now (the queue is left empty)."""
@@ -124,6 +133,7 @@ class TrustGate:
         """The user has decided about these: they no longer wait."""
         for engram in engrams:
             self.why.pop(engram, None)
+            self.proposers.pop(engram, None)
         self.save()
 
     def save(self) -> None:
@@ -133,7 +143,7 @@ class TrustGate:
         items = []
         for engram in self.pending:
             why = self.why.get(engram, HeldWhy("", (), ""))
-            items.append(engram_to_json(engram, why.producer, list(why.reasons), why.trust))
+            items.append(engram_to_json(engram, self.proposer(engram), list(why.reasons), why.trust))
         try:
             self.store.save(items)
         except OSError:
