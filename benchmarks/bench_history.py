@@ -52,7 +52,6 @@ async def run(scratch: Path) -> int:
     os.environ["ANTON_PROJECT_DIR"] = str(scratch / "project")
     for folder in ("home", "project"):
         (scratch / folder).mkdir(exist_ok=True)
-    from anton_tui.agent import conversations
     from anton_tui.agent.events import HistorySummarised, HistoryTrimmed
     from anton_tui.agent.factory import build_session
     from anton_tui.agent.summarise import SUMMARY_SYSTEM
@@ -89,7 +88,7 @@ async def run(scratch: Path) -> int:
         fit_time: dict[int, float] = {}
         save_time: dict[int, float] = {}
         _timed(session.context, "fit", fit_time, lambda: session.turn_count)
-        _timed(conversations, "save", save_time, lambda: session.turn_count)
+        _timed(session.conversation, "save", save_time, lambda: session.turn_count)
         budget = session.context.budget(session.llm)
         await session.warm_up()  # as the app does after its first frame: the SDK import is not a turn's cost
         wall: dict[int, float] = {}
