@@ -132,9 +132,11 @@ def fetch(repo: Any, url: str, name: str = "origin") -> bytes | None:
     if _local_missing(url):
         raise RemoteError(f"{url} is not there (no git repository at that path)")
     client, path = _client(repo, url)
+    seen: list[bytes | None] = []  # the branch's commit when the objects were chosen
 
     def wants(refs: dict, depth: int | None = None, **_kw: Any) -> list[bytes]:
         sha = refs.get(BRANCH)
+        seen.append(sha)
         return [sha] if sha is not None and sha not in repo.object_store else []
 
     from dulwich.file import FileLocked
@@ -148,7 +150,9 @@ def fetch(repo: Any, url: str, name: str = "origin") -> bytes | None:
         raise RemoteError(f"fetching {url} failed: it is being written this instant") from None
     except Exception as exc:
         raise RemoteError(f"fetching {url} failed: {exc}") from exc
-    return result.refs.get(BRANCH)
+    # Not the refs the fetch returns: a local remote's are read again after the objects were copied, and another
+    # machine's push in between would name a commit that was never fetched.
+    return seen[0] if seen else result.refs.get(BRANCH)
 
 
 def push(repo: Any, url: str, expected: bytes | None, new: bytes, name: str = "origin") -> None:
