@@ -21,8 +21,12 @@ setup: $(STAMP)
 run: $(STAMP)
 	@$(BIN)/anton-tui $(ARGS) || { code=$$?; [ $$code -eq 2 ] || exit $$code; }
 
+# Two test processes (pytest-xdist): the suite mostly waits on subprocesses, servers and screens, so two halve its
+# time on a 2-core machine. TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= 2
+
 test: lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # Ruff (lint and format) and mypy over anton_tui/, with the configuration in pyproject.toml.
 lint: $(STAMP)
