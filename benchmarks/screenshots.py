@@ -268,6 +268,8 @@ async def demo_pictures(folder: Path) -> list[Path]:
         main.query_one(AntonHeader).set_model(runtime.provider_label, str(runtime.settings.planning_model), "copilot")
         question = MemoryConfirmationNeeded(held_back_engrams(), asyncio.get_running_loop().create_future())
         main.post_message(SessionEventMessage(question))
+        await camera.settle()
+        main.open_review()  # as Ctrl+Y does: the review waits above the prompt while the focus is elsewhere
         await camera.wait_for(lambda: isinstance(app.screen, ConfirmMemoryScreen), "the memory confirmation")
         await camera.shoot("confirm-memory", "copilot mode asking which memories to keep")
         await pilot.press("d")
