@@ -37,6 +37,7 @@ from anton_tui.settings_form import (
     source_note,
 )
 from anton_tui.settings_sources import setting_choices
+from anton_tui.tui.blink import cursor_blinks
 
 __all__ = ["SetupOutcome", "SetupScreen", "environment_overrides"]
 
@@ -163,7 +164,7 @@ was.
 
     def on_mount(self) -> None:
         try:
-            blink = bool(getattr(self.app, "cursor_blink", True))
+            blink = cursor_blinks(self.app)
             for input_widget in self.query(Input):
                 input_widget.cursor_blink = blink
             self._show_base_url(self.settings.planning_provider)
