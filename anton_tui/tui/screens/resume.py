@@ -23,8 +23,6 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static
 
-from anton_tui.tui.blink import cursor_blinks
-
 if TYPE_CHECKING:
     from anton_tui.runtime import Runtime
 
@@ -99,7 +97,7 @@ listed as broken and left as it is. **Escape** closes this list.
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("Started", "Conversation", "Turns", "Model")
-        self.query_one(Input).cursor_blink = cursor_blinks(self.app)
+        self.query_one(Input).cursor_blink = bool(getattr(self.app, "cursor_blink", True))
         self.fill("")
         self.query_one(Input).focus()
 

@@ -37,7 +37,6 @@ from anton_tui.settings_form import (
     source_note,
 )
 from anton_tui.settings_sources import setting_choices
-from anton_tui.tui.blink import cursor_blinks
 
 __all__ = ["SetupOutcome", "SetupScreen", "environment_overrides"]
 
@@ -164,7 +163,7 @@ was.
 
     def on_mount(self) -> None:
         try:
-            blink = cursor_blinks(self.app)
+            blink = bool(getattr(self.app, "cursor_blink", True))
             for input_widget in self.query(Input):
                 input_widget.cursor_blink = blink
             self._show_base_url(self.settings.planning_provider)

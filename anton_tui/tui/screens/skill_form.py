@@ -13,8 +13,6 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from anton_tui.tui.blink import cursor_blinks
-
 
 class FormModal(ModalScreen[dict[str, str] | None]):
     """A small form of text fields; `await check(values)` gives a problem to show, or None to accept."""
@@ -37,7 +35,7 @@ class FormModal(ModalScreen[dict[str, str] | None]):
         self.submit_label = submit
 
     def compose(self) -> ComposeResult:
-        blink = cursor_blinks(self.app)
+        blink = bool(getattr(self.app, "cursor_blink", True))
         with Vertical(id="form-dialog"):
             yield Label(Content(self.title_text), id="form-title")
             for field_id, label, value in self.fields:

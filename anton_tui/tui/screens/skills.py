@@ -28,7 +28,6 @@ from textual.widgets.tree import TreeNode
 from anton_tui.memory.skills.model import LegacyLayoutError, ReadOnlySkillError, Skill
 from anton_tui.memory.skills.sources import SOURCE_ORDER, SOURCE_TITLES
 from anton_tui.runtime import Runtime, SkillListing
-from anton_tui.tui.blink import cursor_blinks
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.skill_form import FormModal
 from anton_tui.tui.screens.skills_tree import NodeRef, SkillBranches
@@ -130,7 +129,7 @@ editor, and again closes this screen.
                 editor = TextArea.code_editor(
                     "", read_only=True, theme=_editor_theme(self.app.current_theme), id="skills-editor", soft_wrap=True
                 )
-                editor.cursor_blink = cursor_blinks(self.app)
+                editor.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
                 editor.show_line_numbers = False  # until a file is open (an empty editor would show a lone "1")
                 yield editor
         yield Footer()

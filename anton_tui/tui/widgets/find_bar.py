@@ -20,7 +20,6 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from anton_tui.tui.blink import cursor_blinks
 from anton_tui.tui.widgets.chat import ChatView
 from anton_tui.tui.widgets.chat_window import Slot
 
@@ -83,7 +82,7 @@ class FindBar(Horizontal):
         """Open the bar. (`entries`, the session's transcript, is not needed: the chat holds every block it showed.)"""
         self.add_class("-open")
         box = self.query_one(Input)
-        box.cursor_blink = cursor_blinks(self.app)
+        box.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
         self.call_after_refresh(box.focus)  # once the bar is displayed: a hidden widget cannot take the focus
         if box.value:
             self.search(box.value)
