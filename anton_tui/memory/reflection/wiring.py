@@ -14,7 +14,7 @@ from anton_tui.memory.learners.acc_journal import AccJournal
 from anton_tui.memory.reflection.document import ReflectionFiles
 from anton_tui.memory.reflection.runner import Reflector
 from anton_tui.memory.review.book import ProposalBook
-from anton_tui.memory.review.pipeline import ReviewPipeline, ReviewSettings, local_now
+from anton_tui.memory.review.pipeline import ReviewPipeline, ReviewSettings, ReviewSettingsSource, local_now
 from anton_tui.memory.review.targets import ChangeTargets
 
 if TYPE_CHECKING:
@@ -23,17 +23,9 @@ if TYPE_CHECKING:
     from anton_tui.memory.stores import MemoryStores
 
 
-class ReflectionSettings(Protocol):
-    """The settings reflection and review read (a subset of `anton_tui.config.Settings`)."""
-
-    @property
-    def review_level(self) -> str: ...
-
-    @property
-    def review_tainted(self) -> str: ...
-
-    @property
-    def review_max_per_day(self) -> int: ...
+class ReflectionSettings(ReviewSettingsSource, Protocol):
+    """The settings reflection and review read (a subset of `anton_tui.config.Settings`): the review's, and how
+    many messages make a day worth a reflection."""
 
     @property
     def reflection_min_messages(self) -> int: ...
