@@ -21,7 +21,7 @@ Every change is announced with an event (`HistorySummarising`, `HistorySummarise
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from anton_tui.agent.context_cuts import cut_largest
 from anton_tui.agent.context_window import (
@@ -32,7 +32,14 @@ from anton_tui.agent.context_window import (
     messages_chars,
     request_chars,
 )
-from anton_tui.agent.events import HistorySummarised, HistorySummarising, HistoryTrimmed, SummaryAhead, TextCut
+from anton_tui.agent.events import (
+    HistorySummarised,
+    HistorySummarising,
+    HistoryTrimmed,
+    SessionEvent,
+    SummaryAhead,
+    TextCut,
+)
 from anton_tui.agent.messages import is_summary_message, is_user_turn
 from anton_tui.agent.summarise import (
     KEEP_RECENT,
@@ -45,7 +52,7 @@ from anton_tui.agent.summarise import (
 )
 
 if TYPE_CHECKING:
-    from anton_tui.agent.session import ChatSession
+    from anton_tui.agent.conversations import SavedConversation
     from anton_tui.llm.client import LLMClient
     from anton_tui.llm.errors import LLMError
 
@@ -64,6 +71,22 @@ def overflow_figures(message: str) -> tuple[int | None, int | None]:
         return int(found.group(1).replace(",", "")), int(found.group(2).replace(",", ""))
     found = _MAXIMUM.search(message)
     return None, int(found.group(1).replace(",", "")) if found else None
+
+
+class ContextHost(Protocol):
+    """What making room needs of the session: the model, the history it changes in place, the saved conversation
+    (its file and the ledgers of what was folded), and where to announce what it did."""
+
+    @property
+    def llm(self) -> LLMClient: ...
+
+    @property
+    def history(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def conversation(self) -> SavedConversation: ...
+
+    def emit(self, event: SessionEvent) -> None: ...
 
 
 class ContextKeeper:
@@ -115,7 +138,7 @@ class ContextKeeper:
 
     # ---- before a request ----------------------------------------------------------------------------------
 
-    async def fit(self, session: ChatSession, system: str, tools: list[dict[str, Any]] | None) -> None:
+    async def fit(self, session: ContextHost, system: str, tools: list[dict[str, Any]] | None) -> None:
         """Make the next request fit the budget, changing `session.history` in place when it would not."""
         llm = session.llm
         self._note_turn_message(session.history)
@@ -134,7 +157,7 @@ class ContextKeeper:
         self._make_room(session, system, tools, reason="long", why="")
 
     def look_ahead(
-        self, session: ChatSession, system: str, tools: list[dict[str, Any]] | None, tokens: int | None = None
+        self, session: ContextHost, system: str, tools: list[dict[str, Any]] | None, tokens: int | None = None
     ) -> None:
         """Say once (`SummaryAhead`) when the conversation has passed `WARN_SHARE` of the size at which its older
         turns get summarised; called before each request and after each answer."""
@@ -147,7 +170,7 @@ class ContextKeeper:
     # ---- after the provider said "too long" ----------------------------------------------------------------
 
     async def recover(
-        self, session: ChatSession, system: str, tools: list[dict[str, Any]] | None, attempt: int, error: LLMError
+        self, session: ContextHost, system: str, tools: list[dict[str, Any]] | None, attempt: int, error: LLMError
     ) -> bool:
         """Make room after a refusal; True when the history changed and the request is worth sending again."""
         self._learn(session.llm, system, tools, session.history, error.message)
@@ -187,7 +210,7 @@ class ContextKeeper:
         if last is not None and is_user_turn(last) and not is_summary_message(last):
             self._turn_message = last
 
-    def _cut_oversized_message(self, session: ChatSession, system: str, tools: Any) -> None:
+    def _cut_oversized_message(self, session: ContextHost, system: str, tools: Any) -> None:
         """Cut the running turn's message (and its notes) to `MESSAGE_SHARE` of the room for messages when it is
         by itself larger than that room: nothing else in the conversation could make it fit."""
         message = self._turn_message
@@ -217,7 +240,7 @@ class ContextKeeper:
     # ---- the two ways of making room -----------------------------------------------------------------------
 
     async def _summarise(
-        self, session: ChatSession, system: str, tools: Any, *, reason: str, tokens_before: int
+        self, session: ContextHost, system: str, tools: Any, *, reason: str, tokens_before: int
     ) -> str | None:
         """Summarise the older turns; None on success, else why not (the history is then unchanged)."""
         history = session.history
@@ -257,7 +280,7 @@ class ContextKeeper:
         return None
 
     def _make_room(
-        self, session: ChatSession, system: str, tools: Any, *, reason: str, why: str, last_resort: bool = False
+        self, session: ContextHost, system: str, tools: Any, *, reason: str, why: str, last_resort: bool = False
     ) -> bool:
         """Drop the oldest messages (down to the last few when `last_resort`), then cut down the largest parts (tool
         results, texts the user sent), until the request fits. Announces what went; False when nothing could be
