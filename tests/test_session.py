@@ -173,6 +173,41 @@ async def test_round_cap_asks_for_a_post_mortem(fake_llm, tmp_path):
     assert "post-mortem" in json.dumps(last.messages[-1])
 
 
+async def test_tool_calls_asked_for_after_the_cap_are_answered_as_not_run(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path, max_tool_rounds=1)
+    fake_llm.queue(
+        Reply.tool_call("recall", {"query": "a"}),
+        Reply.tool_calls([("recall", {"query": "b"}), ("recall", {"query": "c"})], text_before="One more look."),
+        Reply.text("Where things stand."),
+        model="planner",
+    )
+    events = await run_turn(session, "dig")
+    assert events[-1].stop_reason == "cap_exhausted"
+    assert [e.input["query"] for e in events if isinstance(e, ev.ToolCallStarted)] == ["a"], "no call past the cap"
+    asked = session.history[-3]["content"]
+    answers = session.history[-2]["content"]
+    assert [b["tool_use_id"] for b in answers] == [b["id"] for b in asked if b["type"] == "tool_use"]
+    assert all(b["is_error"] and b["content"].startswith("Not run") for b in answers)
+    assert session.history[-1] == {"role": "assistant", "content": [{"type": "text", "text": "One more look."}]}
+    events = await run_turn(session, "go on")
+    assert events[-1].text == "Where things stand."
+    assert not any(isinstance(e, ev.HistoryRepaired) for e in events), "every call was answered already"
+
+
+async def test_each_request_reports_its_tokens_and_the_conversations_running_totals(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    fake_llm.queue(
+        Reply.tool_call("recall", {"query": "a"}, usage=(100, 10)),
+        Reply.text("Found it.", usage=(150, 20)),
+        Reply.text("Again.", usage=(200, 5)),
+        model="planner",
+    )
+    first = [e for e in await run_turn(session, "look") if isinstance(e, ev.UsageUpdated)]
+    second = [e for e in await run_turn(session, "again") if isinstance(e, ev.UsageUpdated)]
+    figures = [(e.input_tokens, e.output_tokens, e.total_input_tokens, e.total_output_tokens) for e in first + second]
+    assert figures == [(100, 10, 100, 10), (150, 20, 250, 30), (200, 5, 450, 35)]
+
+
 async def test_model_errors_are_one_clear_message_and_the_session_survives(fake_llm, tmp_path):
     session = make_session(fake_llm, tmp_path)
     fake_llm.queue(Reply.error(401), model="planner")
@@ -421,6 +456,24 @@ async def test_cancel_during_a_tool_call_closes_the_round_at_once(fake_llm, tmp_
         assert events[-1].text == "Fine."
     finally:
         await pads.close_all()
+
+
+async def test_leaving_a_turns_stream_early_stops_the_turn_and_keeps_the_history_whole(fake_llm, tmp_path):
+    session = make_session(fake_llm, tmp_path)
+    fake_llm.queue(Reply.text("word " * 400, chunk_size=20, chunk_delay=0.02), model="planner")
+    stream = session.turn("write a lot")
+    deltas = 0
+    async for event in stream:
+        deltas += isinstance(event, ev.AssistantTextDelta)
+        if deltas == 3:
+            break
+    await stream.aclose()
+    assert not session.running, "the turn stops with its stream"
+    assert [m["role"] for m in session.history] == ["user", "assistant"]
+    assert session.history[-1]["content"][0]["text"].startswith("word")
+    fake_llm.queue(Reply.text("Back again."), model="planner")
+    events = await run_turn(session, "continue")
+    assert events[-1].text == "Back again."
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
