@@ -36,3 +36,4 @@ def project_dir(anton_home: Path) -> Path:
 
 
 from tests.fakellm.fixtures import fake_llm  # noqa: E402,F401  (the scripted local LLM server)
+from tests.sync_machines import bare, pair  # noqa: E402,F401  (two machines sharing memory through a bare repository)

@@ -14,36 +14,10 @@ from pathlib import Path
 import pytest
 
 from anton_tui.memory.history import ops as history_ops
-
-from anton_tui.memory.sync import syncer as sync
 from anton_tui.memory.history.origin import producing
 from anton_tui.memory.stores import MemoryStores
-from anton_tui.paths import AntonPaths
-
-
-def machine(root: Path, name: str) -> MemoryStores:
-    home, project = root / name / "home", root / name / "project"
-    project.mkdir(parents=True)
-    return MemoryStores.from_paths(AntonPaths(home, project))
-
-
-@pytest.fixture
-def bare(tmp_path: Path) -> Path:
-    from dulwich.repo import Repo
-
-    path = tmp_path / "team-memory.git"
-    path.mkdir()
-    Repo.init_bare(str(path)).close()
-    return path
-
-
-@pytest.fixture
-def pair(tmp_path: Path, bare: Path) -> tuple[MemoryStores, MemoryStores]:
-    a, b = machine(tmp_path, "laptop"), machine(tmp_path, "server")
-    for stores in (a, b):
-        stores.recorder.start()
-        sync.add_remote(stores, "global", str(bare))
-    return a, b
+from anton_tui.memory.sync import syncer as sync
+from tests.sync_machines import machine
 
 
 def lessons(stores: MemoryStores) -> list[str]:

@@ -16,39 +16,14 @@ from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
 from anton_tui.memory.engrams.managed import ManagedHippocampus
-from anton_tui.memory.stores import MemoryStores
 from anton_tui.memory.sync import syncer as sync
 from anton_tui.memory.sync.remote import RemoteError, pull_clone
-from anton_tui.paths import AntonPaths
 
 KEY_BODY = [
     "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
     "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK",
     "LpZOa3pV6p2b9pVD0rA1b3kF0hRz1aWcLwq6mJ5Xh3yq9mN8tWv2sDk4pQzR7cVb",
 ]
-
-
-def machine(root: Path, name: str) -> MemoryStores:
-    home, project = root / name / "home", root / name / "project"
-    project.mkdir(parents=True)
-    return MemoryStores.from_paths(AntonPaths(home, project))
-
-
-@pytest.fixture
-def bare(tmp_path: Path) -> Path:
-    path = tmp_path / "team-memory.git"
-    path.mkdir()
-    Repo.init_bare(str(path)).close()
-    return path
-
-
-@pytest.fixture
-def pair(tmp_path: Path, bare: Path) -> tuple[MemoryStores, MemoryStores]:
-    a, b = machine(tmp_path, "laptop"), machine(tmp_path, "server")
-    for stores in (a, b):
-        stores.recorder.start()
-        sync.add_remote(stores, "global", str(bare))
-    return a, b
 
 
 def remote_files(bare: Path) -> dict[str, bytes]:
