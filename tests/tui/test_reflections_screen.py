@@ -16,6 +16,7 @@ from anton_tui.tui.screens.reflections import ReflectionsScreen
 from tests.review_support import project
 from tests.test_reflection import drafts, seed_week
 
+from .app_support import KeepsNotifications
 from .inspector_fixtures import runtime_over, settle, table_rows
 
 SIZES = {"wide": (120, 40), "small": (80, 24)}
@@ -34,7 +35,7 @@ async def reflected(home, folder, fake_llm) -> AntonPaths:
     return p.paths
 
 
-class ReflectionsHost(App[None]):
+class ReflectionsHost(KeepsNotifications, App[None]):
     cursor_blink = False
 
     def __init__(self, paths: AntonPaths) -> None:
@@ -84,11 +85,19 @@ async def test_apply_then_undo_a_held_proposal_from_the_screen(anton_home, proje
         await pilot.press("a")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)
+        assert (app.screen.question, app.screen.confirm_label) == ("Apply this rule to project rules.md?", "Apply")
         await pilot.press("y")
         await settle(pilot)
         assert "Check invoice totals against the PDF" in rules.read_text()
         assert table_rows(screen.proposal_table)[0][0] == "applied"
-        await pilot.press("u", "y")
+        await pilot.press("u")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert (app.screen.question, app.screen.confirm_label) == ("Undo this rule in project rules.md?", "Undo")
+        await pilot.press("y")
+        await settle(pilot)
+        assert table_rows(screen.proposal_table)[0][0] == "undone"
+        await pilot.press("a", "n")  # an undone proposal can be applied again; saying no changes nothing
         await settle(pilot)
         assert table_rows(screen.proposal_table)[0][0] == "undone"
         assert (rules.read_bytes() if rules.exists() else None) == before
@@ -107,9 +116,13 @@ async def test_rejecting_a_held_proposal_and_what_cannot_be_done(anton_home, pro
         await pilot.press("u")  # a held proposal was never applied: nothing to undo
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmScreen)
+        assert app.notified == ["Select an applied proposal to undo it."]
         await pilot.press("x")
         await settle(pilot)
         assert table_rows(screen.proposal_table)[0][0] == "rejected"
+        await pilot.press("x")  # decided already: rejected at once, without a question, or not at all
+        await settle(pilot)
+        assert app.notified[-1] == "Only a proposal waiting for you can be rejected (undo an applied one)."
         assert "proposals wait" not in str(screen.query_one(".status").render())
     assert "rejected by you" in (paths.reflections / "daily" / "2026-11-19.md").read_text()
 

@@ -9,6 +9,7 @@ the change was decided meanwhile) says why and changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -261,29 +262,32 @@ reviewer decided.
         self.refresh_data()
 
     def action_apply(self) -> None:
-        proposal = self.selected()
-        if proposal is None or not proposal.can_apply:
-            self.notify("Select a held or rejected proposal to apply it.", severity="warning")
-            return
-        question = f"Apply this {proposal.kind} to {proposal.target}?"
-        self.app.push_screen(ConfirmScreen(question, proposal.title, confirm="Apply"),
-                             partial(self._confirmed, "apply", proposal))  # fmt: skip
+        self._decide_selected("apply", lambda row: row.can_apply, "Select a held or rejected proposal to apply it.",
+                              ask="Apply this {kind} to {target}?")  # fmt: skip
 
     def action_reject(self) -> None:
-        proposal = self.selected()
-        if proposal is None or not proposal.can_reject:
-            self.notify("Only a proposal waiting for you can be rejected (undo an applied one).", severity="warning")
-            return
-        self._decide("reject", proposal.id)
+        self._decide_selected("reject", lambda row: row.can_reject,
+                              "Only a proposal waiting for you can be rejected (undo an applied one).")  # fmt: skip
 
     def action_undo(self) -> None:
+        self._decide_selected("undo", lambda row: row.can_undo, "Select an applied proposal to undo it.",
+                              ask="Undo this {kind} in {target}?")  # fmt: skip
+
+    def _decide_selected(
+        self, what: str, allowed: Callable[[ProposalRow], bool], not_allowed: str, *, ask: str = ""
+    ) -> None:
+        """Carry out `what` on the selected proposal when it is `allowed` (else say `not_allowed`); with `ask` (a
+        question naming its {kind} and {target}), only once the user confirms."""
         proposal = self.selected()
-        if proposal is None or not proposal.can_undo:
-            self.notify("Select an applied proposal to undo it.", severity="warning")
+        if proposal is None or not allowed(proposal):
+            self.notify(not_allowed, severity="warning")
             return
-        question = f"Undo this {proposal.kind} in {proposal.target}?"
-        self.app.push_screen(ConfirmScreen(question, proposal.title, confirm="Undo"),
-                             partial(self._confirmed, "undo", proposal))  # fmt: skip
+        if not ask:
+            self._decide(what, proposal.id)
+            return
+        question = ask.format(kind=proposal.kind, target=proposal.target)
+        self.app.push_screen(ConfirmScreen(question, proposal.title, confirm=what.capitalize()),
+                             partial(self._confirmed, what, proposal))  # fmt: skip
 
     def _confirmed(self, what: str, proposal: ProposalRow, confirmed: bool | None) -> None:
         if confirmed:
