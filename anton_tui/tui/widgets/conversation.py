@@ -40,7 +40,7 @@ class Conversation(Vertical):
     def compose(self) -> ComposeResult:
         chat = ChatView(id="chat", max_blocks=self.max_blocks)
         yield chat
-        yield FindBar(chat, id="find-bar")
+        yield FindBar(chat, cursor_blink=self.cursor_blink, id="find-bar")
         yield ReviewBar(review_key=self.review_key, id="review-bar")
         yield PromptBar(self.commands, cursor_blink=self.cursor_blink, id="prompt-bar")
 
