@@ -52,6 +52,10 @@ class Conversation(Vertical):
     def prompt(self) -> Prompt:
         return self.query_one(Prompt)
 
+    @property
+    def review_bar(self) -> ReviewBar:
+        return self.query_one(ReviewBar)
+
     async def show_entries(self, entries: list[Any], heading: str) -> None:
         """A resumed or rewound conversation in the chat: `heading` on top, then its entries (typed messages, answers,
         tool calls, a summary) drawn as they were when it ran; the chat mounts the last ones, and the earlier ones as
