@@ -11,16 +11,14 @@ worker, the screen's own or theirs, is shown in one place (`show_failure`).
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.css.query import NoMatches
 from textual.message import Message
 from textual.types import NoActiveAppError
 from textual.widget import Widget
@@ -40,6 +38,7 @@ from anton_tui.tui.messages import (
 )
 from anton_tui.tui.screens.pane_layout import SIDE_WIDTH_DEFAULT, SIDE_WIDTH_STEP, PaneLayout
 from anton_tui.tui.screens.quit_presses import QuitPresses
+from anton_tui.tui.screens.runtime_handover import RuntimeHandover
 from anton_tui.tui.screens.session_events import SessionEventRouter
 from anton_tui.tui.screens.turns import TURN_GROUP, Turns, failure_text
 from anton_tui.tui.screens.waiting_reviews import WaitingReviews
@@ -51,7 +50,7 @@ from anton_tui.tui.widgets.find_bar import FindBar
 from anton_tui.tui.widgets.goal_runner import GoalRunner
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.pane_bar import PaneBar
-from anton_tui.tui.widgets.prompt import Prompt, PromptBar
+from anton_tui.tui.widgets.prompt import Prompt
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 from anton_tui.tui.widgets.shell_block import ShellBlock
 from anton_tui.tui.widgets.shell_runner import ShellRunner
@@ -59,7 +58,6 @@ from anton_tui.tui.widgets.side_column import SideColumn
 from anton_tui.tui.widgets.summary_block import SummaryBlock
 
 if TYPE_CHECKING:
-    from anton_tui.agent.events import SessionEvent
     from anton_tui.tui.commands.context import CommandUI
 
 __all__ = ["SIDE_WIDTH_DEFAULT", "SIDE_WIDTH_STEP", "MainScreen"]
@@ -148,10 +146,7 @@ and sending your next message opens it first (the message goes once you have ans
         the header shows `frame`, read from the raw settings, and the inspector the rows of `first_look`. Slash
         commands ask `command_ui` (the app) to open screens and ask the user."""
         super().__init__()
-        self.runtime = runtime
-        self._runtime_attached = asyncio.Event()
-        if runtime is not None:
-            self._runtime_attached.set()
+        self.handover = RuntimeHandover(self, runtime)
         self.commands = commands
         self.command_ui = command_ui
         self.frame = frame
@@ -220,33 +215,23 @@ and sending your next message opens it first (the message goes once you have ans
         self._prompt = self.paint_first = self.query_one(Prompt)
         self._prompt.focus()
         if self.runtime is not None:
-            self._runtime_arrived(self.runtime)
+            self.handover.arrived(self.runtime)
 
     def on_resize(self, event: events.Resize) -> None:
         self.panes.fit(event.size.width)
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self.handover.runtime
 
     def attach_runtime(self, runtime: Runtime, *, inspector_later: bool = False) -> None:
         """Hand over the runtime of an app that painted its first frame before building it. With `inspector_later`
         (a conversation is being resumed) the inspector waits for `mount_inspector_if_waiting`: the resumed
         conversation is what the user waits to see, and both at once take longer than one after the other."""
-        if self.runtime is runtime and self._runtime_attached.is_set():
-            return
-        self.runtime = runtime
-        self._runtime_attached.set()
-        self.side.attach(runtime, inspector_later=inspector_later)
-        self._runtime_arrived(runtime)
+        self.handover.attach(runtime, inspector_later=inspector_later)
 
     def mount_inspector_if_waiting(self) -> None:
         self.side.mount_inspector_if_waiting()
-
-    def _runtime_arrived(self, runtime: Runtime) -> None:
-        if runtime.banner:
-            self.call_later(self.chat.add_notice, Content(runtime.banner), "info")
-        self.query_one(PromptBar).attach(runtime)
-        self.show_model(runtime)
-        self._offer_next_prompt()
-        if runtime.background_events is not None:
-            self.follow_background_events(runtime.background_events)
 
     def on_side_column_inspector_mounted(self) -> None:
         self.call_after_refresh(self.panes.fit_side_to_tabs)
@@ -256,12 +241,7 @@ and sending your next message opens it first (the message goes once you have ans
 
     def show_model(self, runtime: Runtime) -> None:
         """The header follows the runtime's provider, model and memory mode."""
-        shown = runtime.first_frame  # the settings as the header shows them
-        try:
-            header = self.query_one(AntonHeader)
-        except NoMatches:
-            return  # the app is closing: the screen's widgets are already gone
-        header.set_model(runtime.provider_label, shown.planning_model, shown.effective_memory_mode)
+        self.handover.show_model(runtime)
 
     async def show_conversation(self, entries: list[Any], heading: str) -> None:
         """Show a resumed or rewound conversation under `heading` (see `Conversation.show_entries`)."""
@@ -277,17 +257,6 @@ and sending your next message opens it first (the message goes once you have ans
     def fill_prompt(self, text: str) -> None:
         """Put `text` in the prompt to edit and send (after a rewind), the cursor at its end."""
         self.conversation.fill_prompt(text)
-
-    def _offer_next_prompt(self) -> None:
-        suggest = self.runtime.suggest_prompt if self.runtime is not None else None
-        if suggest is not None:
-            self.conversation.offer_prompt(suggest())
-
-    @work(group="background-events", exit_on_error=False)
-    async def follow_background_events(self, queue: asyncio.Queue[SessionEvent]) -> None:
-        """Forward events from engine work that outlives a turn (memory written or to confirm after it ended)."""
-        while True:
-            self.post_message(SessionEventMessage(await queue.get()))
 
     @property
     def conversation(self) -> Conversation:
@@ -324,15 +293,11 @@ and sending your next message opens it first (the message goes once you have ans
 
     async def ready_runtime(self) -> Runtime:
         """The runtime, once the app has built it."""
-        await self._runtime_attached.wait()
-        assert self.runtime is not None
-        return self.runtime
+        return await self.handover.ready()
 
     @property
     def attached_runtime(self) -> Runtime:
-        """The runtime, for what happens only once it is there (its events)."""
-        assert self.runtime is not None, "an engine event came before the runtime"
-        return self.runtime
+        return self.handover.attached
 
     def alert(self, title: str, body: str) -> None:
         """Bell and desktop notification, while the terminal is in the background (the app decides)."""
@@ -393,7 +358,7 @@ and sending your next message opens it first (the message goes once you have ans
     def turn_closed(self, reason: str) -> None:
         """The turn is over in the UI: the keys follow, the next prompt is offered, and the app applies what waited."""
         self.refresh_bindings()
-        self._offer_next_prompt()
+        self.handover.offer_next_prompt()
         self.post_message(self.TurnEnded(reason))
 
     # --- `!` commands and `/goal` runs -----------------------------------------------------------------------------

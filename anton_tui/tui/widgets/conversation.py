@@ -53,6 +53,10 @@ class Conversation(Vertical):
         return self.query_one(Prompt)
 
     @property
+    def prompt_bar(self) -> PromptBar:
+        return self.query_one(PromptBar)
+
+    @property
     def review_bar(self) -> ReviewBar:
         return self.query_one(ReviewBar)
 
