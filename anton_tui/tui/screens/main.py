@@ -1,12 +1,13 @@
 """The main screen: chat and prompt on the left, scratchpad and inspector on the right, header and footer.
 
-The screen is composed of parts that keep their own state, and its handlers and key actions hand each job to the part
-that does it: `PaneLayout` (which panes show and how wide), the two columns (`Conversation`: chat and prompt;
-`SideColumn`: scratchpad and inspector), `Turns` (the running turn or `/goal` run, started in a worker that only
-forwards engine events as messages), the `SessionEventRouter` (which part shows each engine event), `WaitingReviews`
-(when a review of held memories opens, and the message that waits for it), the `ShellRunner` of `!` commands, the
-`CommandRunner` of slash commands and `QuitPresses` (Ctrl+C twice quits). They report back in messages; a failed
-worker, the screen's own or theirs, is shown in one place (`show_failure`).
+The screen lays its widgets out and hands each job to a part it holds, each keeping its own state: `PaneLayout`
+(which panes show and how wide), the two columns (`Conversation`: chat and prompt; `SideColumn`: scratchpad and
+inspector), `RuntimeHandover` (the runtime, which may come after the first frame), `PromptLines` (what a line sent
+from the prompt does), `Turns` (the running turn or `/goal` run, whose worker only forwards the engine's events as
+messages), `SessionEventRouter` (which part shows each of those events), `WaitingReviews` (when a review of held
+memories opens, and the message that waits for it), `QuitPresses` (Ctrl+C twice quits), and the `ShellRunner` of `!`
+commands and `CommandRunner` of slash commands. Its message handlers and key actions, which Textual looks for on the
+screen, only hand over to them. A failed worker, the screen's own or a part's, is shown in one place (`show_failure`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.content import Content
 from textual.message import Message
 from textual.types import NoActiveAppError
 from textual.widget import Widget
@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerState
 
 from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.settings_sources import FirstFrame
-from anton_tui.tui.command_registry import SlashCommand, parse_command_line
+from anton_tui.tui.command_registry import SlashCommand
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.messages import (
     ChatCleared,
@@ -37,6 +37,7 @@ from anton_tui.tui.messages import (
     WorkerFailed,
 )
 from anton_tui.tui.screens.pane_layout import SIDE_WIDTH_DEFAULT, SIDE_WIDTH_STEP, PaneLayout
+from anton_tui.tui.screens.prompt_lines import PromptLines
 from anton_tui.tui.screens.quit_presses import QuitPresses
 from anton_tui.tui.screens.runtime_handover import RuntimeHandover
 from anton_tui.tui.screens.session_events import SessionEventRouter
@@ -52,7 +53,6 @@ from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.pane_bar import PaneBar
 from anton_tui.tui.widgets.prompt import Prompt
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
-from anton_tui.tui.widgets.shell_block import ShellBlock
 from anton_tui.tui.widgets.shell_runner import ShellRunner
 from anton_tui.tui.widgets.side_column import SideColumn
 from anton_tui.tui.widgets.summary_block import SummaryBlock
@@ -160,6 +160,7 @@ and sending your next message opens it first (the message goes once you have ans
         self.turns = Turns(self)
         self.reviews = WaitingReviews(self)
         self.router = SessionEventRouter(self)
+        self.lines = PromptLines(self)
         self.quit_presses = QuitPresses(self)
         self.panes = PaneLayout(
             self, focus_prompt=self.action_focus_prompt, next_pane_key=frame.keymap.get("main.next-pane", "f4")
@@ -316,29 +317,8 @@ and sending your next message opens it first (the message goes once you have ans
         await self.accept_message(event.text)
 
     async def accept_message(self, text: str) -> None:
-        """What the user sent from the prompt (`text`, still in it): a slash command runs, a `!` command or a message
-        goes, or the reason it cannot shows and it stays in the prompt. A message or `!` command sent while memories
-        wait for a review opens the review first and goes once it is answered."""
-        prompt = self.query_one(Prompt)
-        shell = text.strip().startswith("!")
-        if not shell and parse_command_line(text) is not None:
-            if not self.command_runner.knows(text) and not await prompt.names_skill_command(text):
-                self.notify(self.command_runner.unknown(text), severity="warning")
-                return  # the text stays in the prompt, to be corrected
-            prompt.commit(text)
-            await self.run_command(text)
-            return
-        if self.reviews.waiting:
-            self.reviews.hold_message(text)
-            return
-        if shell:
-            await self.run_shell(text.strip()[1:].strip(), typed=text)
-            return
-        if self.busy:
-            self.notify("Anton is still working on the last message. Press Escape to cancel it.", severity="warning")
-            return
-        prompt.commit(text)
-        await self.send(text)
+        """What the user sent from the prompt (`text`, still in it): see `PromptLines`."""
+        await self.lines.accept(text)
 
     async def run_command(self, text: str) -> None:
         """Run a slash command line (typed, or picked in the palette); its reply comes as `CommandReplied`."""
@@ -362,27 +342,6 @@ and sending your next message opens it first (the message goes once you have ans
         self.post_message(self.TurnEnded(reason))
 
     # --- `!` commands and `/goal` runs -----------------------------------------------------------------------------
-
-    async def run_shell(self, command: str, *, typed: str | None = None) -> None:
-        """Run `command` (typed after a `!`) in the workspace folder, shown live in the chat; or say why not (the
-        text then stays in the prompt). While it runs no message is sent, so the next turn sees all of its output."""
-        if not command:
-            refusal = "Type a command after ! to run it in the workspace folder."
-        elif self.shell.running:
-            refusal = "A command is still running. Press Escape to stop it."
-        elif self.busy:
-            refusal = "Anton is still working on the last message. Press Escape to cancel it."
-        elif self.runtime is None:
-            refusal = "Anton is still starting; try again in a moment."
-        else:
-            self.query_one(Prompt).commit(typed)
-            block = ShellBlock(command)
-            await self.chat.end_answer()
-            await self.chat.add_block(block)
-            self.shell.start(self.runtime, command, block)
-            self.refresh_bindings()
-            return
-        self.notify(refusal, severity="warning")
 
     def on_shell_runner_ended(self) -> None:
         self.refresh_bindings()
@@ -469,28 +428,14 @@ and sending your next message opens it first (the message goes once you have ans
 
     @on(SummaryBlock.UnfoldRequested)
     async def _unfold(self, message: SummaryBlock.UnfoldRequested) -> None:
-        """A ledger's message picked: that folded turn goes back into the next message (as `/unfold N`)."""
-        if self.runtime is None:
-            return
-        try:
-            turn = self.runtime.conversations.unfold(message.number)
-        except LookupError as exc:
-            self.notify(str(exc), severity="warning")
-            return
-        await self.chat.add_notice(Content(f"Turn {turn.number} goes back into your next message, word for word."),
-                                   "info")  # fmt: skip
+        await self.lines.unfold(message.number)
 
     @on(ErrorBlock.RetryRequested)
     async def _retry_clicked(self) -> None:
         await self.action_retry()
 
     async def action_retry(self) -> None:
-        if self.busy:
-            self.notify("Anton is still working. Press Escape to cancel first.", severity="warning")
-        elif self.turns.last_prompt is None:
-            self.notify("There is no message to send again.", severity="warning")
-        else:
-            await self.send(self.turns.last_prompt)
+        await self.lines.retry()
 
     # --- panes -------------------------------------------------------------------------------------------------------
 
