@@ -125,7 +125,7 @@ class SessionEventRouter:
                 screen.header.show_usage(screen.attached_runtime.note_usage(event))  # tokens, cost, context
             case ErrorOccurred(message=text, retryable=retryable):
                 screen.alert("Anton: error", text)
-                screen.turns.retry_offered = retryable
+                screen.turns.offer_retry(retryable)
                 await chat.add_error(text, retryable=retryable)
             case TurnFinished(stop_reason=reason):
                 await screen.turns.close(reason)

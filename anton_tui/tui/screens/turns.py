@@ -124,6 +124,10 @@ class Turns:
         self.screen.refresh_bindings()  # the turn may have been closed by its TurnFinished while the worker still ran
         return True
 
+    def offer_retry(self, offered: bool) -> None:
+        """The turn's error said whether sending the message again may help (Ctrl+R offers it)."""
+        self.retry_offered = offered
+
     async def fail(self, error: BaseException) -> None:
         """The turn's work failed with `error`: said in the chat, and the message is offered again."""
         text = failure_text(error)
