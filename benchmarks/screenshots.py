@@ -269,7 +269,7 @@ async def demo_pictures(folder: Path) -> list[Path]:
         question = MemoryConfirmationNeeded(held_back_engrams(), asyncio.get_running_loop().create_future())
         main.post_message(SessionEventMessage(question))
         await camera.settle()
-        main.open_review()  # as Ctrl+Y does: the review waits above the prompt while the focus is elsewhere
+        main.reviews.open()  # as Ctrl+Y does: the review waits above the prompt while the focus is elsewhere
         await camera.wait_for(lambda: isinstance(app.screen, ConfirmMemoryScreen), "the memory confirmation")
         await camera.shoot("confirm-memory", "copilot mode asking which memories to keep")
         await pilot.press("d")

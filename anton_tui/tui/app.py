@@ -100,7 +100,7 @@ class AntonApp(App[int]):
         self._watch_targets: tuple[MessagePump, ...] = ()
         self._watching_begun = False
         self._main_screen: MainScreen | None = None
-        self.conversations = ConversationActions(self, confirm=self.confirm)
+        self.conversations = ConversationActions(self, confirm=self.confirm, cursor_blink=cursor_blink)
         self.conversations.runtime = self.runtime
         self.switch_to_demo = False
         self.settings_error: SettingsError | None = None
@@ -331,7 +331,7 @@ class AntonApp(App[int]):
         if self.runtime is None:
             self.notify("Still starting; try again in a moment.", severity="warning")
             return
-        self.push_screen(SkillsScreen(self.runtime, select=label))
+        self.push_screen(SkillsScreen(self.runtime, cursor_blink=self.cursor_blink, select=label))
 
     def open_reflections(self) -> None:
         from anton_tui.tui.screens.reflections import ReflectionsScreen
@@ -347,7 +347,9 @@ class AntonApp(App[int]):
         if self.runtime is None:
             self.notify("Still starting; try again in a moment.", severity="warning")
             return
-        screen = SetupScreen(self.runtime.settings, self.runtime.save_settings, first_run=first_run)
+        screen = SetupScreen(
+            self.runtime.settings, self.runtime.save_settings, cursor_blink=self.cursor_blink, first_run=first_run
+        )
         self.push_screen(screen, self._setup_closed)
 
     def _setup_closed(self, result: Any) -> None:
@@ -388,7 +390,9 @@ class AntonApp(App[int]):
             self.build_runtime()
 
         save = lambda updates: starter.save_settings(removals | updates)  # noqa: E731
-        self.push_screen(SetupScreen(settings, save, first_run=False, can_demo=False), closed)
+        self.push_screen(
+            SetupScreen(settings, save, cursor_blink=self.cursor_blink, first_run=False, can_demo=False), closed
+        )
 
     # --- settings and themes -------------------------------------------------------------------------------------
 

@@ -44,11 +44,13 @@ class NamedSession(Protocol):
 
 class ConversationActions:
     """The conversation's actions for `app`; `screen` is the main screen (None until the app has made it) and
-    `runtime` the engine (None until it is built). `confirm` asks the user a yes/no question in a modal."""
+    `runtime` the engine (None until it is built). `confirm` asks the user a yes/no question in a modal;
+    `cursor_blink` is the app's setting for the text fields of the screens it opens."""
 
-    def __init__(self, app: App[Any], *, confirm: Callable[[str], Awaitable[bool]]) -> None:
+    def __init__(self, app: App[Any], *, confirm: Callable[[str], Awaitable[bool]], cursor_blink: bool) -> None:
         self.app = app
         self.confirm = confirm
+        self.cursor_blink = cursor_blink
         self.screen: MainScreen | None = None
         self.runtime: Runtime | None = None
         self._preview: tuple[str, list[Any]] | None = None  # the conversation shown before its resume
@@ -96,7 +98,9 @@ class ConversationActions:
         if not sessions:
             self.app.notify("No saved conversations in this project yet.", title="Resume")
             return
-        screen = ResumeScreen(sessions, current=runtime.conversations.current, runtime=runtime)
+        screen = ResumeScreen(
+            sessions, current=runtime.conversations.current, runtime=runtime, cursor_blink=self.cursor_blink
+        )
         choice = await self.app.push_screen_wait(screen)
         if choice is not None:
             await self.resume(choice.key)

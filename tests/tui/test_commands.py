@@ -571,7 +571,7 @@ async def test_the_palette_has_no_second_quit_theme_or_maximise(stores: MemorySt
 async def test_palette_offers_rename_and_delete_for_the_selected_skill(stores: MemoryStores) -> None:
     app = PaletteHost(stores)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = SkillsScreen(app.runtime)
+        screen = SkillsScreen(app.runtime, cursor_blink=False)
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -247,7 +247,7 @@ def fixed_sessions() -> list[SavedSession]:
 
 class PickerHost(App[None]):
     def on_mount(self) -> None:
-        self.push_screen(ResumeScreen(fixed_sessions(), current="20261125_090500"))
+        self.push_screen(ResumeScreen(fixed_sessions(), current="20261125_090500", cursor_blink=False))
 
 
 def test_the_resume_list_shows_each_fork_under_its_parent() -> None:
@@ -258,7 +258,6 @@ def test_the_resume_list_shows_each_fork_under_its_parent() -> None:
 
 def test_resume_list_snapshot(snap_compare) -> None:
     async def run_before(pilot) -> None:
-        pilot.app.screen.query_one("Input").cursor_blink = False
         await pilot.pause()
 
     assert snap_compare(PickerHost(), terminal_size=(120, 40), run_before=run_before)
@@ -266,7 +265,6 @@ def test_resume_list_snapshot(snap_compare) -> None:
 
 def test_resume_list_snapshot_small(snap_compare) -> None:
     async def run_before(pilot) -> None:
-        pilot.app.screen.query_one("Input").cursor_blink = False
         await pilot.press(*"churn")
         await pilot.pause()
 
@@ -275,7 +273,6 @@ def test_resume_list_snapshot_small(snap_compare) -> None:
 
 def test_resume_tree_snapshot_small(snap_compare) -> None:
     async def run_before(pilot) -> None:
-        pilot.app.screen.query_one("Input").cursor_blink = False
         await pilot.pause()
 
     assert snap_compare(PickerHost(), terminal_size=(80, 24), run_before=run_before)

@@ -21,8 +21,6 @@ EXISTING = "# Anton environment variables\n# my own note\nANTON_THEME=nord\nCUST
 
 
 class SetupHost(KeepsNotifications, App[None]):
-    cursor_blink = False
-
     def __init__(self, settings: Settings, *, first_run: bool = False) -> None:
         super().__init__()
         self.settings = settings
@@ -31,7 +29,9 @@ class SetupHost(KeepsNotifications, App[None]):
 
     def on_mount(self) -> None:
         save = partial(save_settings, self.settings.project_dir)  # what the runtime's save_settings does
-        self.push_screen(SetupScreen(self.settings, save, first_run=self.first_run), self.results.append)
+        self.push_screen(
+            SetupScreen(self.settings, save, cursor_blink=False, first_run=self.first_run), self.results.append
+        )
 
 
 async def settle(pilot) -> None:

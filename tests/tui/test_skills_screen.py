@@ -69,15 +69,13 @@ SIZE = (120, 40)
 
 
 class SkillsHost(KeepsNotifications, App[None]):
-    cursor_blink = False
-
     def __init__(self, store: SkillStore) -> None:
         super().__init__()
         self.store = store
         self.runtime = runtime_over(store)
 
     def on_mount(self) -> None:
-        self.push_screen(SkillsScreen(self.runtime))
+        self.push_screen(SkillsScreen(self.runtime, cursor_blink=False))
 
 
 def runtime_over(store: SkillStore) -> Runtime:

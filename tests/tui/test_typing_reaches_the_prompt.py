@@ -195,3 +195,20 @@ async def test_keys_sent_back_to_back_land_as_typed() -> None:
         assert prompt.text == ""
         assert not app.screen.query_one("#command-menu").display
         assert [block.text for block in app.screen.query(UserMessage)] == ["Write a long answer please"]
+
+
+async def test_a_click_on_the_line_of_waiting_reviews_opens_the_review_and_the_draft_stays() -> None:
+    review = question()
+    session = ScriptedSession([Pause(), *answer("Done."), review])
+    app = scripted_app(make_settings(memory_mode="copilot"), session)
+    async with app.run_test(size=SIZE) as pilot:
+        await queue_a_review(pilot, session, review)
+        assert not isinstance(app.screen, ConfirmMemoryScreen)
+        await pilot.click(ReviewBar)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmMemoryScreen))
+        await pilot.press("a")
+        await wait_until(pilot, lambda: session.confirmed == [[LESSON]])
+        assert app.screen.query_one(Prompt).text == "next"
+        assert app.screen.query_one(ReviewBar).waiting == 0
+        assert "Kept 1 of 1 memories waiting for confirmation." in screen_text(app)
+        assert session.prompts == ["first message"], "the draft is not sent by the review"

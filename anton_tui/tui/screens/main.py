@@ -1,57 +1,33 @@
 """The main screen: chat and prompt on the left, scratchpad and inspector on the right, header and footer.
 
-It runs each turn in a worker that only forwards engine events as messages; the handlers here route each event to
-the pane that shows it. The screen is composed of parts that keep their own state: `PaneLayout` (which panes show and
-how wide), the two columns (`Conversation`: chat and prompt; `SideColumn`: scratchpad and inspector), the
-`ShellRunner` of `!` commands, the `CommandRunner` of slash commands, and a `GoalRunner` while a `/goal` runs (its
-worker stands for the running turn). They report back in messages; a failed worker, the screen's own or theirs, is
-shown in one place (`show_failure`).
+The screen lays its widgets out and hands each job to a part it holds, each keeping its own state: `PaneLayout`
+(which panes show and how wide), the two columns (`Conversation`: chat and prompt; `SideColumn`: scratchpad and
+inspector), `RuntimeHandover` (the runtime, which may come after the first frame), `PromptLines` (what a line sent
+from the prompt does), `Turns` (the running turn or `/goal` run, whose worker only forwards the engine's events as
+messages), `SessionEventRouter` (which part shows each of those events), `WaitingReviews` (when a review of held
+memories opens, and the message that waits for it), `QuitPresses` (Ctrl+C twice quits), and the `ShellRunner` of `!`
+commands and `CommandRunner` of slash commands. Its message handlers and key actions, which Textual looks for on the
+screen, only hand over to them. A failed worker, the screen's own or a part's, is shown in one place (`show_failure`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.content import Content
-from textual.css.query import NoMatches
 from textual.message import Message
 from textual.types import NoActiveAppError
 from textual.widget import Widget
 from textual.widgets import Footer, TextArea
 from textual.worker import Worker, WorkerState
 
-from anton_tui.agent.events import (
-    AccNudge,
-    AssistantMessageDone,
-    AssistantTextDelta,
-    ErrorOccurred,
-    HistoryNotSaved,
-    HistoryRepaired,
-    HistorySummarised,
-    HistoryTrimmed,
-    MemoryConfirmationNeeded,
-    MemoryHistoryBroken,
-    MemorySynced,
-    MemoryWritten,
-    ScratchpadActivity,
-    SecretsRemoved,
-    SummaryAhead,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnFinished,
-    UsageUpdated,
-)
-from anton_tui.agent.goal import GoalFinished, GoalTurnStarted
 from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.settings_sources import FirstFrame
-from anton_tui.tui.command_registry import SlashCommand, parse_command_line
+from anton_tui.tui.command_registry import SlashCommand
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.messages import (
     ChatCleared,
@@ -61,38 +37,30 @@ from anton_tui.tui.messages import (
     WorkerFailed,
 )
 from anton_tui.tui.screens.pane_layout import SIDE_WIDTH_DEFAULT, SIDE_WIDTH_STEP, PaneLayout
+from anton_tui.tui.screens.prompt_lines import PromptLines
+from anton_tui.tui.screens.quit_presses import QuitPresses
+from anton_tui.tui.screens.runtime_handover import RuntimeHandover
+from anton_tui.tui.screens.session_events import SessionEventRouter
+from anton_tui.tui.screens.turns import TURN_GROUP, Turns, failure_text
+from anton_tui.tui.screens.waiting_reviews import WaitingReviews
 from anton_tui.tui.textual_internals import PaintFirstScreen
-from anton_tui.tui.widgets.chat import (
-    ChatView,
-    ErrorBlock,
-    acc_notice,
-    history_notice,
-    memory_notice,
-    repair_notice,
-    secrets_notice,
-)
+from anton_tui.tui.widgets.chat import ChatView, ErrorBlock
 from anton_tui.tui.widgets.command_runner import CommandRunner
 from anton_tui.tui.widgets.conversation import Conversation
 from anton_tui.tui.widgets.find_bar import FindBar
 from anton_tui.tui.widgets.goal_runner import GoalRunner
 from anton_tui.tui.widgets.header import AntonHeader
 from anton_tui.tui.widgets.pane_bar import PaneBar
-from anton_tui.tui.widgets.prompt import Prompt, PromptBar
-from anton_tui.tui.widgets.review_bar import ReviewBar
+from anton_tui.tui.widgets.prompt import Prompt
 from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
-from anton_tui.tui.widgets.shell_block import ShellBlock
 from anton_tui.tui.widgets.shell_runner import ShellRunner
 from anton_tui.tui.widgets.side_column import SideColumn
-from anton_tui.tui.widgets.summary_block import SummaryBlock, summary_ahead_notice
+from anton_tui.tui.widgets.summary_block import SummaryBlock
 
 if TYPE_CHECKING:
-    from anton_tui.agent.events import SessionEvent
     from anton_tui.tui.commands.context import CommandUI
 
 __all__ = ["SIDE_WIDTH_DEFAULT", "SIDE_WIDTH_STEP", "MainScreen"]
-
-_TURN = "turn"
-QUIT_AGAIN_WITHIN = 2.0  # seconds: Ctrl+C on an idle, empty prompt quits when pressed again within them
 
 
 class MainScreen(PaintFirstScreen):
@@ -178,10 +146,7 @@ and sending your next message opens it first (the message goes once you have ans
         the header shows `frame`, read from the raw settings, and the inspector the rows of `first_look`. Slash
         commands ask `command_ui` (the app) to open screens and ask the user."""
         super().__init__()
-        self.runtime = runtime
-        self._runtime_attached = asyncio.Event()
-        if runtime is not None:
-            self._runtime_attached.set()
+        self.handover = RuntimeHandover(self, runtime)
         self.commands = commands
         self.command_ui = command_ui
         self.frame = frame
@@ -190,16 +155,13 @@ and sending your next message opens it first (the message goes once you have ans
         self._max_blocks = max_blocks
         self._show_inspector = inspector
         self._first_look = first_look
-        self.last_prompt: str | None = None
-        self._turn_worker: Worker[Any] | None = None  # the running turn's, or the running goal's
-        self._goal: GoalRunner | None = None
         self._prompt: Prompt | None = None
         self._edits_shown = 0  # the prompt's edit count when it was last painted
-        self._turn_closed = True
-        self._retry_offered = False
-        self._reviewing = False  # a review dialog is open
-        self._after_review: str | None = None  # a message sent while a review waited: it goes once answered
-        self._quit_asked_at: float | None = None  # when Ctrl+C on an idle, empty prompt said how to quit
+        self.turns = Turns(self)
+        self.reviews = WaitingReviews(self)
+        self.router = SessionEventRouter(self)
+        self.lines = PromptLines(self)
+        self.quit_presses = QuitPresses(self)
         self.panes = PaneLayout(
             self, focus_prompt=self.action_focus_prompt, next_pane_key=frame.keymap.get("main.next-pane", "f4")
         )
@@ -254,33 +216,23 @@ and sending your next message opens it first (the message goes once you have ans
         self._prompt = self.paint_first = self.query_one(Prompt)
         self._prompt.focus()
         if self.runtime is not None:
-            self._runtime_arrived(self.runtime)
+            self.handover.arrived(self.runtime)
 
     def on_resize(self, event: events.Resize) -> None:
         self.panes.fit(event.size.width)
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self.handover.runtime
 
     def attach_runtime(self, runtime: Runtime, *, inspector_later: bool = False) -> None:
         """Hand over the runtime of an app that painted its first frame before building it. With `inspector_later`
         (a conversation is being resumed) the inspector waits for `mount_inspector_if_waiting`: the resumed
         conversation is what the user waits to see, and both at once take longer than one after the other."""
-        if self.runtime is runtime and self._runtime_attached.is_set():
-            return
-        self.runtime = runtime
-        self._runtime_attached.set()
-        self.side.attach(runtime, inspector_later=inspector_later)
-        self._runtime_arrived(runtime)
+        self.handover.attach(runtime, inspector_later=inspector_later)
 
     def mount_inspector_if_waiting(self) -> None:
         self.side.mount_inspector_if_waiting()
-
-    def _runtime_arrived(self, runtime: Runtime) -> None:
-        if runtime.banner:
-            self.call_later(self.chat.add_notice, Content(runtime.banner), "info")
-        self.query_one(PromptBar).attach(runtime)
-        self.show_model(runtime)
-        self._offer_next_prompt()
-        if runtime.background_events is not None:
-            self.follow_background_events(runtime.background_events)
 
     def on_side_column_inspector_mounted(self) -> None:
         self.call_after_refresh(self.panes.fit_side_to_tabs)
@@ -290,12 +242,7 @@ and sending your next message opens it first (the message goes once you have ans
 
     def show_model(self, runtime: Runtime) -> None:
         """The header follows the runtime's provider, model and memory mode."""
-        shown = runtime.first_frame  # the settings as the header shows them
-        try:
-            header = self.query_one(AntonHeader)
-        except NoMatches:
-            return  # the app is closing: the screen's widgets are already gone
-        header.set_model(runtime.provider_label, shown.planning_model, shown.effective_memory_mode)
+        self.handover.show_model(runtime)
 
     async def show_conversation(self, entries: list[Any], heading: str) -> None:
         """Show a resumed or rewound conversation under `heading` (see `Conversation.show_entries`)."""
@@ -312,21 +259,6 @@ and sending your next message opens it first (the message goes once you have ans
         """Put `text` in the prompt to edit and send (after a rewind), the cursor at its end."""
         self.conversation.fill_prompt(text)
 
-    def _offer_next_prompt(self) -> None:
-        suggest = self.runtime.suggest_prompt if self.runtime is not None else None
-        if suggest is not None:
-            self.conversation.offer_prompt(suggest())
-
-    @work(group="background-events", exit_on_error=False)
-    async def follow_background_events(self, queue: asyncio.Queue[SessionEvent]) -> None:
-        """Forward events from engine work that outlives a turn (memory written or to confirm after it ended)."""
-        while True:
-            self.post_message(SessionEventMessage(await queue.get()))
-
-    @property
-    def reviews(self) -> ReviewBar:
-        return self.query_one(ReviewBar)
-
     @property
     def conversation(self) -> Conversation:
         return self.query_one(Conversation)
@@ -340,6 +272,10 @@ and sending your next message opens it first (the message goes once you have ans
         return self.side.scratchpad
 
     @property
+    def header(self) -> AntonHeader:
+        return self.query_one(AntonHeader)
+
+    @property
     def shell(self) -> ShellRunner:
         return self.query_one(ShellRunner)
 
@@ -350,17 +286,23 @@ and sending your next message opens it first (the message goes once you have ans
     @property
     def turn_worker(self) -> Worker[Any] | None:
         """The worker of the running turn, or of the running goal."""
-        return self._turn_worker
+        return self.turns.worker
 
     @property
     def busy(self) -> bool:
-        return (self._turn_worker is not None and not self._turn_worker.is_finished) or self.shell.running
+        return self.turns.running or self.shell.running
 
     async def ready_runtime(self) -> Runtime:
         """The runtime, once the app has built it."""
-        await self._runtime_attached.wait()
-        assert self.runtime is not None
-        return self.runtime
+        return await self.handover.ready()
+
+    @property
+    def attached_runtime(self) -> Runtime:
+        return self.handover.attached
+
+    def alert(self, title: str, body: str) -> None:
+        """Bell and desktop notification, while the terminal is in the background (the app decides)."""
+        self.post_message(self.AttentionWanted(title, body))
 
     # --- sending -------------------------------------------------------------------------------------------------
 
@@ -375,31 +317,8 @@ and sending your next message opens it first (the message goes once you have ans
         await self.accept_message(event.text)
 
     async def accept_message(self, text: str) -> None:
-        """What the user sent from the prompt (`text`, still in it): a slash command runs, a `!` command or a message
-        goes, or the reason it cannot shows and it stays in the prompt. A message or `!` command sent while memories
-        wait for a review opens the review first and goes once it is answered."""
-        prompt = self.query_one(Prompt)
-        shell = text.strip().startswith("!")
-        if not shell and parse_command_line(text) is not None:
-            if not self.command_runner.knows(text) and not await prompt.names_skill_command(text):
-                self.notify(self.command_runner.unknown(text), severity="warning")
-                return  # the text stays in the prompt, to be corrected
-            prompt.commit(text)
-            await self.run_command(text)
-            return
-        if self.reviews.waiting:
-            self._after_review = text
-            self.notify("Your message goes once you have answered the review.", timeout=4)
-            self.open_review()
-            return
-        if shell:
-            await self.run_shell(text.strip()[1:].strip(), typed=text)
-            return
-        if self.busy:
-            self.notify("Anton is still working on the last message. Press Escape to cancel it.", severity="warning")
-            return
-        prompt.commit(text)
-        await self.send(text)
+        """What the user sent from the prompt (`text`, still in it): see `PromptLines`."""
+        await self.lines.accept(text)
 
     async def run_command(self, text: str) -> None:
         """Run a slash command line (typed, or picked in the palette); its reply comes as `CommandReplied`."""
@@ -414,277 +333,58 @@ and sending your next message opens it first (the message goes once you have ans
 
     async def send(self, text: str) -> None:
         """Show the message and start a turn with it."""
-        self.last_prompt = text
-        await self._open_turn(text)
-        self._turn_worker = self.run_turn(text)
+        await self.turns.send(text)
+
+    def turn_closed(self, reason: str) -> None:
+        """The turn is over in the UI: the keys follow, the next prompt is offered, and the app applies what waited."""
         self.refresh_bindings()
-
-    async def _open_turn(self, shown: str) -> None:
-        self._turn_closed = False
-        self._retry_offered = False
-        await self.chat.add_user_message(shown)
-        self.query_one(AntonHeader).set_status("working…", busy=True)
-
-    @work(group=_TURN, exclusive=True, exit_on_error=False)
-    async def run_turn(self, text: str) -> None:
-        runtime = await self.ready_runtime()
-        async for event in runtime.turn(text):
-            self.post_message(SessionEventMessage(event))
+        self.handover.offer_next_prompt()
+        self.post_message(self.TurnEnded(reason))
 
     # --- `!` commands and `/goal` runs -----------------------------------------------------------------------------
-
-    async def run_shell(self, command: str, *, typed: str | None = None) -> None:
-        """Run `command` (typed after a `!`) in the workspace folder, shown live in the chat; or say why not (the
-        text then stays in the prompt). While it runs no message is sent, so the next turn sees all of its output."""
-        if not command:
-            refusal = "Type a command after ! to run it in the workspace folder."
-        elif self.shell.running:
-            refusal = "A command is still running. Press Escape to stop it."
-        elif self.busy:
-            refusal = "Anton is still working on the last message. Press Escape to cancel it."
-        elif self.runtime is None:
-            refusal = "Anton is still starting; try again in a moment."
-        else:
-            self.query_one(Prompt).commit(typed)
-            block = ShellBlock(command)
-            await self.chat.end_answer()
-            await self.chat.add_block(block)
-            self.shell.start(self.runtime, command, block)
-            self.refresh_bindings()
-            return
-        self.notify(refusal, severity="warning")
 
     def on_shell_runner_ended(self) -> None:
         self.refresh_bindings()
 
     def start_goal(self, objective: str, max_turns: int) -> str | None:
         """Start working on `objective` over up to `max_turns` turns; the reason when it cannot start now."""
-        if self.runtime is None:
-            return "Still starting; try again in a moment."
-        if self.busy:
-            return "Anton is still working. Press Escape to cancel first, then start the goal."
-        self.call_later(self._begin_goal, self.runtime, objective, max_turns)
-        return None
-
-    async def _begin_goal(self, runtime: Runtime, objective: str, max_turns: int) -> None:
-        self.last_prompt = None  # Ctrl+R sends a message again, not a goal
-        await self._open_turn(f"Goal: {objective}")
-        await self.chat.add_notice(
-            Content(f"Anton works on this on its own, up to {max_turns} turns, until it marks the goal complete. "
-                    "Escape stops it."), "goal")  # fmt: skip
-        goal = self._goal = GoalRunner(objective, max_turns, id="goal-bar")
-        await self.query_one("#conversation").mount(goal, before="#prompt-bar")
-        self._turn_worker = goal.start(runtime, self)
-        self.refresh_bindings()
-
-    async def show_goal_event(self, event: GoalTurnStarted | GoalFinished) -> None:
-        """A `GoalTurnStarted` or `GoalFinished` from the run: a line in the chat, and a turn after the first opens
-        again in the header."""
-        note = self._goal.note(event) if self._goal is not None else None
-        if isinstance(event, GoalTurnStarted) and event.turn > 1:
-            self._turn_closed = False  # the previous turn closed in the UI; this one is open again
-            self.query_one(AntonHeader).set_status("working…", busy=True)
-        if note is not None:
-            await self.chat.add_notice(Content(note), "goal")
+        return self.turns.start_goal(objective, max_turns)
 
     async def on_goal_runner_ended(self, message: GoalRunner.Ended) -> None:
-        if (untold := message.runner.untold_end) is not None:
-            await self.chat.add_notice(Content(untold), "goal")
-        if message.runner is self._goal:
-            self._goal = None
-        await message.runner.remove()
-        if message.error is not None:
-            await self.show_failure(message.error, in_turn=True)
-        await self._close_turn(message.reason)
+        await self.turns.goal_ended(message)
 
-    # --- engine events -------------------------------------------------------------------------------------------
+    # --- engine events and memories waiting for a review -------------------------------------------------------
 
     async def on_session_event_message(self, message: SessionEventMessage) -> None:
-        event = message.event
-        chat = self.chat
-        if await self.workspace_event(event):
-            return
-        match event:
-            case AssistantTextDelta(text=text):
-                await chat.append_answer(text)
-                return  # nothing else follows streamed text
-            case AssistantMessageDone(text=text):
-                await chat.end_answer(text)
-            case ToolCallStarted():
-                await chat.start_tool(event)
-            case ToolCallFinished():
-                await chat.finish_tool(event)
-            case ScratchpadActivity(event=activity):
-                await self.scratchpad.apply(activity)
-                self.panes.mark_news("scratchpad")
-            case MemoryWritten(producer="acc"):
-                pass  # the AccNudge that comes with it already shows the new rule, with its detector
-            case MemoryWritten():
-                await chat.add_notice(memory_notice(event), "memory")
-            case SecretsRemoved():
-                await chat.add_notice(secrets_notice(event), "secrets")
-                if event.pad is not None and event.cell is not None:
-                    self.scratchpad.mark_hidden(event.pad, event.cell, event.kinds)
-            case MemoryConfirmationNeeded():
-                self.query_one(AntonHeader).set_held(self.attached_runtime.held_count)
-                self._alert("Anton is waiting", "Memories to confirm.")
-                self.reviews.add(event)
-                self._open_review_if_left_alone()
-            case AccNudge():
-                await chat.add_notice(acc_notice(event), "acc")
-            case HistoryRepaired():
-                await chat.add_notice(repair_notice(event), "info")
-            case HistorySummarised():
-                detail = f"({event.folded} messages, about {event.tokens_before:,} → {event.tokens_after:,} tokens)"
-                await chat.add_block(SummaryBlock(event.summary, detail, (event.ledger,) if event.ledger else ()))
-            case SummaryAhead(tokens=tokens, at_tokens=at):
-                await chat.add_notice(summary_ahead_notice(tokens, at), "info")
-            case HistoryTrimmed() | HistoryNotSaved():
-                await chat.add_notice(history_notice(event), "info")
-            case MemoryHistoryBroken(message=text):
-                await chat.add_notice(Content(text), "info")
-            case MemorySynced(line=line, ok=ok, waiting=waiting, detail=detail):
-                self.query_one(AntonHeader).set_sync(line, ok, waiting)
-                if detail:
-                    await chat.add_notice(Content(detail), "info")
-            case UsageUpdated():
-                self.query_one(AntonHeader).show_usage(self.attached_runtime.note_usage(event))  # tokens, cost, context
-            case ErrorOccurred(message=text, retryable=retryable):
-                self._alert("Anton: error", text)
-                self._retry_offered = retryable
-                await chat.add_error(text, retryable=retryable)
-            case TurnFinished(stop_reason=reason):
-                await self._close_turn(reason)
-            case GoalTurnStarted() | GoalFinished():
-                await self.show_goal_event(event)
-        self.side.apply_event(event)
-
-    async def workspace_event(self, event: SessionEvent) -> bool:
-        """Show a turn event about the workspace (a mention that could not be passed on); False for any other."""
-        from anton_tui.agent.mentions import MentionRefused
-
-        if isinstance(event, MentionRefused):
-            await self.chat.add_notice(Content(event.line), "mention")
-            return True
-        return False
-
-    @property
-    def attached_runtime(self) -> Runtime:
-        """The runtime, for what happens only once it is there (its events)."""
-        assert self.runtime is not None, "an engine event came before the runtime"
-        return self.runtime
-
-    def _alert(self, title: str, body: str) -> None:
-        """Bell and desktop notification, while the terminal is in the background (the app decides)."""
-        self.post_message(self.AttentionWanted(title, body))
-
-    async def _close_turn(self, reason: str) -> None:
-        """End the turn in the UI once, whichever of TurnFinished or the worker ending comes first."""
-        if self._turn_closed:
-            return
-        self._turn_closed = True
-        cancelled = reason == "cancelled"
-        if cancelled:
-            await self.chat.cancel_running()
-            self.scratchpad.stop_running("cancelled")
-            await self.chat.add_notice(Content("Turn cancelled."), "cancelled")
-            self._retry_offered = True
-        else:
-            await self.chat.end_answer()
-            self.scratchpad.stop_running("killed" if reason == "error" else "cancelled")
-        if reason == "cap_exhausted":
-            await self.chat.add_notice(Content("Stopped at the tool-round limit; the answer so far is above."), "info")
-        self.query_one(AntonHeader).set_status("cancelled" if cancelled else "ready", busy=False)
-        self.refresh_bindings()
-        self._offer_next_prompt()
-        self.post_message(self.TurnEnded(reason))
-
-    # --- memories waiting for a review ------------------------------------------------------------------------
-
-    def _open_review_if_left_alone(self) -> None:
-        """Open the oldest waiting review now, unless the user is writing in the prompt (or something else has the
-        keyboard): a dialog that opened then would take the keys meant for the prompt, and its one-letter keys would
-        decide the review unseen. It then waits in the line above the prompt (`ReviewBar`)."""
-        prompt = self.query_one(Prompt)
-        if self._reviewing or self.app.screen is not self or self.focused not in (None, prompt) or prompt.composing:
-            return
-        self.open_review()
-
-    def open_review(self) -> None:
-        """Show the oldest question waiting for a review, if no review is open."""
-        if self._reviewing:
-            return
-        question = self.reviews.take()
-        if question is None:
-            return
-        self._reviewing = True
-        self.confirm_memories(question)
+        await self.router.route(message.event)
 
     def action_review_memories(self) -> None:
-        if self.reviews.waiting:
-            self.open_review()
-        else:
-            self.notify("No memories wait for a review.")
+        self.reviews.open_asked()
 
     def on_review_bar_open_requested(self) -> None:
-        self.open_review()
-
-    @work(group="memory-confirmation", exit_on_error=False)
-    async def confirm_memories(self, event: MemoryConfirmationNeeded) -> None:
-        """Ask the user which held-back memories to keep; the engine waits on the event's future."""
-        from anton_tui.tui.screens.confirm_memory import answer_confirmation
-
-        try:
-            keep = await answer_confirmation(self.app, event)
-        finally:
-            self._reviewing = False
-        if self.runtime is not None and not event.future.cancelled():  # those asked about no longer wait
-            self.query_one(AntonHeader).set_held(self.runtime.held_count_without(event.engrams))
-        self.post_message(MemoryConfirmationAnswered(len(keep), len(event.engrams) + len(event.changes)))
+        self.reviews.open()
 
     async def on_memory_confirmation_answered(self, message: MemoryConfirmationAnswered) -> None:
-        await self.chat.add_notice(
-            Content(f"Kept {message.kept} of {message.offered} memories waiting for confirmation."), "memory"
-        )
-        if self._after_review is not None and self.reviews.waiting:
-            self.open_review()  # the message waits for every review
-            return
-        await self._send_after_review()
-        self._open_review_if_left_alone()
-
-    async def _send_after_review(self) -> None:
-        """Send the message that waited for the review, once the turn that asked has ended."""
-        text = self._after_review
-        if text is None or self.busy or self._reviewing:
-            return
-        self._after_review = None
-        if self.query_one(Prompt).text.startswith(text):  # still in the prompt, as it was sent
-            await self.accept_message(text)
+        await self.reviews.answered(message)
 
     # --- workers -------------------------------------------------------------------------------------------------
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
         if event.state == WorkerState.ERROR and worker.error is not None:
-            await self.show_failure(worker.error, in_turn=worker.group == _TURN)
-        if worker.group == _TURN and worker is self._turn_worker and worker.is_finished:
-            reason = {WorkerState.CANCELLED: "cancelled", WorkerState.ERROR: "error"}.get(event.state, "end_turn")
-            await self._close_turn(reason)
-            self.refresh_bindings()  # the turn may have been closed by its TurnFinished while the worker still ran
-            await self._send_after_review()
+            await self.show_failure(worker.error, in_turn=worker.group == TURN_GROUP)
+        if await self.turns.worker_changed(event):
+            await self.reviews.send_held_message()
 
     async def on_worker_failed(self, message: WorkerFailed) -> None:
         await self.show_failure(message.error)
 
     async def show_failure(self, error: BaseException, *, in_turn: bool = False) -> None:
         """A worker failed: a turn's failure goes in the chat, to be retried; any other is a toast."""
-        text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         if in_turn:
-            self._retry_offered = True
-            self._alert("Anton: error", text)
-            await self.chat.add_error(text, retryable=True)
+            await self.turns.fail(error)
         else:
-            self.notify(text, title="Something went wrong", severity="error", timeout=10)
+            self.notify(failure_text(error), title="Something went wrong", severity="error", timeout=10)
 
     # --- actions -------------------------------------------------------------------------------------------------
 
@@ -694,7 +394,7 @@ and sending your next message opens it first (the message goes once you have ans
         if action == "review_memories":
             return self.reviews.waiting > 0
         if action == "retry":
-            return not self.busy and self._retry_offered and self.last_prompt is not None
+            return not self.busy and self.turns.can_retry
         if action == "next_pane":
             return self.panes.narrow
         if action == "toggle_maximize":
@@ -704,10 +404,7 @@ and sending your next message opens it first (the message goes once you have ans
     async def action_cancel_turn(self) -> None:
         if self.shell.stop() or not self.busy:
             return
-        if self.runtime is not None:
-            await self.runtime.cancel()
-        if self._turn_worker is not None:
-            self._turn_worker.cancel()
+        await self.turns.cancel()
 
     @on(Prompt.Interrupted)
     async def _prompt_interrupted(self, message: Prompt.Interrupted) -> None:
@@ -719,46 +416,26 @@ and sending your next message opens it first (the message goes once you have ans
     async def interrupt(self, typed: str) -> None:
         """Ctrl+C, as in other agent CLIs: stop what runs (the turn with its cell, a goal, a `!` command); with
         nothing running, empty the prompt of `typed` (kept in its history: Up brings it back); on an empty prompt
-        say how to quit, and quit when it comes again within `QUIT_AGAIN_WITHIN` seconds."""
+        say how to quit, and quit when it comes again soon (`QuitPresses`)."""
         if self.busy:
-            self._quit_asked_at = None
+            self.quit_presses.forget()
             await self.action_cancel_turn()
-            return
-        if typed.strip():
-            self._quit_asked_at = None
+        elif typed.strip():
+            self.quit_presses.forget()
             self.query_one(Prompt).commit(typed)
-            return
-        now = time.monotonic()
-        if self._quit_asked_at is not None and now - self._quit_asked_at < QUIT_AGAIN_WITHIN:
-            self.app.exit()
-            return
-        self._quit_asked_at = now
-        self.notify("Press Ctrl+C again to quit (or Ctrl+Q).", timeout=QUIT_AGAIN_WITHIN)
+        else:
+            self.quit_presses.press()
 
     @on(SummaryBlock.UnfoldRequested)
     async def _unfold(self, message: SummaryBlock.UnfoldRequested) -> None:
-        """A ledger's message picked: that folded turn goes back into the next message (as `/unfold N`)."""
-        if self.runtime is None:
-            return
-        try:
-            turn = self.runtime.conversations.unfold(message.number)
-        except LookupError as exc:
-            self.notify(str(exc), severity="warning")
-            return
-        await self.chat.add_notice(Content(f"Turn {turn.number} goes back into your next message, word for word."),
-                                   "info")  # fmt: skip
+        await self.lines.unfold(message.number)
 
     @on(ErrorBlock.RetryRequested)
     async def _retry_clicked(self) -> None:
         await self.action_retry()
 
     async def action_retry(self) -> None:
-        if self.busy:
-            self.notify("Anton is still working. Press Escape to cancel first.", severity="warning")
-        elif self.last_prompt is None:
-            self.notify("There is no message to send again.", severity="warning")
-        else:
-            await self.send(self.last_prompt)
+        await self.lines.retry()
 
     # --- panes -------------------------------------------------------------------------------------------------------
 

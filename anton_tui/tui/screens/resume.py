@@ -79,11 +79,14 @@ asking: it stays in the trash 30 days, and **Ctrl+Z** brings it back. A conversa
 listed as broken and left as it is. **Escape** closes this list.
 """
 
-    def __init__(self, sessions: list[Any], current: str | None = None, runtime: Runtime | None = None) -> None:
+    def __init__(
+        self, sessions: list[Any], current: str | None = None, runtime: Runtime | None = None, *, cursor_blink: bool
+    ) -> None:
         super().__init__()
         self.sessions = sessions
         self.current = current
         self.runtime = runtime
+        self.cursor_blink = cursor_blink
         self.said = ""  # the outcome of the last change, shown in the status line
 
     def compose(self) -> ComposeResult:
@@ -97,7 +100,7 @@ listed as broken and left as it is. **Escape** closes this list.
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("Started", "Conversation", "Turns", "Model")
-        self.query_one(Input).cursor_blink = bool(getattr(self.app, "cursor_blink", True))
+        self.query_one(Input).cursor_blink = self.cursor_blink
         self.fill("")
         self.query_one(Input).focus()
 

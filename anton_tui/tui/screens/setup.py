@@ -95,12 +95,20 @@ was.
 """
 
     def __init__(
-        self, settings: Settings, save: SaveSettings, *, first_run: bool = False, can_demo: bool = True
+        self,
+        settings: Settings,
+        save: SaveSettings,
+        *,
+        cursor_blink: bool,
+        first_run: bool = False,
+        can_demo: bool = True,
     ) -> None:
-        """`save(updates)` writes the `.env` updates and returns the settings as they then load."""
+        """`save(updates)` writes the `.env` updates and returns the settings as they then load; `cursor_blink` is
+        the app's setting for the text fields."""
         super().__init__()
         self.settings = settings
         self.save = save
+        self.cursor_blink = cursor_blink
         self.first_run = first_run
         self.can_demo = can_demo
 
@@ -163,9 +171,8 @@ was.
 
     def on_mount(self) -> None:
         try:
-            blink = bool(getattr(self.app, "cursor_blink", True))
             for input_widget in self.query(Input):
-                input_widget.cursor_blink = blink
+                input_widget.cursor_blink = self.cursor_blink
             self._show_base_url(self.settings.planning_provider)
             self.query_one("#api-key" if self.settings.needs_setup() else "#provider").focus()
         except NoMatches:

@@ -26,22 +26,23 @@ class FormModal(ModalScreen[dict[str, str] | None]):
         fields: list[tuple[str, str, str]],
         check: Callable[[dict[str, str]], Awaitable[str | None]],
         *,
+        cursor_blink: bool,
         submit: str = "OK",
     ) -> None:
         super().__init__()
         self.title_text = title
         self.fields = fields  # (id, label, initial value)
         self.check = check
+        self.cursor_blink = cursor_blink
         self.submit_label = submit
 
     def compose(self) -> ComposeResult:
-        blink = bool(getattr(self.app, "cursor_blink", True))
         with Vertical(id="form-dialog"):
             yield Label(Content(self.title_text), id="form-title")
             for field_id, label, value in self.fields:
                 yield Label(Content(label), classes="form-label")
                 field = Input(value, id=field_id, compact=True)
-                field.cursor_blink = blink
+                field.cursor_blink = self.cursor_blink
                 yield field
             yield Static("", id="form-error", markup=False)
             with Horizontal(id="form-buttons"):

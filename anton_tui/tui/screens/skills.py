@@ -105,9 +105,11 @@ editor, and again closes this screen.
             self.message, self.error, self.select = message, error, select
             self.renamed, self.deleted, self.saved_text, self.open_after = renamed, deleted, saved_text, open_after
 
-    def __init__(self, runtime: Runtime, *, select: str | None = None) -> None:
+    def __init__(self, runtime: Runtime, *, cursor_blink: bool, select: str | None = None) -> None:
+        """`cursor_blink` is the app's setting for the editor and the dialogs' text fields."""
         super().__init__()
         self.runtime = runtime
+        self.cursor_blink = cursor_blink
         self.listing = SkillListing([], [])
         self.open_ref: NodeRef | None = None
         self.read_only = True
@@ -129,7 +131,7 @@ editor, and again closes this screen.
                 editor = TextArea.code_editor(
                     "", read_only=True, theme=_editor_theme(self.app.current_theme), id="skills-editor", soft_wrap=True
                 )
-                editor.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
+                editor.cursor_blink = self.cursor_blink
                 editor.show_line_numbers = False  # until a file is open (an empty editor would show a lone "1")
                 yield editor
         yield Footer()
@@ -476,7 +478,9 @@ editor, and again closes this screen.
                 self.create_skill(values["name"], values["when"])
 
         fields = [("name", "Name", ""), ("when", "When to use it", "")]
-        self.app.push_screen(FormModal("New skill", fields, check, submit="Create"), create)
+        self.app.push_screen(
+            FormModal("New skill", fields, check, cursor_blink=self.cursor_blink, submit="Create"), create
+        )
 
     @work(group="skills-write", exclusive=True, exit_on_error=False)
     async def create_skill(self, name: str, when: str) -> None:
@@ -506,7 +510,9 @@ editor, and again closes this screen.
                 self.relabel(skill.label, values["label"])
 
         fields = [("label", f"New label for {skill.label}", skill.label)]
-        self.app.push_screen(FormModal("Rename skill", fields, check, submit="Rename"), rename)
+        self.app.push_screen(
+            FormModal("Rename skill", fields, check, cursor_blink=self.cursor_blink, submit="Rename"), rename
+        )
 
     def relabel(self, label: str, new_label: str) -> None:
         """Move the skill to `new_label` (every file goes along, unsaved edits follow it)."""

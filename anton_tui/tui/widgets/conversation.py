@@ -40,7 +40,7 @@ class Conversation(Vertical):
     def compose(self) -> ComposeResult:
         chat = ChatView(id="chat", max_blocks=self.max_blocks)
         yield chat
-        yield FindBar(chat, id="find-bar")
+        yield FindBar(chat, cursor_blink=self.cursor_blink, id="find-bar")
         yield ReviewBar(review_key=self.review_key, id="review-bar")
         yield PromptBar(self.commands, cursor_blink=self.cursor_blink, id="prompt-bar")
 
@@ -51,6 +51,14 @@ class Conversation(Vertical):
     @property
     def prompt(self) -> Prompt:
         return self.query_one(Prompt)
+
+    @property
+    def prompt_bar(self) -> PromptBar:
+        return self.query_one(PromptBar)
+
+    @property
+    def review_bar(self) -> ReviewBar:
+        return self.query_one(ReviewBar)
 
     async def show_entries(self, entries: list[Any], heading: str) -> None:
         """A resumed or rewound conversation in the chat: `heading` on top, then its entries (typed messages, answers,

@@ -68,9 +68,10 @@ class FindBar(Horizontal):
     class Closed(Message):
         """The bar was closed (the prompt takes the focus back)."""
 
-    def __init__(self, chat: ChatView, *, id: str | None = None) -> None:
+    def __init__(self, chat: ChatView, *, cursor_blink: bool, id: str | None = None) -> None:
         super().__init__(id=id)
         self.chat = chat
+        self.cursor_blink = cursor_blink
         self.matches: list[Match] = []
         self.current = -1
 
@@ -82,7 +83,7 @@ class FindBar(Horizontal):
         """Open the bar. (`entries`, the session's transcript, is not needed: the chat holds every block it showed.)"""
         self.add_class("-open")
         box = self.query_one(Input)
-        box.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
+        box.cursor_blink = self.cursor_blink
         self.call_after_refresh(box.focus)  # once the bar is displayed: a hidden widget cannot take the focus
         if box.value:
             self.search(box.value)
