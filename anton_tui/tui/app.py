@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from anton_tui import __version__, gc_policy
-from anton_tui.runtime import Runtime, RuntimeStarter
+from anton_tui.runtime import RuntimeStarter
 from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
 from anton_tui.tui.command_registry import SlashCommand, default_menu
 from anton_tui.tui.conversations import ConversationActions
@@ -31,6 +31,7 @@ from anton_tui.tui.themes import DEFAULT_THEME, AppThemes
 
 if TYPE_CHECKING:
     from anton_tui.config import Settings
+    from anton_tui.runtime import Runtime
     from anton_tui.tui.attention import Attention
     from anton_tui.tui.watchers import FilesChanged, MemoryWatcher
 
@@ -85,8 +86,8 @@ class AntonApp(App[int]):
         """`inspector` shows the memory inspector on the right (an empty frame without it); `watch_files` starts
         the file watcher and the runtime's warm-up after the first frame (see `on_inspector_pane_loaded`)."""
         super().__init__()
-        self.runtime: Runtime | None = runtime if isinstance(runtime, Runtime) else None
         self.starter = runtime if isinstance(runtime, RuntimeStarter) else None
+        self.runtime: Runtime | None = None if isinstance(runtime, RuntimeStarter) else runtime
         self.frame = runtime.first_frame
         # (the start of the memory files, for the inspector's first frame: a few small reads, before the event loop)
         self._first_look = runtime.first_look() if isinstance(runtime, RuntimeStarter) and inspector else None

@@ -49,7 +49,6 @@ from anton_tui.agent.events import (
     UsageUpdated,
 )
 from anton_tui.agent.goal import GoalFinished, GoalTurnStarted
-from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.settings_sources import FirstFrame
 from anton_tui.tui.command_registry import SlashCommand, parse_command_line
 from anton_tui.tui.css import stylesheet
@@ -87,6 +86,7 @@ from anton_tui.tui.widgets.summary_block import SummaryBlock, summary_ahead_noti
 
 if TYPE_CHECKING:
     from anton_tui.agent.events import SessionEvent
+    from anton_tui.runtime import FirstLook, Runtime
     from anton_tui.tui.commands.context import CommandUI
 
 __all__ = ["SIDE_WIDTH_DEFAULT", "SIDE_WIDTH_STEP", "MainScreen"]
