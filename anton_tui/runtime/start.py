@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from anton_tui.runtime.runtime import Runtime, save_settings
 from anton_tui.settings_sources import EnvLayers, FirstFrame, SettingsError, read_env_layers
 
 if TYPE_CHECKING:
     from anton_tui.config import Settings
     from anton_tui.runtime.first_look import FirstLook
+    from anton_tui.runtime.runtime import Runtime
 
 DEMO_PROVIDER = "demo"
 SETUP_ATTEMPTS = 20  # bad values dropped, at most, to open the setup screen
@@ -98,6 +98,7 @@ class RuntimeStarter:
         from anton_tui.agent.events import ErrorOccurred
         from anton_tui.agent.factory import build_session
         from anton_tui.memory.stores import MemoryStores
+        from anton_tui.runtime.runtime import Runtime
 
         stores = MemoryStores.from_settings(settings)
         session = build_session(settings, stores=stores)
@@ -132,6 +133,8 @@ class RuntimeStarter:
     async def save_settings(self, updates: dict[str, str | None]) -> Settings:
         """Before any runtime exists (the setup that fixes a bad setting): write `updates` to the project's
         `.anton/.env` and return the settings as they now load (raising as `Runtime.save_settings` does)."""
+        from anton_tui.runtime.runtime import save_settings
+
         return await save_settings(self.layers.project_dir, updates)
 
     def reread(self) -> RuntimeStarter:
@@ -142,6 +145,7 @@ class RuntimeStarter:
 
 def build_demo_runtime(settings: Any) -> Runtime:
     from anton_tui.agent.demo import DEMO_BANNER, build_demo
+    from anton_tui.runtime.runtime import Runtime
 
     replay = build_demo(settings)
     return Runtime(

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from anton_tui import __version__, gc_policy
-from anton_tui.runtime import Runtime, RuntimeStarter
+from anton_tui.runtime import RuntimeStarter
 from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
 from anton_tui.tui.command_registry import SlashCommand, default_menu
 from anton_tui.tui.conversations import ConversationActions
@@ -31,6 +31,7 @@ from anton_tui.tui.themes import DEFAULT_THEME, AppThemes
 
 if TYPE_CHECKING:
     from anton_tui.config import Settings
+    from anton_tui.runtime import Runtime
     from anton_tui.tui.attention import Attention
     from anton_tui.tui.watchers import FilesChanged, MemoryWatcher
 
@@ -85,8 +86,8 @@ class AntonApp(App[int]):
         """`inspector` shows the memory inspector on the right (an empty frame without it); `watch_files` starts
         the file watcher and the runtime's warm-up after the first frame (see `on_inspector_pane_loaded`)."""
         super().__init__()
-        self.runtime: Runtime | None = runtime if isinstance(runtime, Runtime) else None
         self.starter = runtime if isinstance(runtime, RuntimeStarter) else None
+        self.runtime: Runtime | None = None if isinstance(runtime, RuntimeStarter) else runtime
         self.frame = runtime.first_frame
         # (the start of the memory files, for the inspector's first frame: a few small reads, before the event loop)
         self._first_look = runtime.first_look() if isinstance(runtime, RuntimeStarter) and inspector else None
@@ -100,6 +101,7 @@ class AntonApp(App[int]):
         self._watch_targets: tuple[MessagePump, ...] = ()
         self._watching_begun = False
         self._main_screen: MainScreen | None = None
+        self._build_after_first_rows = False
         self.conversations = ConversationActions(self, confirm=self.confirm, cursor_blink=cursor_blink)
         self.conversations.runtime = self.runtime
         self.switch_to_demo = False
@@ -147,6 +149,8 @@ class AntonApp(App[int]):
             self.call_after_refresh(self._runtime_arrived, self.runtime)
         elif self.starter is not None and self.starter.resume not in (None, "?") and not self.starter.demo:
             self.conversations.preview(self.starter, then_build=self.build_runtime)  # shown in the first frame
+        elif self._first_look is not None:
+            self._build_after_first_rows = True  # see `on_side_column_first_rows_shown`
         else:
             self.call_after_refresh(self.build_runtime)
         if self._watch_files:
@@ -163,6 +167,13 @@ class AntonApp(App[int]):
             self.post_message(self.RuntimeReady(self.starter.build()))
         except SettingsError as exc:
             self.post_message(self.RuntimeFailed(exc))
+
+    def on_side_column_first_rows_shown(self) -> None:
+        """The first rows of the memory files are on screen: now the runtime is built (both at once, sharing one
+        interpreter, brought those rows about half a second later on a big home)."""
+        if self._build_after_first_rows:
+            self._build_after_first_rows = False
+            self.build_runtime()
 
     def on_anton_app_runtime_ready(self, message: RuntimeReady) -> None:
         self._runtime_arrived(message.runtime)

@@ -89,3 +89,23 @@ async def test_the_first_frame_lists_the_rules_the_full_listing_starts_with(fake
 
 def label(pane: InspectorPane, tab_id: str) -> str:
     return pane.query_one(TabbedContent).get_tab(f"inspector-{tab_id}").label.plain
+
+
+async def test_the_runtime_is_built_once_the_first_rows_are_on_screen(fake_llm) -> None:
+    """Building the runtime and drawing the first rows both want the one interpreter: the rows come first."""
+    save_global_env(fake_llm)
+    home, project = Path(os.environ["ANTON_HOME"]), Path(os.environ["ANTON_PROJECT_DIR"])
+    seed(home, project)
+    rows_on_screen_at_build: list[bool] = []
+
+    class WatchedStarter(RuntimeStarter):
+        def build(self) -> Runtime:
+            rows_on_screen_at_build.append(app.first is not None)
+            return super().build()
+
+    app = FirstFrame(WatchedStarter(read_env_layers()), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        assert rows_on_screen_at_build == [True]
+        shown, runtime = app.first or ([], None)
+        assert runtime is None and shown[:2] == ["always rule 0", "always rule 1"]

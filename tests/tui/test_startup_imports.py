@@ -1,5 +1,6 @@
 """Start-up stays light: the real app paints its first frame before pydantic, any LLM SDK, watchdog, Markdown parser,
-syntax highlighter or YAML parser is imported (the settings are validated right after it); the warm-up after it
+syntax highlighter, YAML parser or the engine behind the runtime (its memory stores, the episode index) is imported
+(the settings are validated and the runtime built right after it); the warm-up after it
 loads the Markdown parser and the highlighter, so the first answer and the first code shown do not wait for them."""
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ PROBE = textwrap.dedent(
 
     def heavy():
         lazy = ("anthropic", "openai", "watchdog", "inotify_simple", "markdown_it", "pygments", "yaml", "pydantic",
-                "pydantic_settings", "detect_secrets", "dulwich")
+                "pydantic_settings", "detect_secrets", "dulwich", "tantivy", "anton_tui.runtime.runtime",
+                "anton_tui.memory.stores", "anton_tui.agent.session")
         return [m for m in lazy if m in sys.modules]
 
     seen = {}

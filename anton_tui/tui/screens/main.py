@@ -25,7 +25,6 @@ from textual.widget import Widget
 from textual.widgets import Footer, TextArea
 from textual.worker import Worker, WorkerState
 
-from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.settings_sources import FirstFrame
 from anton_tui.tui.command_registry import SlashCommand
 from anton_tui.tui.css import stylesheet
@@ -58,6 +57,7 @@ from anton_tui.tui.widgets.side_column import SideColumn
 from anton_tui.tui.widgets.summary_block import SummaryBlock
 
 if TYPE_CHECKING:
+    from anton_tui.runtime import FirstLook, Runtime
     from anton_tui.tui.commands.context import CommandUI
 
 __all__ = ["SIDE_WIDTH_DEFAULT", "SIDE_WIDTH_STEP", "MainScreen"]

@@ -39,6 +39,10 @@ class SideColumn(Vertical):
     class InspectorMounted(Message):
         """The inspector over the runtime took the empty frame's place (its tabs are there, still empty)."""
 
+    class FirstRowsShown(Message):
+        """The frame with the first rows of the memory files is painted (or there are none to show): building the
+        runtime may begin, which would have slowed that frame down by half, both wanting the one interpreter."""
+
     def __init__(
         self,
         runtime: Runtime | None,
@@ -74,17 +78,19 @@ class SideColumn(Vertical):
             self.call_after_refresh(self._show_first_look, self.first_look)
 
     async def _show_first_look(self, first_look: FirstLook) -> None:
-        """The inspector with the first rows of the memory files, while the runtime is still being built."""
+        """The inspector with the first rows of the memory files, before the runtime is built."""
         from anton_tui.tui.widgets.inspector import InspectorPane
 
         shown = self.query_one("#inspector")
         if self.runtime is not None or not isinstance(shown, InspectorPlaceholder):
-            return  # the runtime came first: the inspector over it shows the whole lists
+            self.post_message(self.FirstRowsShown())  # the runtime came first: the inspector over it shows them all
+            return
         self._inspector_view = None
         await shown.remove()
         pane = InspectorPane(None, first_look=first_look, id="inspector")
         await self.mount(pane)
         self._inspector_view = pane
+        self.call_after_refresh(self.post_message, self.FirstRowsShown())
 
     @property
     def scratchpad(self) -> ScratchpadPane:
