@@ -9,7 +9,7 @@ message updates the widgets. Nothing is read when a tab is mounted: the pane loa
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from rich.text import Text
 from textual import on, work
@@ -22,8 +22,10 @@ from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from anton_tui.memory.engrams.engram import MemoryProblem
-from anton_tui.runtime import Runtime
 from anton_tui.tui.textual_internals import FixedColumnsTable
+
+if TYPE_CHECKING:
+    from anton_tui.runtime import Runtime
 
 FALLBACK_WIDTH = 78
 MIN_FLEX_WIDTH = 16

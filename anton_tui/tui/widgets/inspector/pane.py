@@ -31,11 +31,11 @@ from anton_tui.agent.events import (
     OutsideAccess,
     TurnFinished,
 )  # fmt: skip
-from anton_tui.runtime import FirstLook, Runtime
 from anton_tui.tui.css import stylesheet
 from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
 
 if TYPE_CHECKING:
+    from anton_tui.runtime import FirstLook, Runtime
     from anton_tui.tui.widgets.inspector.acc_feed import AccFeedTab
     from anton_tui.tui.widgets.inspector.history_tab import HistoryTab
 from anton_tui.tui.widgets.inspector.base import FileTab, InspectorTab
