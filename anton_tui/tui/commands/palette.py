@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
-from anton_tui.runtime import Runtime
 from anton_tui.tui.commands.registry import COMMANDS
+from anton_tui.tui.holds_runtime import runtime_of
 
 PALETTE_ACTIONS: dict[str, str] = {
     "app.slash_command(line)": "run one slash command line (e.g. '/memory rules') and show its reply in the chat",
@@ -55,13 +55,6 @@ class PaletteCommand:
 def slash(line: str) -> str:
     """The action string that runs slash command `line` through the app."""
     return f"app.slash_command({line!r})"
-
-
-@runtime_checkable
-class HoldsRuntime(Protocol):
-    """The app the palette serves: it holds the Runtime (None until it is built)."""
-
-    runtime: Runtime | None
 
 
 def _screen_has(screen: Screen[Any], action: str) -> bool:
@@ -110,7 +103,7 @@ class AntonCommands(Provider):
     async def _labels(self) -> list[str]:
         if self._skill_labels is None:
             app = self.app
-            runtime = app.runtime if isinstance(app, HoldsRuntime) else None
+            runtime = runtime_of(app)
             self._skill_labels = await runtime.skills.labels() if runtime is not None else []
         return self._skill_labels
 

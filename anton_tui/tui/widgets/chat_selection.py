@@ -17,6 +17,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
+from anton_tui.tui.holds_runtime import runtime_of
+
 SELECTED = "-selected"
 
 
@@ -102,7 +104,7 @@ class SelectableChat(VerticalScroll):
 
     def picked_turn(self) -> Any:
         """The `UserTurn` of the highlighted message (None when it is no longer in the conversation)."""
-        current, runtime = self.picked(), getattr(self.app, "runtime", None)
+        current, runtime = self.picked(), runtime_of(self.app)
         if current is None or runtime is None:
             return None
         texts, at = self.user_texts(current)
@@ -115,7 +117,7 @@ class SelectableChat(VerticalScroll):
         if turn is None:
             self.notify("This message is no longer in the conversation.", severity="warning")
             return
-        runtime: Any = getattr(self.app, "runtime", None)
+        runtime = runtime_of(self.app)
         report = runtime.context_report(turn.turn) if turn.turn is not None and runtime is not None else None
         self.app.push_screen(TurnContextScreen(report, turn.text))
 
