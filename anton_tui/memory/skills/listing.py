@@ -42,8 +42,8 @@ from anton_tui.memory.skills.format import (
     describe_error,
     front_matter_fields,
     link_out,
+    meta_summary,
     parse_front_matter,
-    parse_meta,
     parse_stats,
     read_front_matter_and_stat,
     read_text_and_stat,
@@ -154,16 +154,24 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
         folder_sig: Signature | None = _signature(folder) if is_link else _signature_of(folder_st)
     except (FileNotFoundError, NotADirectoryError):
         is_link, folder_sig = False, None
+    names: set[str] = set()
+    linked = is_link
+    inner: list[str] = []  # sub-folders, looked through for links when the folder itself holds none
     try:
         with os.scandir(folder) as found:
-            entries = list(found)
+            for item in found:
+                names.add(item.name)
+                if item.is_symlink():
+                    linked = True
+                elif item.is_dir(follow_symlinks=False):
+                    inner.append(item.path)
     except OSError as exc:
         return _CachedSummary(((folder, None),), None, describe_error(exc)), False  # not kept: tried again next time
-    names = {entry.name for entry in entries}
-    escape = link_out(folder, root) if is_link or _has_links(entries) else None
-    if escape is not None:
-        entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
-        return entry, True
+    if linked or (inner and _has_links(inner)):
+        escape = link_out(folder, root)
+        if escape is not None:
+            entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
+            return entry, True
     primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
     stats_path = f"{folder}{os.sep}stats.json"
     primary_path = f"{folder}{os.sep}{primary or ''}"
@@ -183,10 +191,10 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
         elif primary == "meta.json":
             text, primary_st = read_text_and_stat(primary_path)
             primary_sig = _signature_of(primary_st)
-            meta = parse_meta(text, label)
+            name, description, when_to_use = meta_summary(text, label)
             if "declarative.md" not in names:
                 raise SkillFormatError("declarative.md (the procedure) is missing")
-            fields = SummaryFields(meta.name, meta.description, meta.when_to_use, "anton")
+            fields = SummaryFields(name, description, when_to_use, "anton")
         elif "declarative.md" in names:
             raise SkillFormatError("meta.json is missing")
         if fields is not None and "stats.json" in names:
@@ -195,6 +203,9 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
             parse_stats(text)
     except (SkillFormatError, OSError) as exc:
         fields, problem = None, describe_error(exc)
+    if fields is not None and fields.format == "skill_md":  # a healthy SKILL.md skill: its one file read is enough
+        entry = _summary_cache[folder] = _CachedSummary(((primary_path, primary_sig),), fields, None)
+        return entry, True
     if primary is not None and primary_sig is None:
         primary_sig = _signature(primary_path)  # (not opened: its state as it is)
     if "stats.json" in names and stats_sig is None:
@@ -202,8 +213,6 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
     watched = [(folder, folder_sig), (stats_path, stats_sig)]
     if primary is not None:
         watched.append((primary_path, primary_sig))
-    if fields is not None and fields.format == "skill_md":
-        watched = watched[2:]  # a healthy SKILL.md skill: its one file read is enough to watch
     entry = _summary_cache[folder] = _CachedSummary(tuple(watched), fields, problem)
     return entry, True
 
@@ -212,19 +221,19 @@ def _signature_of(st: os.stat_result) -> Signature:
     return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-def _has_links(entries: list[os.DirEntry[str]]) -> bool:
-    """Whether a skill folder holds a symbolic link anywhere (then `link_out` looks at where they lead)."""
-    pending = [entries]
+def _has_links(folders: list[str]) -> bool:
+    """Whether any of these folders holds a symbolic link anywhere (then `link_out` looks at where they lead)."""
+    pending = list(folders)
     while pending:
-        for entry in pending.pop():
-            if entry.is_symlink():
-                return True
-            if entry.is_dir(follow_symlinks=False):
-                try:
-                    with os.scandir(entry.path) as found:
-                        pending.append(list(found))
-                except OSError:
-                    continue  # (as `os.walk` passes over a folder it cannot list)
+        try:
+            with os.scandir(pending.pop()) as found:
+                for entry in found:
+                    if entry.is_symlink():
+                        return True
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:
+            continue  # (as `os.walk` passes over a folder it cannot list)
     return False
 
 
