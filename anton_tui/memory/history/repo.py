@@ -74,12 +74,14 @@ def summarise(files: dict[str, tuple[bytes | None, bytes | None]]) -> str:
         a, b = _lines(old), _lines(new)
         added = removed = 0
         if len(a) + len(b) > LONG:  # a long file: count lines in and out, which is fast (moves are not told apart)
-            gone, came = Counter(a) - Counter(b), Counter(b) - Counter(a)
+            before, after = Counter(a), Counter(b)
+            gone, came = before - after, after - before
             removed, added = sum(gone.values()), sum(came.values())
-            shown = [line for line in (b if came else a) if (line in came if came else line in gone)]
-            shown = [line for line in shown if line.strip() and not line.startswith("#")]
-            if shown and not first:
-                first = ("" if came else "removed ") + shown[0].strip().lstrip("- ").strip()
+            moved = came or gone
+            told = next((line for line in (b if came else a)
+                         if line in moved and line.strip() and not line.startswith("#")), None)  # fmt: skip
+            if told is not None and not first:
+                first = ("" if came else "removed ") + told.strip().lstrip("- ").strip()
             parts.append(f"{name} deleted" if new is None else f"{name} +{added} -{removed}")
             continue
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -261,8 +263,11 @@ class ScopeHistory:
         link, a submodule, another file), as a remote's may, is left out, never read through."""
         if commit_id is None:
             return {}, []
-        repo = self.repo()
         cid = commit_id.encode() if isinstance(commit_id, str) else commit_id
+        last = self._last
+        if last is not None and last[0] == cid:
+            return dict(last[1]), []  # the commit this process made: its files as they were handed to it
+        repo = self.repo()
         files: dict[str, bytes] = {}
         ignored: list[str] = []
         try:
