@@ -277,6 +277,31 @@ def parse_stats(text: str) -> tuple[SkillStats, dict[str, Any]]:
     return stats_from_json(data), data
 
 
+def check_stats(text: str) -> None:
+    """Raise SkillFormatError exactly where `parse_stats` would, without building the counters (a listing shows none
+    of them, only whether the file reads)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if type(data) is dict and _is_count(data.get("total_recalls", 0)):
+        for stage in STAGES:
+            raw = data.get(f"stage_{stage}", {})
+            if type(raw) is not dict or not (_is_count(raw.get("recommended", 0)) and _is_count(raw.get("used", 0))):
+                break
+            confidence, last_used = raw.get("confidence", 0.0), raw.get("last_used")
+            if type(confidence) not in (int, float) or (last_used is not None and type(last_used) is not str):
+                break
+            float(confidence)  # (as `stats_from_json` converts it)
+        else:
+            return
+    parse_stats(text)  # anything out of the ordinary: its reading, or its error
+
+
+def _is_count(value: object) -> bool:
+    return type(value) is int and value >= 0
+
+
 def bump_recommended(data: dict[str, Any], stage: int, now_iso: str) -> dict[str, Any]:
     """Apply one recall to a raw stats object in place (total and the stage's counter, last_used=now)."""
     data["total_recalls"] = data.get("total_recalls", 0) + 1

@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from anton_tui.memory.skills.format import (
     SkillFormat,
     SkillFormatError,
+    check_stats,
     describe_error,
     front_matter_fields,
     link_out,
     meta_summary,
     parse_front_matter,
-    parse_stats,
     read_front_matter_and_stat,
     read_text_and_stat,
 )
@@ -200,7 +200,7 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
         if fields is not None and "stats.json" in names:
             text, stats_st = read_text_and_stat(stats_path)
             stats_sig = _signature_of(stats_st)
-            parse_stats(text)
+            check_stats(text)
     except (SkillFormatError, OSError) as exc:
         fields, problem = None, describe_error(exc)
     if fields is not None and fields.format == "skill_md":  # a healthy SKILL.md skill: its one file read is enough
