@@ -52,6 +52,7 @@ _MAYBE_REMOTE = re.compile(rb"^[ \t]*\[[ \t]*(?:remote|include)", re.IGNORECASE 
 TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust", "Archive")
 REGULAR = (0o100644, 0o100755)  # the tree entries a memory file can be: a plain file (git's two modes for one)
 LONG = 2000  # lines in both versions of a file above which a summary counts lines instead of diffing them
+LOOSE_COMPRESSION = 1  # zlib's fastest level for each recorded version, as git stores loose objects by default
 
 
 def history_dir(home: Path, scope: str, project_dir: Path | None = None) -> Path:
@@ -192,6 +193,7 @@ class ScopeHistory:
             raise HistoryError(f"{self.git_dir} is not a git repository: {exc}") from exc
         except (OSError, ValueError, KeyError) as exc:
             raise HistoryError(f"{self.git_dir} cannot be opened: {exc}") from exc
+        self._repo.object_store.loose_compression_level = LOOSE_COMPRESSION
         return self._repo
 
     def close(self) -> None:
