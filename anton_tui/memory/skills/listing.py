@@ -32,9 +32,8 @@ import os
 import stat as stat_kind
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from anton_tui.memory.skills.format import (
     SkillFormat,
@@ -66,8 +65,9 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- cached listing fields
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryFields:
+class SummaryFields(NamedTuple):
+    """What a listing shows of one skill (a named tuple: a listing of 10,000 skills makes 10,000 of them at once)."""
+
     name: str
     description: str
     when_to_use: str
@@ -89,8 +89,7 @@ def _signature(path: str) -> Signature | None:
     return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-@dataclass(frozen=True, slots=True)
-class _CachedSummary:
+class _CachedSummary(NamedTuple):
     watched: tuple[tuple[str, Signature | None], ...]
     """The paths whose signatures must be unchanged for the entry to hold, each with its signature when read."""
     fields: SummaryFields | None
