@@ -75,14 +75,18 @@ def summarise(files: dict[str, tuple[bytes | None, bytes | None]]) -> str:
         a, b = _lines(old), _lines(new)
         added = removed = 0
         if len(a) + len(b) > LONG:  # a long file: count lines in and out, which is fast (moves are not told apart)
-            before, after = Counter(a), Counter(b)
-            gone, came = before - after, after - before
-            removed, added = sum(gone.values()), sum(came.values())
-            moved = came or gone
-            told = next((line for line in (b if came else a)
-                         if line in moved and line.strip() and not line.startswith("#")), None)  # fmt: skip
+            if a and b:
+                before, after = Counter(a), Counter(b)
+                gone, came = before - after, after - before
+                removed, added = sum(gone.values()), sum(came.values())
+                moved = came or gone
+                lines: Iterator[str] = (line for line in (b if came else a) if line in moved)
+            else:  # a new file, or one emptied: every line came, or went
+                removed, added = len(a), len(b)
+                lines = iter(b or a)
+            told = next((line for line in lines if line.strip() and not line.startswith("#")), None)
             if told is not None and not first:
-                first = ("" if came else "removed ") + told.strip().lstrip("- ").strip()
+                first = ("" if added else "removed ") + told.strip().lstrip("- ").strip()
             parts.append(f"{name} deleted" if new is None else f"{name} +{added} -{removed}")
             continue
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
