@@ -409,17 +409,17 @@ def _source_entries(entries: list[tuple[str, str]], found: list[_CachedSummary])
 
 def _summaries(entries: list[tuple[str, str]], found: list[_CachedSummary], source: str) -> list[SkillSummary]:
     return [
-        SkillSummary(
-            label=name,
-            name=entry.fields.name,
-            description=entry.fields.description,
-            when_to_use=entry.fields.when_to_use,
-            format=entry.fields.format,
-            source=source,
-            model_invocable=entry.fields.model_invocable,
-        )
-        for (name, _), entry in zip(entries, found, strict=False)
-        if entry.fields is not None and is_valid_label(name) and (source == "user" or entry.fields.format == "skill_md")
+        {
+            "label": name,
+            "name": fields.name,
+            "description": fields.description,
+            "when_to_use": fields.when_to_use,
+            "format": fields.format,
+            "source": source,
+            "model_invocable": fields.model_invocable,
+        }
+        for (name, _), (_, fields, _) in zip(entries, found, strict=False)
+        if fields is not None and is_valid_label(name) and (source == "user" or fields.format == "skill_md")
     ]
 
 
