@@ -271,7 +271,7 @@ class ScopeHistory:
             return {}, []
         cid = commit_id.encode() if isinstance(commit_id, str) else commit_id
         last = self._last
-        if last is not None and last[0] == cid:
+        if last is not None and last[0] == cid and all(name in FILES for name in last[1]):
             return dict(last[1]), []  # the commit this process made: its files as they were handed to it
         repo = self.repo()
         files: dict[str, bytes] = {}
