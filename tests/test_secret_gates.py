@@ -79,3 +79,55 @@ def test_every_shape_with_fixed_text_is_told_by_it_and_never_without_it() -> Non
 )
 def test_the_fixed_text_a_regex_needs(regex: str, needed: tuple[str, ...] | None) -> None:
     assert required(re.compile(regex)) == needed
+
+
+def lessons_file(count: int, rng: random.Random) -> list[str]:
+    regions = ["eu-west", "us-east", "ap-south"]
+    return [f"- Lesson {i}: the export for {rng.choice(regions)} needs batch size {rng.randrange(500)}\n"
+            for i in range(count)]  # fmt: skip
+
+
+def test_a_long_file_finds_the_same_secrets_with_and_without_the_gates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text past `LARGE` is tested through its distinct words and its longest word: each secret, put alone in a
+    memory file's worth of lessons, is found there exactly as without the gates."""
+    rng = random.Random(7)
+    lines = lessons_file(3000, rng)
+    assert len("".join(lines)) > secret_gates.LARGE
+    redactor = Redactor(environ={})
+    texts = []
+    for secret in [*SHAPES.values(), *CONTEXTS]:
+        at = rng.randrange(len(lines))
+        texts.append("".join([*lines[:at], f"- the lesson says {secret}\n", *lines[at:]]))
+    texts.append("".join(lines))
+    gated = [redactor.scrub(text) for text in texts]
+    without_gates(monkeypatch)
+    assert [redactor.scrub(text) for text in texts] == gated
+    assert all(result.found for result in gated[:-1]) and not gated[-1].found
+
+
+def test_a_long_file_of_short_words_skips_the_shapes_that_need_a_long_word() -> None:
+    rng = random.Random(8)
+    text = "".join(lessons_file(3000, rng))
+    gate = secret_gates.Gate(text)
+    aws = next(pattern.regex for pattern in secret_patterns.load() if pattern.kind == "AWS secret key")
+    assert secret_gates.solid_width(aws) == 40 and not gate.may_match(aws)
+    longer = secret_gates.Gate(text + "- a path: " + "a/" * 20 + "\n")  # one word of 40 characters
+    assert longer.may_match(aws)
+
+
+@pytest.mark.parametrize(
+    "regex, width",
+    [
+        (r"[A-Za-z0-9/+]{40}", 40),
+        (r"(?<![A-Za-z0-9])\d{8,10}:[0-9A-Za-z_-]{35}", 44),
+        (r"\S{5}x", 6),
+        (r"(?i)[a-z]{3}(?=\b)", 3),
+        (r"a\s+b", None),  # may hold a space
+        (r"[^a]{3}", None),
+        (r".{4}", None),
+        (r"[\x00-\x7f]{3}", None),
+        (r"key (\w+)", None),
+    ],
+)
+def test_the_shortest_match_of_a_regex_that_never_holds_a_space(regex: str, width: int | None) -> None:
+    assert secret_gates.solid_width(re.compile(regex)) == width

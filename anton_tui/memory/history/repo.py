@@ -52,6 +52,7 @@ _MAYBE_REMOTE = re.compile(rb"^[ \t]*\[[ \t]*(?:remote|include)", re.IGNORECASE 
 TRAILERS = ("Producer", "Scope", "Session", "Turn", "Why", "Trust", "Archive")
 REGULAR = (0o100644, 0o100755)  # the tree entries a memory file can be: a plain file (git's two modes for one)
 LONG = 2000  # lines in both versions of a file above which a summary counts lines instead of diffing them
+LOOSE_COMPRESSION = 1  # zlib's fastest level for each recorded version, as git stores loose objects by default
 
 
 def history_dir(home: Path, scope: str, project_dir: Path | None = None) -> Path:
@@ -74,12 +75,18 @@ def summarise(files: dict[str, tuple[bytes | None, bytes | None]]) -> str:
         a, b = _lines(old), _lines(new)
         added = removed = 0
         if len(a) + len(b) > LONG:  # a long file: count lines in and out, which is fast (moves are not told apart)
-            gone, came = Counter(a) - Counter(b), Counter(b) - Counter(a)
-            removed, added = sum(gone.values()), sum(came.values())
-            shown = [line for line in (b if came else a) if (line in came if came else line in gone)]
-            shown = [line for line in shown if line.strip() and not line.startswith("#")]
-            if shown and not first:
-                first = ("" if came else "removed ") + shown[0].strip().lstrip("- ").strip()
+            if a and b:
+                before, after = Counter(a), Counter(b)
+                gone, came = before - after, after - before
+                removed, added = sum(gone.values()), sum(came.values())
+                moved = came or gone
+                lines: Iterator[str] = (line for line in (b if came else a) if line in moved)
+            else:  # a new file, or one emptied: every line came, or went
+                removed, added = len(a), len(b)
+                lines = iter(b or a)
+            told = next((line for line in lines if line.strip() and not line.startswith("#")), None)
+            if told is not None and not first:
+                first = ("" if added else "removed ") + told.strip().lstrip("- ").strip()
             parts.append(f"{name} deleted" if new is None else f"{name} +{added} -{removed}")
             continue
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -190,6 +197,7 @@ class ScopeHistory:
             raise HistoryError(f"{self.git_dir} is not a git repository: {exc}") from exc
         except (OSError, ValueError, KeyError) as exc:
             raise HistoryError(f"{self.git_dir} cannot be opened: {exc}") from exc
+        self._repo.object_store.loose_compression_level = LOOSE_COMPRESSION
         return self._repo
 
     def close(self) -> None:
@@ -261,8 +269,11 @@ class ScopeHistory:
         link, a submodule, another file), as a remote's may, is left out, never read through."""
         if commit_id is None:
             return {}, []
-        repo = self.repo()
         cid = commit_id.encode() if isinstance(commit_id, str) else commit_id
+        last = self._last
+        if last is not None and last[0] == cid and all(name in FILES for name in last[1]):
+            return dict(last[1]), []  # the commit this process made: its files as they were handed to it
+        repo = self.repo()
         files: dict[str, bytes] = {}
         ignored: list[str] = []
         try:

@@ -150,6 +150,10 @@ class MetaFields:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+_META_TEXT = ("name", "description", "when_to_use", "created_at", "provenance")
+"""The meta.json keys that must hold text (or null) for the file to be read."""
+
+
 def parse_meta(text: str, folder_name: str) -> MetaFields:
     data = _load_json_object(text, "meta.json")
     fields = {key: _text_field(data, key, "meta.json") for key in ("description", "when_to_use", "created_at")}
@@ -160,6 +164,23 @@ def parse_meta(text: str, folder_name: str) -> MetaFields:
         extra={key: value for key, value in data.items() if key not in META_KEYS},
         **fields,
     )
+
+
+def meta_summary(text: str, folder_name: str) -> tuple[str, str, str]:
+    """The name, description and when_to_use a listing shows of a meta.json, accepted or refused exactly as
+    `parse_meta` would (its error for a file it refuses), without building the rest of what it reads."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if type(data) is dict:
+        values = [data.get(key) for key in _META_TEXT]
+        if all(value is None or type(value) is str for value in values):
+            name, description, when_to_use = values[0], values[1], values[2]
+            if name is None or name.isprintable():
+                return name or folder_name, description or "", when_to_use or ""
+    meta = parse_meta(text, folder_name)  # anything out of the ordinary: its reading, or its error
+    return meta.name, meta.description, meta.when_to_use
 
 
 def render_meta(
@@ -256,6 +277,31 @@ def parse_stats(text: str) -> tuple[SkillStats, dict[str, Any]]:
     return stats_from_json(data), data
 
 
+def check_stats(text: str) -> None:
+    """Raise SkillFormatError exactly where `parse_stats` would, without building the counters (a listing shows none
+    of them, only whether the file reads)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if type(data) is dict and _is_count(data.get("total_recalls", 0)):
+        for stage in STAGES:
+            raw = data.get(f"stage_{stage}", {})
+            if type(raw) is not dict or not (_is_count(raw.get("recommended", 0)) and _is_count(raw.get("used", 0))):
+                break
+            confidence, last_used = raw.get("confidence", 0.0), raw.get("last_used")
+            if type(confidence) not in (int, float) or (last_used is not None and type(last_used) is not str):
+                break
+            float(confidence)  # (as `stats_from_json` converts it)
+        else:
+            return
+    parse_stats(text)  # anything out of the ordinary: its reading, or its error
+
+
+def _is_count(value: object) -> bool:
+    return type(value) is int and value >= 0
+
+
 def bump_recommended(data: dict[str, Any], stage: int, now_iso: str) -> dict[str, Any]:
     """Apply one recall to a raw stats object in place (total and the stage's counter, last_used=now)."""
     data["total_recalls"] = data.get("total_recalls", 0) + 1
@@ -330,10 +376,18 @@ def read_front_matter_and_stat(path: str | Path) -> tuple[str, os.stat_result]:
     fd = os.open(path, os.O_RDONLY)
     try:
         st = os.fstat(fd)
-        decoder = codecs.getincrementaldecoder("utf-8")()
-        text = ""
-        while True:
+        chunk = os.read(fd, _CHUNK)
+        try:  # the usual small file: its first piece whole, decoded at once
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError:  # a character cut at the piece's end, or not UTF-8: decoded piece by piece
+            text = ""
+        else:
+            front = _front_matter_in(text, whole=not chunk)
+            if front is not None:
+                return front, st
             chunk = os.read(fd, _CHUNK)
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        while True:
             try:
                 text += decoder.decode(chunk, final=not chunk)
             except UnicodeDecodeError as exc:
@@ -341,6 +395,7 @@ def read_front_matter_and_stat(path: str | Path) -> tuple[str, os.stat_result]:
             front = _front_matter_in(text, whole=not chunk)
             if front is not None:
                 return front, st
+            chunk = os.read(fd, _CHUNK)
     finally:
         os.close(fd)
 
@@ -352,15 +407,16 @@ def _front_matter_in(text: str, *, whole: bool) -> str | None:
         return None
     if not _DELIMITER.match(first.removeprefix("\ufeff")):
         raise SkillFormatError("SKILL.md: does not start with a '---' front matter block")
-    lines, size = rest.split("\n"), 0
-    for number, line in enumerate(lines):
-        if number == len(lines) - 1 and not (whole and line):
-            break  # (a line still being read, or the end)
-        if _DELIMITER.match(line):
-            return rest[:size]
-        size += len(line) + 1
-        if size > FRONT_MATTER_LIMIT:
-            raise SkillFormatError(f"SKILL.md: front matter is larger than {FRONT_MATTER_LIMIT // 1024} KiB")
+    closing = _DELIMITER.search(rest)  # the first closing line; a last line with no line break may still grow
+    if closing is not None and (whole or closing.end() < len(rest)):
+        read = closing.start()
+    else:
+        last = rest.rfind("\n") + 1  # where the line still being read (or the end) starts
+        read = len(rest) + 1 if whole and last < len(rest) else last
+    if read > FRONT_MATTER_LIMIT:
+        raise SkillFormatError(f"SKILL.md: front matter is larger than {FRONT_MATTER_LIMIT // 1024} KiB")
+    if closing is not None and (whole or closing.end() < len(rest)):
+        return rest[: closing.start()]
     if whole:
         raise SkillFormatError("SKILL.md: front matter has no closing '---' line")
     return None

@@ -32,19 +32,18 @@ import os
 import stat as stat_kind
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from anton_tui.memory.skills.format import (
     SkillFormat,
     SkillFormatError,
+    check_stats,
     describe_error,
     front_matter_fields,
     link_out,
+    meta_summary,
     parse_front_matter,
-    parse_meta,
-    parse_stats,
     read_front_matter_and_stat,
     read_text_and_stat,
 )
@@ -66,8 +65,9 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- cached listing fields
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryFields:
+class SummaryFields(NamedTuple):
+    """What a listing shows of one skill (a named tuple: a listing of 10,000 skills makes 10,000 of them at once)."""
+
     name: str
     description: str
     when_to_use: str
@@ -89,8 +89,7 @@ def _signature(path: str) -> Signature | None:
     return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-@dataclass(frozen=True, slots=True)
-class _CachedSummary:
+class _CachedSummary(NamedTuple):
     watched: tuple[tuple[str, Signature | None], ...]
     """The paths whose signatures must be unchanged for the entry to hold, each with its signature when read."""
     fields: SummaryFields | None
@@ -154,16 +153,24 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
         folder_sig: Signature | None = _signature(folder) if is_link else _signature_of(folder_st)
     except (FileNotFoundError, NotADirectoryError):
         is_link, folder_sig = False, None
+    names: set[str] = set()
+    linked = is_link
+    inner: list[str] = []  # sub-folders, looked through for links when the folder itself holds none
     try:
         with os.scandir(folder) as found:
-            entries = list(found)
+            for item in found:
+                names.add(item.name)
+                if item.is_symlink():
+                    linked = True
+                elif item.is_dir(follow_symlinks=False):
+                    inner.append(item.path)
     except OSError as exc:
         return _CachedSummary(((folder, None),), None, describe_error(exc)), False  # not kept: tried again next time
-    names = {entry.name for entry in entries}
-    escape = link_out(folder, root) if is_link or _has_links(entries) else None
-    if escape is not None:
-        entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
-        return entry, True
+    if linked or (inner and _has_links(inner)):
+        escape = link_out(folder, root)
+        if escape is not None:
+            entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
+            return entry, True
     primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
     stats_path = f"{folder}{os.sep}stats.json"
     primary_path = f"{folder}{os.sep}{primary or ''}"
@@ -183,18 +190,21 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
         elif primary == "meta.json":
             text, primary_st = read_text_and_stat(primary_path)
             primary_sig = _signature_of(primary_st)
-            meta = parse_meta(text, label)
+            name, description, when_to_use = meta_summary(text, label)
             if "declarative.md" not in names:
                 raise SkillFormatError("declarative.md (the procedure) is missing")
-            fields = SummaryFields(meta.name, meta.description, meta.when_to_use, "anton")
+            fields = SummaryFields(name, description, when_to_use, "anton")
         elif "declarative.md" in names:
             raise SkillFormatError("meta.json is missing")
         if fields is not None and "stats.json" in names:
             text, stats_st = read_text_and_stat(stats_path)
             stats_sig = _signature_of(stats_st)
-            parse_stats(text)
+            check_stats(text)
     except (SkillFormatError, OSError) as exc:
         fields, problem = None, describe_error(exc)
+    if fields is not None and fields.format == "skill_md":  # a healthy SKILL.md skill: its one file read is enough
+        entry = _summary_cache[folder] = _CachedSummary(((primary_path, primary_sig),), fields, None)
+        return entry, True
     if primary is not None and primary_sig is None:
         primary_sig = _signature(primary_path)  # (not opened: its state as it is)
     if "stats.json" in names and stats_sig is None:
@@ -202,8 +212,6 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
     watched = [(folder, folder_sig), (stats_path, stats_sig)]
     if primary is not None:
         watched.append((primary_path, primary_sig))
-    if fields is not None and fields.format == "skill_md":
-        watched = watched[2:]  # a healthy SKILL.md skill: its one file read is enough to watch
     entry = _summary_cache[folder] = _CachedSummary(tuple(watched), fields, problem)
     return entry, True
 
@@ -212,19 +220,19 @@ def _signature_of(st: os.stat_result) -> Signature:
     return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-def _has_links(entries: list[os.DirEntry[str]]) -> bool:
-    """Whether a skill folder holds a symbolic link anywhere (then `link_out` looks at where they lead)."""
-    pending = [entries]
+def _has_links(folders: list[str]) -> bool:
+    """Whether any of these folders holds a symbolic link anywhere (then `link_out` looks at where they lead)."""
+    pending = list(folders)
     while pending:
-        for entry in pending.pop():
-            if entry.is_symlink():
-                return True
-            if entry.is_dir(follow_symlinks=False):
-                try:
-                    with os.scandir(entry.path) as found:
-                        pending.append(list(found))
-                except OSError:
-                    continue  # (as `os.walk` passes over a folder it cannot list)
+        try:
+            with os.scandir(pending.pop()) as found:
+                for entry in found:
+                    if entry.is_symlink():
+                        return True
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:
+            continue  # (as `os.walk` passes over a folder it cannot list)
     return False
 
 
@@ -401,17 +409,17 @@ def _source_entries(entries: list[tuple[str, str]], found: list[_CachedSummary])
 
 def _summaries(entries: list[tuple[str, str]], found: list[_CachedSummary], source: str) -> list[SkillSummary]:
     return [
-        SkillSummary(
-            label=name,
-            name=entry.fields.name,
-            description=entry.fields.description,
-            when_to_use=entry.fields.when_to_use,
-            format=entry.fields.format,
-            source=source,
-            model_invocable=entry.fields.model_invocable,
-        )
-        for (name, _), entry in zip(entries, found, strict=False)
-        if entry.fields is not None and is_valid_label(name) and (source == "user" or entry.fields.format == "skill_md")
+        {
+            "label": name,
+            "name": fields.name,
+            "description": fields.description,
+            "when_to_use": fields.when_to_use,
+            "format": fields.format,
+            "source": source,
+            "model_invocable": fields.model_invocable,
+        }
+        for (name, _), (_, fields, _) in zip(entries, found, strict=False)
+        if fields is not None and is_valid_label(name) and (source == "user" or fields.format == "skill_md")
     ]
 
 

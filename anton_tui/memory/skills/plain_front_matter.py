@@ -20,10 +20,10 @@ _NESTED_LINE = re.compile(r"( +)([A-Za-z_][A-Za-z0-9_-]*): +(.*)")
 # part in indentation and in where a scalar ends), the other characters YAML 1.1 counts as line breaks, and a byte
 # order mark.
 _UNREADABLE = re.compile("[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
-_NOT_PLAIN_INSIDE = re.compile(r": |:$| #")  # a value, or a comment, would start there
 _WORDS = frozenset(
     "yes no true false on off null y n".split()  # noqa: SIM905 (a list of words reads better as text)
 )  # the words YAML 1.1 reads (in some cases) as booleans or null, and y/n to be safe
+_LONGEST_WORD = max(map(len, _WORDS))
 
 
 def _text(raw: str) -> str | None:
@@ -36,7 +36,9 @@ def _text(raw: str) -> str | None:
         if len(value) < 2 or value[-1] != "'" or "'" in inside.replace("''", ""):
             return None
         return inside.replace("''", "'")
-    if not value[0].isalpha() or value.lower() in _WORDS or _NOT_PLAIN_INSIDE.search(value):
+    if not value[0].isalpha() or (len(value) <= _LONGEST_WORD and value.lower() in _WORDS):
+        return None
+    if ": " in value or " #" in value or value.endswith(":"):  # a value, or a comment, would start there
         return None
     return value
 

@@ -135,13 +135,20 @@ def scan(files: dict[str, bytes], redactor: Any = None, shared: dict[str, bytes]
         if not data:
             continue
         known = set((shared or {}).get(name, b"").decode("utf-8", "replace").splitlines(keepends=True))
-        doc = split_file(name, data)
-        lines = doc.lines
-        if all(line in known for line in lines):
-            continue
-        fresh = [unit for unit in entry_units(doc) if any(lines[i] not in known for i in range(unit.start, unit.end))]
-        if not fresh or not redactor.scrub("".join("".join(lines[u.start : u.end]) for u in fresh)).changed:
-            continue
+        if not known:  # all of it is new (a first push): the whole file tells at once whether any entry needs a look
+            if not redactor.scrub(data.decode("utf-8", "replace")).changed:
+                continue
+            doc = split_file(name, data)
+            lines = doc.lines
+            fresh = entry_units(doc)
+        else:
+            doc = split_file(name, data)
+            lines = doc.lines
+            if all(line in known for line in lines):
+                continue
+            fresh = [u for u in entry_units(doc) if any(lines[i] not in known for i in range(u.start, u.end))]
+            if not fresh or not redactor.scrub("".join("".join(lines[u.start : u.end]) for u in fresh)).changed:
+                continue
         for unit in fresh:
             scrubbed = redactor.scrub("".join(lines[unit.start : unit.end]))
             if scrubbed.changed:
