@@ -76,8 +76,8 @@ def _paths(folder: Path | None) -> Any:
 
 
 def _stores(folder: Path | None) -> Any:
-    from anton_tui.memory.engrams.managed import managed_dir
     from anton_tui.memory.stores import MemoryStores
+    from anton_tui.paths import managed_dir
 
     paths, layers = _paths(folder)
     managed = next((v["ANTON_MANAGED_MEMORY"] for _w, v in reversed(layers.layers) if v.get("ANTON_MANAGED_MEMORY")),
@@ -132,7 +132,7 @@ def run(argv: list[str], folder: Path | None = None) -> int:
 def _one_line(exc: Exception) -> str | None:
     """What went wrong, in one line, for the failures a user can meet (a broken history, a home that cannot be
     written, a full disk); None for anything else, which is a bug and shown as one."""
-    from anton_tui.memory.engrams.hippocampus import MemoryFileError
+    from anton_tui.memory.engrams.engram import MemoryFileError
     from anton_tui.memory.history.writer import HistoryError, describe
     from anton_tui.memory.sync.syncer import SyncError
 

@@ -23,6 +23,19 @@ Created: {date}
 """
 
 
+MANAGED_MEMORY_DEFAULT = Path("/etc/anton/memory")  # the managed memory tier's folder when nothing else is set
+MANAGED_OFF = ("off", "none", "false", "0", "no")
+
+
+def managed_dir(setting: str | None, system_default: Path = MANAGED_MEMORY_DEFAULT) -> Path | None:
+    """The managed memory tier's folder for a setting value (None: no managed tier; see `memory/engrams/managed.py`)."""
+    if setting is not None and setting.strip():
+        if setting.strip().lower() in MANAGED_OFF:
+            return None
+        return Path(setting.strip()).expanduser()
+    return system_default if system_default.is_dir() else None
+
+
 @dataclass(frozen=True)
 class AntonPaths:
     home: Path

@@ -184,8 +184,7 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "anton_tui.memory.learners.acc": frozenset({"Event", "Lesson"}),
     "anton_tui.memory.review.proposal": frozenset({"HeldChange"}),  # a change held for review, in the question
     # data types the Runtime's snapshots carry, and the errors its operations raise
-    "anton_tui.memory.engrams.engram": frozenset({"Engram", "MemoryProblem"}),
-    "anton_tui.memory.engrams.hippocampus": frozenset({"MemoryFileError"}),
+    "anton_tui.memory.engrams.engram": frozenset({"Engram", "MemoryFileError", "MemoryProblem"}),
     "anton_tui.memory.engrams.rule_figures": frozenset({"RuleFigures", "NO_FIGURES"}),  # the Rules tab's figures
     "anton_tui.memory.episodes.store": frozenset({"Episode"}),
     "anton_tui.memory.skills.model": frozenset({"Skill", "BrokenSkill", "LegacyLayoutError", "ReadOnlySkillError"}),
@@ -265,7 +264,7 @@ def test_the_allowed_names_exist_and_the_scan_catches_stores_and_helpers() -> No
         "from anton_tui.memory.skills.store import SkillStore": True,
         "from anton_tui.memory.learners.compaction import file_sizes": True,
         "import anton_tui.memory.engrams.engram": True,
-        "from anton_tui.memory.engrams.hippocampus import MemoryFileError": False,
+        "from anton_tui.memory.engrams.engram import MemoryFileError": False,
         "from anton_tui.runtime import Runtime, SkillListing": False,
         "from anton_tui.agent.events import TurnFinished": False,
         "from anton_tui.tui.commands import run": False,

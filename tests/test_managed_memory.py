@@ -11,8 +11,8 @@ from dulwich.repo import Repo
 from anton_tui.memory.sync import syncer as sync
 from anton_tui.memory.engrams.cortex import Cortex
 from anton_tui.memory.engrams.engram import Engram
-from anton_tui.memory.engrams.hippocampus import MemoryFileError
-from anton_tui.memory.engrams.managed import SYSTEM_DEFAULT, managed_dir
+from anton_tui.memory.engrams.engram import MemoryFileError
+from anton_tui.paths import MANAGED_MEMORY_DEFAULT, managed_dir
 from anton_tui.memory.stores import MemoryStores
 from anton_tui.paths import AntonPaths
 
@@ -43,7 +43,7 @@ def test_the_setting_and_the_system_wide_default(tmp_path: Path) -> None:
     assert managed_dir("off", system_default=tmp_path) is None
     assert managed_dir(None, system_default=tmp_path) == tmp_path  # the default folder exists: used
     assert managed_dir(None, system_default=tmp_path / "absent") is None
-    assert SYSTEM_DEFAULT == Path("/etc/anton/memory")
+    assert MANAGED_MEMORY_DEFAULT == Path("/etc/anton/memory")
 
 
 def test_managed_rules_and_lessons_come_first_with_the_precedence_line(anton_home, project_dir, managed) -> None:

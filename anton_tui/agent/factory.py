@@ -81,7 +81,7 @@ def build_session(
         reconsolidate(paths.project_dir)
     llm = llm or LLMClient.from_settings(settings)
     if stores is None:
-        from anton_tui.memory.engrams.managed import managed_dir
+        from anton_tui.paths import managed_dir
 
         stores = MemoryStores.from_paths(paths, episodic_enabled=settings.episodic_memory,
                                          managed_dir=managed_dir(settings.managed_memory))  # fmt: skip

@@ -82,8 +82,8 @@ class MemoryStores:
     @classmethod
     def from_settings(cls, settings: StoreSettings) -> MemoryStores:
         """Stores for `settings.home` and `settings.project_dir` (episodes follow `settings.episodic_memory`)."""
-        from anton_tui.memory.engrams.managed import managed_dir
         from anton_tui.memory.skills.sources import sources_for_settings
+        from anton_tui.paths import managed_dir
 
         return cls.from_paths(
             AntonPaths.from_settings(settings),

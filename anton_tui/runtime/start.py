@@ -76,8 +76,7 @@ class RuntimeStarter:
         makes."""
         if self.demo:
             return None
-        from anton_tui.memory.engrams.managed import managed_dir
-        from anton_tui.paths import AntonPaths
+        from anton_tui.paths import AntonPaths, managed_dir
         from anton_tui.runtime.first_look import read_first_look
 
         managed = self.layers.chosen(["managed_memory"]).get("managed_memory")

@@ -46,6 +46,10 @@ class Engram:
         return entry_id(self.text)
 
 
+class MemoryFileError(Exception):
+    """A memory file cannot be changed safely (for example it holds bytes that are not UTF-8); nothing was written."""
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryProblem:
     """Something in a memory file that could not be read as an entry; the file keeps it as it is."""

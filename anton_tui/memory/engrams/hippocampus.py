@@ -25,6 +25,7 @@ from anton_tui.memory.engrams.engram import (
     CONFIDENCE_RANK,
     RULE_KINDS,
     Engram,
+    MemoryFileError,
     MemoryProblem,
     ParsedFile,
     entry_text,
@@ -55,10 +56,6 @@ _FILES = {
 }  # fmt: skip
 
 _cache: dict[tuple[str, str, str], tuple[tuple[int, int, int], ParsedFile]] = {}
-
-
-class MemoryFileError(Exception):
-    """A memory file cannot be changed safely (for example it holds bytes that are not UTF-8); nothing was written."""
 
 
 def _stamp(st: os.stat_result) -> tuple[int, int, int]:

@@ -1,7 +1,7 @@
 """The managed memory tier: a read-only folder of rules and lessons an administrator sets for everyone on a machine.
 
 Its place is ``ANTON_MANAGED_MEMORY`` (a folder; ``off`` turns the tier off), else the system-wide default
-``/etc/anton/memory`` when that folder exists. It holds ``rules.md`` and ``lessons.md`` in Anton's format; they are
+``/etc/anton/memory`` when that folder exists (`anton_tui.paths.managed_dir`). It holds ``rules.md`` and ``lessons.md`` in Anton's format; they are
 read ahead of the user's own memory, as Anton 2.26.10 orders its operator tier, and never written, compacted or moved
 (`ManagedHippocampus` refuses every write). The folder may be a git clone, which sync keeps up to date by pulling
 (an update that holds a symbolic link is refused). A memory file in it that is a symbolic link is not read through:
@@ -15,18 +15,6 @@ from typing import Any
 
 from anton_tui.memory.engrams.engram import Engram, MemoryProblem, ParsedFile
 from anton_tui.memory.engrams.hippocampus import Hippocampus, MemoryFileError
-
-SYSTEM_DEFAULT = Path("/etc/anton/memory")
-OFF = ("off", "none", "false", "0", "no")
-
-
-def managed_dir(setting: str | None, system_default: Path = SYSTEM_DEFAULT) -> Path | None:
-    """The managed folder for a setting value (None: no managed tier)."""
-    if setting is not None and setting.strip():
-        if setting.strip().lower() in OFF:
-            return None
-        return Path(setting.strip()).expanduser()
-    return system_default if system_default.is_dir() else None
 
 
 class ManagedHippocampus(Hippocampus):

@@ -17,8 +17,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from anton_tui.memory.engrams.engram import Engram
-from anton_tui.memory.engrams.hippocampus import MemoryFileError
+from anton_tui.memory.engrams.engram import Engram, MemoryFileError
 from anton_tui.runtime import EntryListing, MemoryOverview, ScopeOverview, SessionTurns
 from anton_tui.tui.commands.context import CommandContext, CommandOutput, as_output, error, info, success, warning
 from anton_tui.tui.commands.parse import ParsedCommand

@@ -21,8 +21,7 @@ from textual.events import Resize
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from anton_tui.memory.engrams.engram import Engram
-from anton_tui.memory.engrams.hippocampus import MemoryFileError
+from anton_tui.memory.engrams.engram import Engram, MemoryFileError
 from anton_tui.runtime import FirstRows
 from anton_tui.tui.memory_words import source_words
 from anton_tui.tui.screens.confirm import ConfirmScreen
