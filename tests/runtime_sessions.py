@@ -45,6 +45,9 @@ class QuietSession:
     async def warm_up_model(self) -> None:
         pass
 
+    async def warm_up_recall(self) -> None:
+        pass
+
     async def close(self) -> None:
         self.closed = True
 

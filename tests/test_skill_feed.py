@@ -225,7 +225,7 @@ def inotify_descriptors() -> set[int]:
     return found
 
 
-async def test_the_app_starts_the_feed_in_its_warm_up_and_closes_it_on_exit(monkeypatch, anton_home: Path) -> None:
+async def test_the_feed_starts_once_the_user_starts_typing_and_closes_on_exit(monkeypatch, anton_home: Path) -> None:
     from anton_tui.runtime import RuntimeStarter
     from anton_tui.settings_sources import read_env_layers
 
@@ -236,6 +236,8 @@ async def test_the_app_starts_the_feed_in_its_warm_up_and_closes_it_on_exit(monk
         skills = runtime.session.skills  # the skills the app shows: the session's own
         save(skills, "report", "Monthly report")
         await runtime.warm_up()
+        assert skill_listing.change_feed() is None, "not while the app is only looked at"
+        await runtime.warm_up_model()  # what the prompt's first keystroke calls
         feed = skill_listing.change_feed()
         assert feed is not None and feed.fileno() in inotify_descriptors() - before
         edit_in_place(skills.root / "report" / "SKILL.md", "Monthly", "Weekly!")

@@ -152,11 +152,16 @@ class ChatSession:
         return self.events.cancel()
 
     async def warm_up(self) -> None:
-        """Pay the slow first-time costs in the background: the secret patterns and the episode search index (the
-        LLM SDK and the memory's ranking index are `warm_up_model`'s, called when the user starts typing)."""
+        """Pay a slow first-time cost in the background: the secret patterns (what only a turn needs, the LLM SDK,
+        the memory's ranking index and the episode search index, waits until the user starts typing:
+        `warm_up_model`, `warm_up_recall`)."""
         from anton_tui.redact import preload
 
         await asyncio.to_thread(preload)  # the secret patterns, read by the first tool result
+
+    async def warm_up_recall(self) -> None:
+        """Bring the episode search index up to date with what was written since it was last used, and open it (a
+        dozen MB of its library and pages: the screen does not need it, only a turn's recall)."""
         if self.episodic is not None:
             from anton_tui.memory.episodes.index import IndexUnavailable
 

@@ -51,7 +51,7 @@ class BackgroundWork(Protocol):
     def background_events(self) -> asyncio.Queue[SessionEvent] | None: ...
 
     async def warm_up(self) -> None:
-        """Pay the slow first-time costs (the secret patterns, the episode search index) in the background."""
+        """Pay the slow first-time costs the screen needs (the secret patterns) in the background."""
         ...
 
     async def close(self) -> None: ...
@@ -97,6 +97,10 @@ class ModelAccess(Protocol):
 class ModelWarmingUp(Protocol):
     async def warm_up_model(self) -> None:
         """Import the model SDK in the background, so the first turn does not wait for it."""
+        ...
+
+    async def warm_up_recall(self) -> None:
+        """Bring the episode search index up to date and open it, so the first recall does not wait for it."""
         ...
 
 

@@ -11,7 +11,8 @@ the session (`protocols.py`):
 - `workspace` (`workspace.py`): `@` files, `!` commands, and the turn that carries both
 - `goals` (`goals.py`): `/goal` runs
 - `usage` (`usage.py`): tokens and cost for the status line
-- `model_warm_up` (`model_warm_up.py`): the model SDK's import when the user starts typing
+- `model_warm_up` (`model_warm_up.py`): what only a turn needs (the model SDK, the ranking and episode indexes, the
+  skills' change feed), loaded when the user starts typing
 - `history` (`memory_history.py`): the memory history and the memories held for review
 - `sync` (`memory_sync.py`): shared memory, by hand and on a timer
 - `memory` (`memory_reads.py`): the memory overview, entries, episodes and compaction sizes
@@ -108,7 +109,7 @@ class Runtime:
         self.workspace = Workspace(session, self._current_settings)
         self.goals = Goals(session)
         self.usage = Usage(session, self._current_settings)
-        self.model_warm_up = ModelWarmUp(session)
+        self.model_warm_up = ModelWarmUp(session, also=self._warm_up_for_turns)
         self._reflection: ReflectionService | None = None  # made when first asked for (`reflection`)
 
     def _current_settings(self) -> Settings:
@@ -247,14 +248,19 @@ class Runtime:
         return await _maybe_await(result)
 
     async def warm_up(self) -> None:
-        """Pay the slow first-time costs in the background: the model SDK import, the episode search index and the
-        skills' change feed."""
+        """Start the background work and pay the first-time costs the screen needs; what only a turn needs waits
+        until the user starts typing (`warm_up_model`)."""
         await self.history.start()  # first: it is quick and brings back held memories
         await self.sync.start()  # shared memory: the last sync in the header, the timer if one is set
-        await off_loop(self._memory_stores().skills.follow_changes)  # listings learn what changed from inotify
-        await self.session.warm_up()  # (the model SDK waits until the user starts typing: `warm_up_model`)
+        await self.session.warm_up()
         if self._reflects:
             await self.reflection.start()  # summaries left to write, due reflections, the idle watch
+
+    async def _warm_up_for_turns(self) -> None:
+        """After the model SDK, when the user started typing: the skills' change feed (each turn's listing learns
+        what changed from inotify) and the episode search index."""
+        await off_loop(self._memory_stores().skills.follow_changes)
+        await self.session.warm_up_recall()
 
     @property
     def _reflects(self) -> bool:
