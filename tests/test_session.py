@@ -423,14 +423,14 @@ async def test_the_user_can_reset_and_remove_pads_and_cells_stream_get_llm(fake_
         await session.close()
 
 
-async def test_the_recall_warm_up_builds_the_episode_index_ahead_of_the_first_recall(fake_llm, tmp_path):
+async def test_warm_up_builds_the_episode_index_ahead_of_the_first_recall(fake_llm, tmp_path):
     session = make_session(fake_llm, tmp_path)
     session.episodic.log_turn(1, "user", "the quarterly revenue report")
     index_file = tmp_path / "proj" / ".anton" / "episodes" / ".recall-index.sqlite3"
+    assert not index_file.exists()
     await session.warm_up()
-    assert not index_file.exists(), "the start-up warm-up leaves the index to the first keystroke"
-    await session.warm_up_recall()
     assert index_file.exists()
+    await session.warm_up_recall()
     assert session.episodic.recall("revenue")[0].content == "the quarterly revenue report"
 
 

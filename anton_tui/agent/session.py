@@ -15,6 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,24 +153,28 @@ class ChatSession:
         return self.events.cancel()
 
     async def warm_up(self) -> None:
-        """Pay a slow first-time cost in the background: the secret patterns (what only a turn needs, the LLM SDK,
-        the memory's ranking index and the episode search index, waits until the user starts typing:
-        `warm_up_model`, `warm_up_recall`)."""
+        """Pay slow first-time costs in the background: the secret patterns, and the episode search index's catch-up
+        with what was written since it was last used (checked through its SQLite file alone when there is none).
+        What only a turn needs waits until the user starts typing: `warm_up_model`, `warm_up_recall`."""
         from anton_tui.redact import preload
 
         await asyncio.to_thread(preload)  # the secret patterns, read by the first tool result
-
-    async def warm_up_recall(self) -> None:
-        """Bring the episode search index up to date with what was written since it was last used, and open it (a
-        dozen MB of its library and pages: the screen does not need it, only a turn's recall)."""
         if self.episodic is not None:
             from anton_tui.memory.episodes.index import IndexUnavailable
 
             try:
-                await asyncio.to_thread(self.episodic.index.refresh)
+                await asyncio.to_thread(partial(self.episodic.index.refresh, ready_to_search=False))
             except IndexUnavailable:
                 pass  # another process is building it; recall falls back to scanning meanwhile
-            if self.episodic.documents is not None:  # the summaries and reflections recall searches too
+
+    async def warm_up_recall(self) -> None:
+        """Load what a recall needs (the turn index's library and word analysers: some 7 MB the screen does not
+        need) and the summaries and reflections a recall searches too."""
+        if self.episodic is not None:
+            from anton_tui.memory.episodes.index import preload
+
+            await asyncio.to_thread(preload)
+            if self.episodic.documents is not None:
                 await asyncio.to_thread(self.episodic.documents.documents)
 
     async def warm_up_model(self) -> None:

@@ -248,8 +248,9 @@ class Runtime:
         return await _maybe_await(result)
 
     async def warm_up(self) -> None:
-        """Start the background work and pay the first-time costs the screen needs; what only a turn needs waits
-        until the user starts typing (`warm_up_model`)."""
+        """Start the background work and pay the first-time costs the screen needs, and the episode search index's
+        catch-up (indexing what was written since it was last used would slow typing down if it waited for the
+        first keystroke); what only a turn needs waits until the user starts typing (`warm_up_model`)."""
         await self.history.start()  # first: it is quick and brings back held memories
         await self.sync.start()  # shared memory: the last sync in the header, the timer if one is set
         await self.session.warm_up()
@@ -258,7 +259,7 @@ class Runtime:
 
     async def _warm_up_for_turns(self) -> None:
         """After the model SDK, when the user started typing: the skills' change feed (each turn's listing learns
-        what changed from inotify) and the episode search index."""
+        what changed from inotify) and what a recall needs."""
         await off_loop(self._memory_stores().skills.follow_changes)
         await self.session.warm_up_recall()
 

@@ -92,7 +92,7 @@ class _View:
 
 def preload() -> None:
     """Import and set up what a search needs (the JSON decoder, tantivy and its word analysers), so that the first
-    recall does not pay for it; a refresh does it first, as the app's warm-up runs one right after start."""
+    recall does not pay for it (the app does it when the user starts typing: `ChatSession.warm_up_recall`)."""
     many_line_fields()
     query_words("")
     analyzer()
@@ -149,13 +149,17 @@ class RecallIndex:
         assert answer is not None
         return answer
 
-    def refresh(self, *, wait: float | None = None, max_steps: int | None = None) -> RefreshStats:
+    def refresh(
+        self, *, wait: float | None = None, max_steps: int | None = None, ready_to_search: bool = True
+    ) -> RefreshStats:
         """Bring the index up to date with the files now, in steps (readers get in between them); `max_steps`
-        stops after that many, newest files first.
+        stops after that many, newest files first. `ready_to_search` also loads what a search needs (`preload`);
+        without it an index already up to date is checked through its SQLite file alone.
 
         `IndexUnavailable` if another process holds the lock for longer than `wait` seconds.
         """
-        preload()
+        if ready_to_search:
+            preload()
         with self._write_guard:
             self._stop.clear()
             return self._refresh(self.lock_wait if wait is None else wait, max_steps=max_steps)
