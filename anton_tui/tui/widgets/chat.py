@@ -62,8 +62,8 @@ def acc_notice(event: AccNudge) -> Content:
     return Content.from_markup(
         "[b $text-warning]$label[/] [$text-muted]($detector)[/] $rule",
         label="Self-check" if event.nudged else "New rule from self-check",
-        detector=str(getattr(event.lesson, "detector", "acc")),
-        rule=str(getattr(event.lesson, "rule", event.lesson)),
+        detector=event.lesson.detector,
+        rule=event.lesson.rule,
     )
 
 

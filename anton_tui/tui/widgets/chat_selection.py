@@ -80,9 +80,7 @@ class SelectableChat(VerticalScroll):
             current.remove_class(SELECTED)
         self.selected = None
         self.refresh_bindings()
-        focus_prompt = getattr(self.screen, "action_focus_prompt", None)
-        if focus_prompt is not None:
-            focus_prompt()
+        self.call_later(self.run_action, "screen.focus_prompt")  # (a screen without a prompt has no such action)
 
     def action_scroll_up(self) -> None:
         if self.picked() is not None:
