@@ -100,7 +100,7 @@ class ModelWarmingUp(Protocol):
         ...
 
     async def warm_up_recall(self) -> None:
-        """Bring the episode search index up to date and open it, so the first recall does not wait for it."""
+        """Load what an episode search needs (its library and word analysers), so the first recall does not wait."""
         ...
 
 

@@ -11,7 +11,7 @@ the session (`protocols.py`):
 - `workspace` (`workspace.py`): `@` files, `!` commands, and the turn that carries both
 - `goals` (`goals.py`): `/goal` runs
 - `usage` (`usage.py`): tokens and cost for the status line
-- `model_warm_up` (`model_warm_up.py`): what only a turn needs (the model SDK, the ranking and episode indexes, the
+- `model_warm_up` (`model_warm_up.py`): what only a turn needs (the model SDK, the ranking index, the episode search's library, the
   skills' change feed), loaded when the user starts typing
 - `history` (`memory_history.py`): the memory history and the memories held for review
 - `sync` (`memory_sync.py`): shared memory, by hand and on a timer
