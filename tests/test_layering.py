@@ -273,3 +273,15 @@ def test_the_allowed_names_exist_and_the_scan_catches_stores_and_helpers() -> No
         assert any(_not_allowed(m, n) for _, m, n in _engine_imports(ast.parse(source))) == refused, source
     reads = [node.attr for node in ast.walk(ast.parse("ctx.runtime.stores.skills")) if isinstance(node, ast.Attribute)]
     assert "stores" in reads
+
+
+def test_every_name_the_runtime_package_offers_loads_when_asked_for() -> None:
+    """`anton_tui.runtime` loads its names lazily: each one it lists is found, and is the same object as in its
+    module (a name left out of its table would fail only where the UI first asks for it)."""
+    import importlib
+
+    import anton_tui.runtime as runtime
+
+    for name in runtime.__all__:
+        value = getattr(runtime, name)
+        assert value is getattr(importlib.import_module(value.__module__), name), name

@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.notifications import SeverityLevel
 
 from anton_tui.tui.command_registry import parse_command_line
+from anton_tui.tui.screens.screen_parts import ScreenParts
 from anton_tui.tui.widgets.shell_block import ShellBlock
 
 if TYPE_CHECKING:
@@ -21,21 +22,18 @@ if TYPE_CHECKING:
     from anton_tui.tui.screens.turns import Turns
     from anton_tui.tui.screens.waiting_reviews import WaitingReviews
     from anton_tui.tui.widgets.command_runner import CommandRunner
-    from anton_tui.tui.widgets.conversation import Conversation
     from anton_tui.tui.widgets.shell_runner import ShellRunner
 
 BUSY = "Anton is still working on the last message. Press Escape to cancel it."
 
 
-class SendingScreen(Protocol):
+class SendingScreen(ScreenParts, Protocol):
     """What sending needs of the screen that holds it (the `MainScreen`)."""
 
     @property
     def runtime(self) -> Runtime | None: ...
     @property
     def busy(self) -> bool: ...  # a turn or a `!` command runs
-    @property
-    def conversation(self) -> Conversation: ...
     @property
     def command_runner(self) -> CommandRunner: ...
     @property

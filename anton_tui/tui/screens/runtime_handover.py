@@ -7,40 +7,21 @@ in the header, a suggested first message, and the events of engine work that out
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from textual.content import Content
 from textual.css.query import NoMatches
 
 from anton_tui.tui.messages import SessionEventMessage
+from anton_tui.tui.screens.screen_parts import ScreenParts, ScreenWork
 
 if TYPE_CHECKING:
-    from textual.message import Message
-    from textual.worker import Worker
-
     from anton_tui.agent.events import SessionEvent
     from anton_tui.runtime import Runtime
-    from anton_tui.tui.widgets.conversation import Conversation
-    from anton_tui.tui.widgets.header import AntonHeader
-    from anton_tui.tui.widgets.side_column import SideColumn
 
 
-class HandoverHost(Protocol):
+class HandoverHost(ScreenParts, ScreenWork, Protocol):
     """What the hand-over needs of the screen that receives the runtime (the `MainScreen`)."""
-
-    @property
-    def conversation(self) -> Conversation: ...
-    @property
-    def side(self) -> SideColumn: ...
-    @property
-    def header(self) -> AntonHeader: ...
-    def call_later(self, callback: Callable[..., Any], *args: Any) -> bool: ...
-    def post_message(self, message: Message) -> bool: ...
-    def run_worker(
-        self, work: Coroutine[Any, Any, None], name: str | None = "", group: str = "default", description: str = "",
-        exit_on_error: bool = True,
-    ) -> Worker[None]: ...  # fmt: skip
 
 
 class RuntimeHandover:

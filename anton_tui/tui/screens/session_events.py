@@ -34,6 +34,7 @@ from anton_tui.agent.events import (
     UsageUpdated,
 )
 from anton_tui.agent.goal import GoalFinished, GoalTurnStarted
+from anton_tui.tui.screens.screen_parts import ScreenParts
 from anton_tui.tui.widgets.chat import acc_notice, history_notice, memory_notice, repair_notice, secrets_notice
 from anton_tui.tui.widgets.summary_block import SummaryBlock, summary_ahead_notice
 
@@ -44,19 +45,13 @@ if TYPE_CHECKING:
     from anton_tui.tui.screens.turns import Turns
     from anton_tui.tui.screens.waiting_reviews import WaitingReviews
     from anton_tui.tui.widgets.chat import ChatView
-    from anton_tui.tui.widgets.header import AntonHeader
-    from anton_tui.tui.widgets.side_column import SideColumn
 
 
-class RoutedScreen(Protocol):
+class RoutedScreen(ScreenParts, Protocol):
     """The parts of the screen that show the events (the `MainScreen`'s)."""
 
     @property
     def chat(self) -> ChatView: ...
-    @property
-    def side(self) -> SideColumn: ...
-    @property
-    def header(self) -> AntonHeader: ...
     @property
     def panes(self) -> PaneLayout: ...
     @property

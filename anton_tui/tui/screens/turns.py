@@ -9,7 +9,6 @@ again (after an error or a cancelled turn).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.content import Content
@@ -17,21 +16,17 @@ from textual.worker import Worker, WorkerState
 
 from anton_tui.agent.goal import GoalTurnStarted
 from anton_tui.tui.messages import SessionEventMessage
+from anton_tui.tui.screens.screen_parts import ScreenParts, ScreenWork
 from anton_tui.tui.widgets.goal_runner import GoalRunner
 
 if TYPE_CHECKING:
-    from textual.message import Message
-
     from anton_tui.agent.goal import GoalFinished
     from anton_tui.runtime import Runtime
-    from anton_tui.tui.widgets.conversation import Conversation
-    from anton_tui.tui.widgets.header import AntonHeader
-    from anton_tui.tui.widgets.side_column import SideColumn
 
 TURN_GROUP = "turn"  # the workers' group of a turn started here (a goal's worker is its `GoalRunner`'s)
 
 
-class TurnHost(Protocol):
+class TurnHost(ScreenParts, ScreenWork, Protocol):
     """What the turns need of the screen that holds them (the `MainScreen`)."""
 
     @property
@@ -39,21 +34,9 @@ class TurnHost(Protocol):
     async def ready_runtime(self) -> Runtime: ...  # waits for the runtime when the app builds it late
     @property
     def busy(self) -> bool: ...  # a turn or a `!` command runs
-    @property
-    def conversation(self) -> Conversation: ...
-    @property
-    def side(self) -> SideColumn: ...
-    @property
-    def header(self) -> AntonHeader: ...
     def alert(self, title: str, body: str) -> None: ...
     def turn_closed(self, reason: str) -> None: ...  # the turn is over in the UI: what comes after it
     def refresh_bindings(self) -> None: ...
-    def call_later(self, callback: Callable[..., Any], *args: Any) -> bool: ...
-    def post_message(self, message: Message) -> bool: ...
-    def run_worker(
-        self, work: Coroutine[Any, Any, None], name: str | None = "", group: str = "default", description: str = "",
-        exit_on_error: bool = True, start: bool = True, exclusive: bool = False,
-    ) -> Worker[None]: ...  # fmt: skip
 
 
 class Turns:

@@ -9,26 +9,22 @@ goes once every waiting review is answered and the turn has ended.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.content import Content
 
 from anton_tui.tui.messages import MemoryConfirmationAnswered
+from anton_tui.tui.screens.screen_parts import ScreenParts, ScreenWork
 
 if TYPE_CHECKING:
     from textual.app import App
-    from textual.message import Message
     from textual.widget import Widget
-    from textual.worker import Worker
 
     from anton_tui.agent.events import MemoryConfirmationNeeded
     from anton_tui.runtime import Runtime
-    from anton_tui.tui.widgets.conversation import Conversation
-    from anton_tui.tui.widgets.header import AntonHeader
 
 
-class ReviewHost(Protocol):
+class ReviewHost(ScreenParts, ScreenWork, Protocol):
     """What the reviews need of the screen that holds them (the `MainScreen`)."""
 
     @property
@@ -38,18 +34,9 @@ class ReviewHost(Protocol):
     @property
     def runtime(self) -> Runtime | None: ...
     @property
-    def conversation(self) -> Conversation: ...  # the line of waiting reviews, the prompt and the chat
-    @property
-    def header(self) -> AntonHeader: ...
-    @property
     def busy(self) -> bool: ...  # a turn or a `!` command runs
     async def accept_message(self, text: str) -> None: ...  # as if sent from the prompt
     def notify(self, message: str, *, timeout: float | None = None) -> None: ...
-    def post_message(self, message: Message) -> bool: ...
-    def run_worker(
-        self, work: Coroutine[Any, Any, None], name: str | None = "", group: str = "default", description: str = "",
-        exit_on_error: bool = True,
-    ) -> Worker[None]: ...  # fmt: skip
 
 
 class WaitingReviews:
