@@ -149,10 +149,8 @@ class AntonApp(App[int]):
             self.call_after_refresh(self._runtime_arrived, self.runtime)
         elif self.starter is not None and self.starter.resume not in (None, "?") and not self.starter.demo:
             self.conversations.preview(self.starter, then_build=self.build_runtime)  # shown in the first frame
-        elif self._first_look is not None:
-            self._build_after_first_rows = True  # see `on_side_column_first_rows_shown`
         else:
-            self.call_after_refresh(self.build_runtime)
+            self._build_after_first_rows = True  # see `on_side_column_first_rows_shown`
         if self._watch_files:
             self.call_after_refresh(self.set_timer, WATCH_AT_THE_LATEST_S, self._begin_watching)
 
@@ -169,8 +167,9 @@ class AntonApp(App[int]):
             self.post_message(self.RuntimeFailed(exc))
 
     def on_side_column_first_rows_shown(self) -> None:
-        """The first rows of the memory files are on screen: now the runtime is built (both at once, sharing one
-        interpreter, brought those rows about half a second later on a big home)."""
+        """The first rows of the memory files are on screen (or the first frame, with none to show): now the runtime
+        is built (both at once, sharing one interpreter, brought those rows about half a second later on a big
+        home)."""
         if self._build_after_first_rows:
             self._build_after_first_rows = False
             self.build_runtime()

@@ -76,6 +76,8 @@ class SideColumn(Vertical):
             # The inspector and its tables cost about a sixth of the first frame: the frame comes first with the
             # empty one, the first rows right after it.
             self.call_after_refresh(self._show_first_look, self.first_look)
+        else:
+            self.call_after_refresh(self.post_message, self.FirstRowsShown())  # none to show: the first frame it is
 
     async def _show_first_look(self, first_look: FirstLook) -> None:
         """The inspector with the first rows of the memory files, before the runtime is built."""
