@@ -60,14 +60,17 @@ class Served:
 
     @property
     def tab_apps(self) -> set[int]:
-        """The tabs' anton-tui processes (not their shells)."""
+        """The tabs' anton-tui processes (not their shells, nor a child forked from the server that has not yet
+        started its own program: until then it has the server's command line and environment)."""
+        server = Path(f"/proc/{self.process.pid}/cmdline").read_bytes()
         apps = set()
         for pid in children(self.process.pid):
             try:
-                command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                line = Path(f"/proc/{pid}/cmdline").read_bytes()
             except FileNotFoundError:
                 continue
-            if b"anton_tui" in command and command[0] != b"/bin/sh":
+            command = line.split(b"\0")
+            if b"anton_tui" in command and command[0] != b"/bin/sh" and line != server:
                 apps.add(pid)
         return apps
 
