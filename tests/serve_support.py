@@ -62,7 +62,10 @@ class Served:
     def tab_apps(self) -> set[int]:
         """The tabs' anton-tui processes (not their shells, nor a child forked from the server that has not yet
         started its own program: until then it has the server's command line and environment)."""
-        server = Path(f"/proc/{self.process.pid}/cmdline").read_bytes()
+        try:
+            server = Path(f"/proc/{self.process.pid}/cmdline").read_bytes()
+        except FileNotFoundError:
+            return set()  # the server has ended (and been waited for): it has no children
         apps = set()
         for pid in children(self.process.pid):
             try:
