@@ -22,7 +22,7 @@ from textual.message_pump import MessagePump
 from anton_tui import __version__, gc_policy
 from anton_tui.runtime import RuntimeStarter
 from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, SettingsError
-from anton_tui.tui.command_registry import SlashCommand, default_menu
+from anton_tui.tui.command_registry import SlashCommand, SlashMenu
 from anton_tui.tui.conversations import ConversationActions
 from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.served import BrowserTab, deliver_text_file, link_opens
@@ -91,7 +91,7 @@ class AntonApp(App[int]):
         self.frame = runtime.first_frame
         # (the start of the memory files, for the inspector's first frame: a few small reads, before the event loop)
         self._first_look = runtime.first_look() if isinstance(runtime, RuntimeStarter) and inspector else None
-        self.commands = list(default_menu() if commands is None else commands)
+        self.commands = SlashMenu(commands)
         self.cursor_blink = cursor_blink
         self.version = version
         self._max_blocks = max_blocks
@@ -257,11 +257,13 @@ class AntonApp(App[int]):
 
     @work(group="warm-up", exit_on_error=False)
     async def warm_up(self) -> None:
-        """After the first frame: import Markdown and pygments for the first answer, then warm up the runtime."""
+        """After the first frame: import Markdown and pygments for the first answer, and the command table for the
+        first `/` typed, then warm up the runtime."""
         import anton_tui.tui.widgets.answer_markdown  # noqa: F401  (Markdown, for the first answer)
         from anton_tui.tui.widgets.code import highlighted_python
 
         highlighted_python("")  # loads pygments, for the first code shown
+        len(self.commands)  # makes the prompt's menu
         try:
             if self.runtime is not None:
                 await self.runtime.warm_up()

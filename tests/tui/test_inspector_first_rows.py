@@ -45,12 +45,16 @@ def listing_texts(home: Path, project: Path) -> list[str]:
 
 
 class FirstFrame(FrameHook, AntonApp):
-    """Notes the Rules tab's texts and whether the runtime was there when the first frame was painted."""
+    """Notes the Rules tab's texts and whether the runtime was there when the first frame was painted, and what the
+    main screen's very first frame had where the inspector goes."""
 
     first: tuple[list[str], object] | None = None
+    first_main_frame: str | None = None
 
     def frame_written(self, screen, renderable) -> None:
         inspector = screen.query("#inspector")
+        if self.first_main_frame is None and inspector:
+            self.first_main_frame = type(inspector.first()).__name__
         if self.first is None and inspector and isinstance(inspector.first(), InspectorPane):
             table = inspector.first().tab("rules").table
             self.first = (column(table, 2), self.runtime)
@@ -73,6 +77,7 @@ async def test_the_first_frame_lists_the_rules_the_full_listing_starts_with(fake
         await wait_until(pilot, lambda: app.first is not None)
         shown, runtime = app.first
         assert runtime is None, "the rows were shown before the runtime was built"
+        assert app.first_main_frame == "InspectorPane", "the rows are in the first frame, not in one after it"
         assert len(shown) >= 10 and shown == expected[: len(shown)]
         assert shown[:31] == [f"always rule {n}" for n in range(30)] + ["always rule 0 (later)"]
         pane = main_screen(app).inspector

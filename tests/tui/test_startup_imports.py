@@ -1,7 +1,9 @@
 """Start-up stays light: the real app paints its first frame before pydantic, any LLM SDK, watchdog, Markdown parser,
-syntax highlighter, YAML parser or the engine behind the runtime (its memory stores, the episode index) is imported
+syntax highlighter, YAML parser, the command table or the engine behind the runtime (its memory stores, the episode
+index) is imported
 (the settings are validated and the runtime built right after it); the warm-up after it
-loads the Markdown parser and the highlighter, so the first answer and the first code shown do not wait for them."""
+loads the Markdown parser, the highlighter and the command table, so the first answer, the first code shown and the
+first `/` typed do not wait for them."""
 
 from __future__ import annotations
 
@@ -22,10 +24,11 @@ PROBE = textwrap.dedent(
     def heavy():
         lazy = ("anthropic", "openai", "watchdog", "inotify_simple", "markdown_it", "pygments", "yaml", "pydantic",
                 "pydantic_settings", "detect_secrets", "dulwich", "tantivy", "anton_tui.runtime.runtime",
-                "anton_tui.memory.stores", "anton_tui.agent.session")
+                "anton_tui.memory.stores", "anton_tui.agent.session", "anton_tui.tui.commands.registry")
         return [m for m in lazy if m in sys.modules]
 
     seen = {}
+    WARMED = ("markdown_it", "pygments", "anton_tui.tui.commands.registry")
 
     class Probe(AntonApp):
         def on_mount(self):
@@ -41,10 +44,10 @@ PROBE = textwrap.dedent(
                 await pilot.pause(0.05)
             seen["after_watchers"] = [m for m in ("anthropic", "openai", "watchdog") if m in sys.modules]
             for _ in range(200):  # the warm-up follows the watcher
-                if "markdown_it" in sys.modules and "pygments" in sys.modules:
+                if all(m in sys.modules for m in WARMED):
                     break
                 await pilot.pause(0.05)
-            seen["after_warm_up"] = [m for m in ("markdown_it", "pygments") if m in sys.modules]
+            seen["after_warm_up"] = [m for m in WARMED if m in sys.modules]
         print(json.dumps(seen))
 
     asyncio.run(main())
@@ -65,4 +68,6 @@ def test_first_frame_imports_no_sdk_nor_parsers_and_watchdog_comes_after(anton_h
     seen = start(project_dir)
     assert seen["first_frame"] == [], f"imported before the first frame was painted: {seen['first_frame']}"
     assert "watchdog" in seen["after_watchers"]
-    assert seen["after_warm_up"] == ["markdown_it", "pygments"], "the first answer and code find their parsers loaded"
+    assert seen["after_warm_up"] == ["markdown_it", "pygments", "anton_tui.tui.commands.registry"], (
+        "the first answer and code find their parsers loaded, and the first `/` its menu"
+    )

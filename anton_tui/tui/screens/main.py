@@ -12,6 +12,7 @@ screen, only hand over to them. A failed worker, the screen's own or a part's, i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,7 +136,7 @@ and sending your next message opens it first (the message goes once you have ans
         *,
         frame: FirstFrame,
         version: str,
-        commands: list[SlashCommand],
+        commands: Sequence[SlashCommand],
         command_ui: CommandUI | None = None,
         cursor_blink: bool = True,
         max_blocks: int | None = None,

@@ -7,7 +7,7 @@ command table (`anton_tui.tui.commands`) in a worker, since a command may ask th
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -31,7 +31,7 @@ class CommandRunner(Widget):
 
     def __init__(
         self,
-        commands: list[SlashCommand],
+        commands: Sequence[SlashCommand],
         runtime: Callable[[], Awaitable[Runtime]],
         ui: CommandUI | None,
         *,

@@ -4,6 +4,7 @@ review and a `/goal` run's counter are above the prompt."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from textual.app import ComposeResult
@@ -24,7 +25,7 @@ class Conversation(Vertical):
 
     def __init__(
         self,
-        commands: list[SlashCommand],
+        commands: Sequence[SlashCommand],
         *,
         max_blocks: int | None,
         cursor_blink: bool,

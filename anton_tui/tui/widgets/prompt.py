@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from typing import Protocol
 
 from textual import events, on, work
@@ -132,7 +133,7 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
 
     def __init__(
         self,
-        commands: list[SlashCommand],
+        commands: Sequence[SlashCommand],
         menu: CommandMenu,
         *,
         picker: FilePicker | None = None,
@@ -371,7 +372,7 @@ While Anton is working, or a **!** command runs, **Escape** stops it.
     def _update_menu(self) -> None:
         if self.text == "/":
             self._read_skill_commands()
-        matches = matching_commands(self.commands + self.skill_commands, self.text)
+        matches = matching_commands([*self.commands, *self.skill_commands], self.text)
         if matches and not (len(matches) == 1 and self.text.strip() == matches[0].label):
             self.menu.show_commands(matches)
         else:
@@ -413,7 +414,7 @@ class PromptBar(Vertical):
     DEFAULT_CSS = stylesheet(__file__, "prompt_bar.tcss")
     SCOPED_CSS = False  # the rules style the widgets inside it too, as written
 
-    def __init__(self, commands: list[SlashCommand], *, cursor_blink: bool = True, id: str | None = None) -> None:
+    def __init__(self, commands: Sequence[SlashCommand], *, cursor_blink: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
         self.menu = CommandMenu(id="command-menu")
         self.picker = FilePicker(id="file-picker")

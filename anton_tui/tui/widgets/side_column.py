@@ -1,11 +1,12 @@
 """The right-hand column of the main screen: the scratchpad pane on top, the memory inspector below.
 
-The first frame has an empty inspector frame (`InspectorPlaceholder`); right after it, while the runtime is still
-being built, the inspector takes its place with the first rows of the memory files (`first_look`, read before the
-first frame). `attach` hands the runtime to that inspector, or swaps in the `InspectorPane` over the runtime for the
-empty frame: at once or, while a conversation is being resumed, when the screen says the conversation is shown
-(`mount_inspector_if_waiting`). The scratchpad pane's requests to cancel a cell, reset or remove a pad are carried out
-here through the runtime, in a worker, and the pane follows when the runtime has done it.
+Before the runtime is built, the first frame's inspector shows the first rows of the memory files (`first_look`,
+read before that frame), or is an empty frame (`InspectorPlaceholder`) when there are none to show; once that frame
+is painted, the column says so (`FirstRowsShown`) and the app builds the runtime. `attach` hands the runtime to the
+first, or swaps in the `InspectorPane` over the runtime for the empty frame: at once or, while a conversation is
+being resumed, when the screen says the conversation is shown (`mount_inspector_if_waiting`). The scratchpad pane's
+requests to cancel a cell, reset or remove a pad are carried out here through the runtime, in a worker, and the pane
+follows when the runtime has done it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from anton_tui.tui.widgets.scratchpad_pane import ScratchpadPane
 
 if TYPE_CHECKING:
     from anton_tui.runtime import FirstLook, Runtime
+    from anton_tui.tui.widgets.inspector import InspectorPane
 
 
 class InspectorView(Protocol):
@@ -60,39 +62,24 @@ class SideColumn(Vertical):
 
     def compose(self) -> ComposeResult:
         yield ScratchpadPane(id="scratchpad")
-        if not self.show_inspector or self.runtime is None:
+        if self.show_inspector and (self.runtime is not None or self.first_look is not None):
+            from anton_tui.tui.widgets.inspector import InspectorPane
+
+            pane = InspectorPane(self.runtime, first_look=self.first_look, id="inspector")
+            self._inspector_view = pane
+            yield pane
+        else:
             placeholder = InspectorPlaceholder(id="inspector")
             self._inspector_view = placeholder
             yield placeholder
-        else:
-            from anton_tui.tui.widgets.inspector import InspectorPane
-
-            pane = InspectorPane(self.runtime, id="inspector")
-            self._inspector_view = pane
-            yield pane
 
     def on_mount(self) -> None:
-        if self.show_inspector and self.runtime is None and self.first_look is not None:
-            # The inspector and its tables cost about a sixth of the first frame: the frame comes first with the
-            # empty one, the first rows right after it.
-            self.call_after_refresh(self._show_first_look, self.first_look)
-        else:
-            self.call_after_refresh(self.post_message, self.FirstRowsShown())  # none to show: the first frame it is
+        if self.runtime is not None or isinstance(self._inspector_view, InspectorPlaceholder):
+            self.call_after_refresh(self.post_message, self.FirstRowsShown())  # no first rows: the first frame it is
 
-    async def _show_first_look(self, first_look: FirstLook) -> None:
-        """The inspector with the first rows of the memory files, before the runtime is built."""
-        from anton_tui.tui.widgets.inspector import InspectorPane
-
-        shown = self.query_one("#inspector")
-        if self.runtime is not None or not isinstance(shown, InspectorPlaceholder):
-            self.post_message(self.FirstRowsShown())  # the runtime came first: the inspector over it shows them all
-            return
-        self._inspector_view = None
-        await shown.remove()
-        pane = InspectorPane(None, first_look=first_look, id="inspector")
-        await self.mount(pane)
-        self._inspector_view = pane
-        self.call_after_refresh(self.post_message, self.FirstRowsShown())
+    def on_inspector_pane_first_rows_painted(self, message: InspectorPane.FirstRowsPainted) -> None:
+        message.stop()
+        self.post_message(self.FirstRowsShown())
 
     @property
     def scratchpad(self) -> ScratchpadPane:

@@ -1,12 +1,13 @@
 """The inspector: Anton's memory at a glance, one tab each for rules, lessons, profile, skills, ACC and episodes.
 
 Give it the `Runtime`, or first the first rows of the memory listings (`RuntimeStarter.first_look`, read cheaply
-from the start of the files before the first frame) and the runtime once it is built (`attach_runtime`): the rules,
-lessons and profile tabs show those rows in the first frame, while the runtime is built. Nothing is read before the first frame: once it is painted (and
-the runtime is there) the pane loads the tab in view, then the other tabs one after another, and posts
-`InspectorPane.Loaded` (the app starts its file watcher then); a tab shown before its turn loads at once. It reloads a loaded tab when that tab's files change
-(`FilesChanged` from the file watcher, batched for a tenth of a second), follows the session's events through
-`apply_event`, and reports failed reloads once as a notification.
+from the start of the files before the first frame) and the runtime once it is built (`attach_runtime`). Made before
+the runtime, the first frame has the Rules tab alone, with its first rows; once that frame is painted
+(`FirstRowsPainted`) the other tabs are made, the lessons and profile tabs with their first rows, and the runtime is
+built. Once the runtime is there, the pane reads the tab in view through it, then the other tabs one after another,
+and posts `InspectorPane.Loaded` (the app starts its file watcher then); a tab shown before its turn loads at once.
+It reloads a loaded tab when that tab's files change (`FilesChanged` from the file watcher, batched for a tenth of a
+second), follows the session's events through `apply_event`, and reports failed reloads once as a notification.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import TYPE_CHECKING, cast
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -49,6 +52,7 @@ TITLES = {"rules": "Rules", "lessons": "Lessons", "profile": "Profile", "skills"
 """Every tab, in order, with its title (the same as its class's `TITLE`)."""
 ENTRY_TABS: dict[str, type[EntryTab]] = {"rules": RulesTab, "lessons": LessonsTab, "profile": ProfileTab}
 FIRST_FRAME_TABS = ("rules",)
+FIRST_PAINT_WAIT = 0.5  # seconds the pane made before the runtime waits at most for the frame that shows it
 """The tabs a first frame before the runtime is built is made with (the tab in view; the others come right after)."""
 
 
@@ -99,6 +103,10 @@ Use the arrow keys on the tab row to switch tabs. Lines that cannot be read are 
 rewritten.
 """
 
+    class FirstRowsPainted(Message):
+        """The pane made before the runtime, with the first rows of the memory files, is painted (or is not shown,
+        or did not get painted within `FIRST_PAINT_WAIT`)."""
+
     class Loaded(Message):
         """Every tab has read its files once (posted once, after the frame that shows the last of them)."""
 
@@ -121,16 +129,18 @@ rewritten.
         self._loading_begun = False
         self._all_tabs = asyncio.Event()
         self._early_events: list[object] = []
+        self._waiting_first_paint = self._first_rows_reported = False
 
     def compose(self) -> ComposeResult:
-        # Before the runtime, only the rules, lessons and profile tabs are made for the first frame; the others
-        # (and their modules) come right after it (`_add_later_tabs`).
+        # Before the runtime, only the tab in view is made for the first frame; the others (and their modules) come
+        # once that frame is painted (`_add_later_tabs`).
         made_now = TITLES if self.runtime is not None else FIRST_FRAME_TABS
         with TabbedContent(id="inspector-tabs"):
             for tab_id, title in TITLES.items():
                 with TabPane(title, id=f"inspector-{tab_id}"):
                     if tab_id in made_now:
-                        yield tab_classes()[tab_id](self.runtime, id=f"inspector-{tab_id}-tab")
+                        tab_class = ENTRY_TABS[tab_id] if self.runtime is None else tab_classes()[tab_id]
+                        yield tab_class(self.runtime, id=f"inspector-{tab_id}-tab")
 
     def on_mount(self) -> None:
         if self.runtime is not None:  # through the app: its callbacks run after its first frame (a widget's own may
@@ -138,7 +148,27 @@ rewritten.
             self.app.call_after_refresh(self.load_tabs)
             return
         self._show_first_rows()
-        self.app.call_after_refresh(self._add_later_tabs)
+        if all(node.display for node in self.ancestors_with_self):
+            self._waiting_first_paint = True
+            self.set_timer(FIRST_PAINT_WAIT, self._first_rows_painted)  # (covered by another screen, say)
+        else:
+            self.app.call_after_refresh(self._first_rows_painted)  # hidden: nothing to wait for
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        lines = super().render_lines(crop)
+        if self._waiting_first_paint:
+            # The compositor renders the whole frame and writes it in one go: what comes next runs after that write.
+            self.call_next(self._first_rows_painted)
+        return lines
+
+    def _first_rows_painted(self) -> None:
+        """The frame with the first rows is written: the tabs it did without come now (they took that frame about
+        40 ms longer when made before it), and the column is told, which builds the runtime."""
+        if self._first_rows_reported:
+            return
+        self._first_rows_reported, self._waiting_first_paint = True, False
+        self.post_message(self.FirstRowsPainted())
+        self.call_later(self._add_later_tabs)
 
     def _show_first_rows(self) -> None:
         if self._first_look is not None and self.runtime is None:
