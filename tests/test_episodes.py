@@ -10,10 +10,10 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from anton_tui.memory.episodes.index import INDEX_NAME, LOCK_NAME
@@ -98,7 +98,7 @@ def test_logged_lines_have_antons_shape(episodes_dir: Path) -> None:
     assert obj["session"] == session and obj["turn"] == 3
     assert obj["meta"] == {"tool": "scratchpad", "datasources": ["sales"]}
     assert obj["ts"].endswith("+00:00")
-    assert raw == (json.dumps(asdict(Episode(**obj)), ensure_ascii=False) + "\n").encode()
+    assert raw == (json.dumps(msgspec.structs.asdict(Episode(**obj)), ensure_ascii=False) + "\n").encode()
 
 
 def test_session_ids_are_utc_timestamps_and_never_reuse_a_file(episodes_dir: Path) -> None:

@@ -352,3 +352,52 @@ def test_a_new_process_starts_from_the_index_list_of_files_and_still_sees_what_c
     added = EpisodicMemory(corpus)
     assert ranking(added.recall("wombat")) == [["20251231_000000", 1]]
     added.close()
+
+
+def test_a_word_in_most_turns_brings_the_newest_turns_whole_from_an_index_made_before_their_spans_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word most turns hold ranks nothing apart: the newest turns holding it come back, each read at once through
+    its span from the turns table. An index made before that table had its index by key answers the same through
+    the lines' offsets, and gets the index at its next refresh."""
+    folder = tmp_path / "episodes"
+    for day in range(3):
+        write_session(folder, f"2026010{day + 1}_090000", [
+            [("user", f"weekly report {day}-{n}"), ("assistant", f"the report for week {n} is done"),
+             ("user", "thanks")]
+            for n in range(12)
+        ])  # fmt: skip
+    looked_up: list[int] = []
+    real_turn_lines = episode_query.turn_lines
+
+    def noted_turn_lines(conn: object, reader: object, keys: list[int], spill: object = None) -> object:
+        looked_up.extend(keys)
+        return real_turn_lines(conn, reader, keys, spill)
+
+    monkeypatch.setattr(episode_query, "turn_lines", noted_turn_lines)
+    memory = EpisodicMemory(folder)
+    memory.index.refresh()
+    found = memory.recall("report", max_results=5)
+    memory.close()
+    assert looked_up == [], "each turn was read at once through its span"
+    newest = [[("user", f"weekly report 2-{n}"), ("assistant", f"the report for week {n} is done"), ("user", "thanks")]
+              for n in (11, 10, 9, 8, 7)]  # fmt: skip
+    assert by_turn(found) == newest
+
+    with sqlite3.connect(folder / INDEX_NAME) as conn:
+        conn.execute("DROP INDEX turns_first")
+    older = EpisodicMemory(folder)
+    assert by_turn(older.recall("report", max_results=5)) == newest
+    assert len(looked_up) == 5, "without the index by key, the turns' lines are looked up"
+    older.index.refresh()
+    assert by_turn(older.recall("report", max_results=5)) == newest
+    older.close()
+    with sqlite3.connect(folder / INDEX_NAME) as conn:
+        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'turns_first'").fetchone() is not None
+
+
+def by_turn(episodes: list) -> list[list[tuple[str, str]]]:
+    turns: dict[tuple[str, int], list[tuple[str, str]]] = {}
+    for episode in episodes:
+        turns.setdefault((episode.session, episode.turn), []).append((episode.role, episode.content))
+    return list(turns.values())

@@ -22,8 +22,10 @@ from pathlib import Path
 
 from anton_tui.memory.episodes.files import FileStamp, FolderView
 from anton_tui.memory.episodes.index_store import (
+    ADD_SPAN_INDEX,
     SCHEMA,
     SCHEMA_VERSION,
+    SPAN_INDEX,
     Database,
     IndexUnavailable,
     Known,
@@ -43,6 +45,7 @@ from anton_tui.memory.episodes.recall_query import (
 from anton_tui.memory.episodes.record import (
     MEMORY_ROLES,
     SUFFIX,
+    Episode,
     decode_line,
     line_fields,
     many_line_fields,
@@ -102,6 +105,7 @@ class IndexBuilder:
         self._step_aside = step_aside  # called between files and chunks: waits while searches run elsewhere
         self.folder = FolderView(episodes_dir)
         self._turn_writer: TurnWriter | None = None  # kept from step to step of one refresh (merges go on between)
+        self._span_index_seen = False
 
     def begin(self) -> None:
         """A refresh starts: look at every file again (between its steps only the newest are looked at again)."""
@@ -132,6 +136,8 @@ class IndexBuilder:
             stats.rebuilt = True
             known = self._create_schema()
         conn = db.connect()
+        if not created:
+            self._add_span_index(conn)
         disk = self.folder.files()
         stale, pending = pending_bytes(disk, known)
         removed = [name for name in known if name not in disk]
@@ -207,6 +213,20 @@ class IndexBuilder:
             return False
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return False
+
+    def _add_span_index(self, conn: sqlite3.Connection) -> None:
+        """An index built before the turns table had its index by key gets it, once (marked half written meanwhile,
+        as the writer keeps no journal)."""
+        if self._span_index_seen:
+            return
+        if (
+            conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (SPAN_INDEX,)).fetchone()
+            is None
+        ):
+            conn.execute("PRAGMA user_version=0")
+            conn.execute(ADD_SPAN_INDEX)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        self._span_index_seen = True
 
     def _note_folder(self, conn: sqlite3.Connection) -> None:
         """Remember the folder's mtime as of the full look that found the index up to date: a new process whose
@@ -328,8 +348,9 @@ class IndexBuilder:
                     raws.pop()  # the chunk ends with a newline
                 starts = list(accumulate((len(raw) + 1 for raw in raws), initial=base))
                 ends_torn = last and not data.endswith(b"\n")
+                episodes: list[Episode | None]
                 try:  # well-formed lines, read all at once; any other line makes the chunk read line by line
-                    episodes = decode_many(data[:cut])
+                    episodes = list(decode_many(data[:cut]))
                     if len(episodes) != len(raws):
                         raise ValueError("blank lines")
                 except ValueError:

@@ -26,6 +26,7 @@ CREATE TABLE files(
 CREATE TABLE turns(
     file_id INTEGER NOT NULL, turn INTEGER NOT NULL, first INTEGER NOT NULL, part INTEGER NOT NULL,
     lines INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL, PRIMARY KEY(file_id, turn)) WITHOUT ROWID;
+CREATE INDEX turns_first ON turns(file_id, first, start, end);
 CREATE TABLE lines(id INTEGER PRIMARY KEY, offset INTEGER NOT NULL);
 CREATE TABLE spill(key INTEGER PRIMARY KEY, base INTEGER NOT NULL);
 CREATE INDEX spill_base ON spill(base);
@@ -37,6 +38,9 @@ CREATE VIRTUAL TABLE tokens USING fts5(
 CREATE VIRTUAL TABLE term_grams USING fts5(term, content='terms', content_rowid='id', tokenize='trigram');
 CREATE VIRTUAL TABLE tokens_vocab USING fts5vocab(tokens, row);
 """
+SPAN_INDEX = "turns_first"
+"""The turns by their key (file and first part) with their spans; an index made before it came has it added."""
+ADD_SPAN_INDEX = f"CREATE INDEX IF NOT EXISTS {SPAN_INDEX} ON turns(file_id, first, start, end)"
 BATCH_TABLES = """
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.batch_tokens USING fts5(
     content, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0');

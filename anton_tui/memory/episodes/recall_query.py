@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
+from anton_tui.memory.episodes.index_store import SPAN_INDEX
 from anton_tui.memory.episodes.record import (
     MEMORY_ROLES,
     SUFFIX,
@@ -27,7 +28,7 @@ from anton_tui.memory.episodes.record import (
     quick_parse_many,
 )
 from anton_tui.memory.episodes.scan import bytes_prefilter, matching_offsets, read_bytes, text_pattern
-from anton_tui.memory.episodes.turn_index import SPAN_BITS, SPAN_TOP
+from anton_tui.memory.episodes.turn_index import SPAN_BITS, SPAN_TOP, pack_span
 
 WINDOW = 2000  # at most this many of the newest lines holding a query's exact text are found
 MAX_TERMS = 400  # a word of the query that is part of more distinct words than this does not narrow anything
@@ -52,12 +53,12 @@ class IndexFlags:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._flags: tuple[bool, bool, bool] | None = None
+        self._flags: tuple[bool, bool, bool, bool] | None = None
 
-    def _read(self) -> tuple[bool, bool, bool]:
+    def _read(self) -> tuple[bool, bool, bool, bool]:
         if self._flags is None:
             row = self._conn.execute(_FLAGS).fetchone()
-            self._flags = (row[0] == 1, row[1] == 1, row[2] == 1)
+            self._flags = (row[0] == 1, row[1] == 1, row[2] == 1, row[3] == 1)
         return self._flags
 
     @property
@@ -72,8 +73,16 @@ class IndexFlags:
     def spill(self) -> bool:
         return self._read()[2]
 
+    @property
+    def spans(self) -> bool:
+        """Whether the turns table has its index by key, which gives a turn's span (`turn_spans`)."""
+        return self._read()[3]
 
-_FLAGS = "SELECT EXISTS(SELECT 1 FROM dead), EXISTS(SELECT 1 FROM meta WHERE k = 'bulk'), EXISTS(SELECT 1 FROM spill)"
+
+_FLAGS = (
+    "SELECT EXISTS(SELECT 1 FROM dead), EXISTS(SELECT 1 FROM meta WHERE k = 'bulk'), EXISTS(SELECT 1 FROM spill),"
+    f" EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = '{SPAN_INDEX}')"
+)
 
 
 def not_dead(rowid: str, dead: bool) -> str:
@@ -173,12 +182,14 @@ class LineReader:
             lines = self._decode_lines(block)
         except ValueError:  # a line Anton's reader would drop lies within the turn: each line on its own
             first, *rest = block.split(b"\n")
-            lines = [quick_parse(first), *(episode for episode in map(quick_parse, rest) if episode is not None)]
-        if not lines or lines[0] is None:
+            head = quick_parse(first)
+            if head is None:
+                return None
+            lines = [head, *(episode for episode in map(quick_parse, rest) if episode is not None)]
+        if not lines:
             return None
         turn = lines[0].turn
-        return [Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta)
-                for line in lines if line.turn == turn and line.role not in MEMORY_ROLES]  # fmt: skip
+        return [line for line in lines if line.turn == turn and line.role not in MEMORY_ROLES]
 
     def episode(self, line_id: int, offset: int) -> Episode | None:
         raw = self.raw(line_id, offset)
@@ -234,6 +245,22 @@ class TextCheck:
             return False
         episode = quick_parse(raw)
         return episode is not None and self.pattern.search(episode.content) is not None
+
+
+def turn_spans(conn: sqlite3.Connection, keys: list[int]) -> list[tuple[int, int]]:
+    """``(key, span)`` of each turn, its span read from the turns table (0 for a turn not there), so that it is read
+    back at once, as a turn found through the turn index is (the table needs its index by key: `IndexFlags.spans`)."""
+    spans: dict[int, int] = {}
+    for start in range(0, len(keys), 100):  # one statement for many turns (SQLite takes up to 999 parameters)
+        chunk = keys[start : start + 100]
+        sql = " UNION ALL ".join([_SPAN_OF] * len(chunk))
+        bounds = [part for key in chunk for part in (key >> TURN_BITS, TURN_TOP - (key & TURN_TOP))]
+        for file_id, first, begin, end in conn.execute(sql, bounds):
+            spans[turn_key(file_id, first)] = pack_span(begin, end)
+    return [(key, spans.get(key, 0)) for key in keys]
+
+
+_SPAN_OF = f"SELECT file_id, first, start, end FROM turns INDEXED BY {SPAN_INDEX} WHERE file_id = ? AND first = ?"
 
 
 def load_ranked(
@@ -293,7 +320,7 @@ def _decode_together(block: bytes, count: int) -> list[Episode | None] | None:
         return None
     if len(lines) != count:
         return None
-    return [Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta) for line in lines]
+    return list(lines)
 
 
 # ---- the exact text -----------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from anton_tui.memory.episodes.recall_query import (
     exact_lines,
     not_dead,
     phrase,
+    turn_spans,
 )
 from anton_tui.memory.episodes.record import SESSION_FORMAT
 from anton_tui.memory.episodes.turn_index import Hit, TurnSearcher, analyzer
@@ -86,7 +87,8 @@ def rank_turns(
     weightless = searcher.held_by_most(version, stems)
     ranked: list[tuple[int, int]]
     if weightless and len(weightless) == len(set(stems)):
-        ranked = [(key, 0) for key in newest_turns(conn, words, limit, allowed, skip_files, flags.dead, flags.spill)]
+        keys = newest_turns(conn, words, limit, allowed, skip_files, flags.dead, flags.spill)
+        ranked = turn_spans(conn, keys) if flags.spans else [(key, 0) for key in keys]
     else:
         stems = [stem for stem in stems if stem not in weightless]
         hits = searcher.search(version, stems, limit + DEPTH_EXTRA, only_files=allowed, skip_files=skip_files)

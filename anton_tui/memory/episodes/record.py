@@ -14,10 +14,11 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 logger = logging.getLogger("anton_tui.memory.episodes.store")
 
@@ -29,14 +30,16 @@ DOCUMENT_KINDS = frozenset({"summary", "reflection"})  # recalled conversation s
 FIELDS = ("ts", "session", "turn", "role", "content", "meta")
 
 
-@dataclass
-class Episode:
+class Episode(msgspec.Struct, forbid_unknown_fields=True):
+    """One line of a session file, its fields in the order Anton writes them. A msgspec struct: lines read back are
+    decoded straight into it, with Anton's rules for a well-formed line (no other key, each value of its type)."""
+
     ts: str
     session: str
     turn: int
     role: str
     content: str
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = {}
 
 
 def parse_episode(text: str) -> Episode:
@@ -66,7 +69,7 @@ def parse_episode(text: str) -> Episode:
 
 def format_episode_line(episode: Episode) -> bytes:
     """The bytes Anton appends for `episode` (``default=str`` only matters for values JSON cannot hold)."""
-    text = json.dumps(asdict(episode), ensure_ascii=False, default=str) + "\n"
+    text = json.dumps(msgspec.structs.asdict(episode), ensure_ascii=False, default=str) + "\n"
     return text.encode("utf-8", errors="backslashreplace")
 
 
@@ -97,45 +100,27 @@ def warn_skipped(path: Path, line_no: int, offset: int, reason: str) -> None:
 
 
 @functools.cache
-def _fast_decoder() -> Callable[[bytes], Any]:
+def _fast_decoder() -> msgspec.json.Decoder[Episode]:
     """A msgspec decoder for well-formed lines (about ten times quicker than `json.loads` and the checks above)."""
-    import msgspec
-
-    class Line(msgspec.Struct, forbid_unknown_fields=True):
-        ts: str
-        session: str
-        turn: int
-        role: str
-        content: str
-        meta: dict[str, Any] = {}
-
-    decode = msgspec.json.Decoder(Line).decode
-
-    def fast(raw: bytes) -> Episode:
-        line = decode(raw)
-        return Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta)
-
-    fast.fields = decode  # type: ignore[attr-defined]
-    fast.many = msgspec.json.Decoder(Line).decode_lines  # type: ignore[attr-defined]
-    return fast
+    return msgspec.json.Decoder(Episode)
 
 
-def line_fields() -> Callable[[bytes], Any]:
-    """Decodes a well-formed line into an object with the episode's fields (quicker than making an `Episode`);
-    raises `ValueError` for anything else, which `decode_line` then judges and reports."""
-    return _fast_decoder().fields  # type: ignore[attr-defined]
+def line_fields() -> Callable[[bytes], Episode]:
+    """Decodes a well-formed line into its `Episode`; raises `ValueError` for anything else, which `decode_line` then
+    judges and reports."""
+    return _fast_decoder().decode
 
 
-def many_line_fields() -> Callable[[bytes], list[Any]]:
+def many_line_fields() -> Callable[[bytes], list[Episode]]:
     """Decodes newline-separated well-formed lines at once, as `line_fields` does one (blank lines are skipped);
     raises `ValueError` if any line is not well formed."""
-    return _fast_decoder().many  # type: ignore[attr-defined]
+    return _fast_decoder().decode_lines
 
 
 def quick_parse(raw: bytes) -> Episode | None:
     """The episode on one raw line, or None when `parse_episode` would reject it (nothing is logged)."""
     try:
-        return _fast_decoder()(raw)
+        return _fast_decoder().decode(raw)
     except ValueError:  # msgspec's errors are ValueErrors; the exact rules below decide
         pass
     try:
@@ -152,7 +137,7 @@ def quick_parse_many(raws: list[bytes]) -> list[Episode | None]:
         except ValueError:
             lines = []
         if len(lines) == len(raws):
-            return [Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta) for line in lines]
+            return list(lines)
     return [quick_parse(raw) for raw in raws]
 
 
@@ -161,7 +146,7 @@ def decode_line(path: Path, line_no: int, offset: int, raw: bytes, complete: boo
     if not raw.strip():
         return None
     try:
-        return _fast_decoder()(raw)
+        return _fast_decoder().decode(raw)
     except ValueError:
         pass
     try:

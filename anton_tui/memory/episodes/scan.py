@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from anton_tui.memory.episodes.record import (
     MEMORY_ROLES,
@@ -93,7 +92,7 @@ def scan_turns(paths: Iterable[Path], query: str, *, max_results: int, since: da
             continue
         turns, matched = _matching_turns(path, data, pattern)
         for turn, count in matched.items():
-            found[(path.stem, turn)] = [_episode(line) for line in turns[turn]]
+            found[(path.stem, turn)] = turns[turn]
             hits[(path.stem, turn)] = count
         if len(found) >= max_results:
             break
@@ -101,15 +100,17 @@ def scan_turns(paths: Iterable[Path], query: str, *, max_results: int, since: da
     return [found[key] for key in best]
 
 
-def _matching_turns(path: Path, data: bytes, pattern: re.Pattern[str]) -> tuple[dict[int, list[Any]], dict[int, int]]:
+def _matching_turns(
+    path: Path, data: bytes, pattern: re.Pattern[str]
+) -> tuple[dict[int, list[Episode]], dict[int, int]]:
     """Every turn of one file's lines (memory lines left out), in file order, and how many lines of each match.
 
     A file of well-formed lines is decoded at once (msgspec, in C); one with any other line is read line by line,
     each bad line reported and skipped."""
-    turns: dict[int, list[Any]] = {}
+    turns: dict[int, list[Episode]] = {}
     matched: dict[int, int] = {}
     try:
-        lines: Iterable[Any] = many_line_fields()(data)
+        lines: Iterable[Episode] = many_line_fields()(data)
     except ValueError:
         decoded = (decode_line(path, number, offset, raw, complete)
                    for number, (offset, raw, complete) in enumerate(split_lines(data), start=1))  # fmt: skip
@@ -127,12 +128,6 @@ def _matching_turns(path: Path, data: bytes, pattern: re.Pattern[str]) -> tuple[
         if search(line.content):
             matched[turn] = matched.get(turn, 0) + 1
     return turns, matched
-
-
-def _episode(line: Any) -> Episode:
-    if isinstance(line, Episode):
-        return line
-    return Episode(line.ts, line.session, line.turn, line.role, line.content, line.meta)
 
 
 def matching_offsets(data: bytes, pattern: re.Pattern[str], prefilter: re.Pattern[bytes] | None) -> list[int]:
