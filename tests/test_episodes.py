@@ -71,8 +71,14 @@ def test_sample_file_reads_into_the_exact_episodes(episodes_dir: Path) -> None:
     episodes = memory.read_session("20261122_042512")
 
     assert [(e.turn, e.role) for e in episodes] == [
-        (1, "user"), (1, "tool_call"), (1, "scratchpad"), (1, "tool_result"), (1, "assistant"),
-        (0, "memory_write"), (2, "user"), (2, "assistant"),
+        (1, "user"),
+        (1, "tool_call"),
+        (1, "scratchpad"),
+        (1, "tool_result"),
+        (1, "assistant"),
+        (0, "memory_write"),
+        (2, "user"),
+        (2, "assistant"),
     ]
     assert episodes[0] == Episode(
         "2026-11-22T04:25:12.244081+00:00", "20261122_042512", 1, "user", "Fetch bitcoin prices", {}
@@ -115,12 +121,16 @@ def test_session_ids_are_utc_timestamps_and_never_reuse_a_file(episodes_dir: Pat
 
 
 def test_recall_finds_word_forms_and_text_inside_words(episodes_dir: Path) -> None:
-    write_session(episodes_dir, "20260101_100000", [
-        [("user", "What was the price yesterday?"), ("assistant", "It was 42 dollars.")],
-        [("user", "Keep running the job"), ("assistant", "ok")],
-        [("user", "Use the CoinGecko API"), ("assistant", "Fetched from CoinGecko.")],
-        [("user", "Is 50% of a_b ok?"), ("assistant", "Yes, über-fine.")],
-    ])
+    write_session(
+        episodes_dir,
+        "20260101_100000",
+        [
+            [("user", "What was the price yesterday?"), ("assistant", "It was 42 dollars.")],
+            [("user", "Keep running the job"), ("assistant", "ok")],
+            [("user", "Use the CoinGecko API"), ("assistant", "Fetched from CoinGecko.")],
+            [("user", "Is 50% of a_b ok?"), ("assistant", "Yes, über-fine.")],
+        ],
+    )
     memory = EpisodicMemory(episodes_dir)
 
     assert turn_keys(memory.recall("prices")) == [("20260101_100000", 1)]  # "prices" is not in "price"
@@ -134,17 +144,22 @@ def test_recall_finds_word_forms_and_text_inside_words(episodes_dir: Path) -> No
     assert turn_keys(memory.recall("ü")) == [("20260101_100000", 4)]
     # The whole turn comes back in order: the question, then the answer.
     assert [(e.role, e.content) for e in memory.recall("yesterday")] == [
-        ("user", "What was the price yesterday?"), ("assistant", "It was 42 dollars."),
+        ("user", "What was the price yesterday?"),
+        ("assistant", "It was 42 dollars."),
     ]
 
 
 def test_recall_ranks_turns_with_more_and_rarer_matches_first(episodes_dir: Path) -> None:
     filler = [[("user", f"pandas question {n}"), ("assistant", "pandas answer")] for n in range(12)]
-    write_session(episodes_dir, "20260101_090000", [
-        [("user", "Plot the widgets"), ("assistant", "widgets plotted"), ("tool_result", "widgets: 3 widgets")],
-        [("user", "one zebra sighting"), ("assistant", "noted")],
-        *filler,
-    ])
+    write_session(
+        episodes_dir,
+        "20260101_090000",
+        [
+            [("user", "Plot the widgets"), ("assistant", "widgets plotted"), ("tool_result", "widgets: 3 widgets")],
+            [("user", "one zebra sighting"), ("assistant", "noted")],
+            *filler,
+        ],
+    )
     write_session(episodes_dir, "20260102_090000", [[("user", "and the widgets?"), ("assistant", "fine")]])
     memory = EpisodicMemory(episodes_dir)
 
@@ -174,8 +189,10 @@ def test_days_back_uses_the_session_date(episodes_dir: Path) -> None:
 
 
 def test_max_results_counts_turns_and_never_overshoots(episodes_dir: Path) -> None:
-    turns = [[("user", f"bitcoin question {n}"), ("assistant", f"bitcoin answer {n}"), ("tool_result", "x")]
-             for n in range(30)]
+    turns = [
+        [("user", f"bitcoin question {n}"), ("assistant", f"bitcoin answer {n}"), ("tool_result", "x")]
+        for n in range(30)
+    ]
     write_session(episodes_dir, "20260101_000000", turns)
     memory = EpisodicMemory(episodes_dir)
 
@@ -292,6 +309,25 @@ def test_index_notices_files_rewritten_in_place_and_removed(episodes_dir: Path) 
     assert memory.index.last_refresh.files_reindexed == ["20260101_000000"]
 
 
+def test_index_notices_a_newest_file_replaced_under_its_name(episodes_dir: Path) -> None:
+    """The newest files are looked at through descriptors kept open; one replaced by another file of the same name
+    (written aside, then renamed over it) is read as the new file, and lines appended to the new one are found."""
+    path = write_session(episodes_dir, "20260101_000000", [[("user", "heron nest"), ("assistant", "ok")]])
+    memory = EpisodicMemory(episodes_dir)
+    assert [e.content for e in memory.recall("heron")] == ["heron nest", "ok"]
+    assert memory.recall("heron")  # (the newest files are open now)
+
+    aside = episodes_dir / "rewrite.tmp"
+    aside.write_bytes(path.read_bytes().replace(b"heron", b"egret"))
+    os.replace(aside, path)
+    assert memory.recall("heron") == []
+    assert [e.content for e in memory.recall("egret")] == ["egret nest", "ok"]
+
+    write_session(episodes_dir, "20260101_000000", [[("user", "egret chicks")]], first_turn=2)
+    assert [e.content for e in memory.recall("chicks")] == ["egret chicks"]
+    memory.close()
+
+
 @pytest.mark.parametrize("damage", ["delete", "garbage", "truncate", "old-schema"])
 def test_index_is_rebuilt_when_missing_damaged_or_outdated(
     episodes_dir: Path, damage: str, caplog: pytest.LogCaptureFixture
@@ -327,14 +363,20 @@ def test_locked_index_falls_back_to_scanning_the_files(episodes_dir: Path) -> No
     write_session(episodes_dir, "20260101_000000", [[("user", "walrus two"), ("assistant", "ok")]], first_turn=2)
 
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import fcntl, sys
             lock = open({str(episodes_dir / LOCK_NAME)!r}, "a")
             fcntl.flock(lock, fcntl.LOCK_EX)
             print("locked", flush=True)
             sys.stdin.readline()
-        """)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
@@ -349,10 +391,14 @@ def test_locked_index_falls_back_to_scanning_the_files(episodes_dir: Path) -> No
 
 
 def test_delete_turn_rewrites_the_file_and_keeps_everything_else(episodes_dir: Path) -> None:
-    path = write_session(episodes_dir, "20260101_000000", [
-        [("user", "keep me"), ("assistant", "kept")],
-        [("user", "forget me"), ("assistant", "forgotten")],
-    ])
+    path = write_session(
+        episodes_dir,
+        "20260101_000000",
+        [
+            [("user", "keep me"), ("assistant", "kept")],
+            [("user", "forget me"), ("assistant", "forgotten")],
+        ],
+    )
     path.write_bytes(path.read_bytes() + b"garbage line\n")
     os.chmod(path, 0o600)
     memory = EpisodicMemory(episodes_dir)
@@ -434,8 +480,9 @@ def test_delete_turn_while_other_processes_log_loses_none_of_their_lines(episode
         for n in range(200):
             memory.log_turn(worker * 1000 + n, "user", f"survivor {{worker}} {{n}}")
     """)
-    workers = [subprocess.Popen([sys.executable, "-c", code, str(w)], stdout=subprocess.PIPE, text=True)
-               for w in range(3)]
+    workers = [
+        subprocess.Popen([sys.executable, "-c", code, str(w)], stdout=subprocess.PIPE, text=True) for w in range(3)
+    ]
     for worker in workers:
         assert worker.stdout.readline().strip() == "ready"
     memory = EpisodicMemory(episodes_dir)

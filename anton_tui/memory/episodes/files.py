@@ -5,7 +5,9 @@ time would cost more than the search, so a full look happens when the folder its
 removed or replaced), or when the last one is more than `FULL_EVERY` seconds old; in between only the newest
 `RECENT` files are looked at again, since lines are appended to the sessions in progress. A new process may start
 from what the index last saw (`seed`) when the folder's own mtime says no file was added, removed or replaced since:
-from the newest `RECENT` files only (`partial`), until its first full look.
+from the newest `RECENT` files only (`partial`), until its first full look. The newest files are kept open and looked
+at through their descriptors (half the cost of a look by name): a file replaced or removed changes the folder's own
+mtime, which is looked at by name each time.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class FolderView:
         self._folder_mtime: int | None = None
         self._swept = 0.0
         self._recent: list[str] = []
+        self._recent_fds: dict[str, int] = {}
         self.fresh = False  # whether the last `files()` looked at every file
         self.partial = False  # whether the files held are only the newest few, as seeded (until the first full look)
 
@@ -83,7 +86,7 @@ class FolderView:
         full look follows `FULL_EVERY` later."""
         self._files, self._folder_mtime, self._swept = files, mtime, time.monotonic()
         self.partial = partial
-        self._recent = sorted(files, reverse=True)[:RECENT]
+        self._look_again(sorted(files, reverse=True)[:RECENT])
         self.version += 1
 
     def files(self) -> dict[str, FileStamp]:
@@ -92,9 +95,13 @@ class FolderView:
         if self._files is None or mtime != self._folder_mtime or now - self._swept > FULL_EVERY:
             return self._sweep(mtime, now)
         self.fresh = False
+        fds = self._recent_fds
         for name in self._recent:
             try:
-                st = stamp(os.stat(f"{self._prefix}{name}{SUFFIX}"))
+                fd = fds.get(name)
+                if fd is None:
+                    fd = fds[name] = os.open(f"{self._prefix}{name}{SUFFIX}", os.O_RDONLY | os.O_CLOEXEC)
+                st = stamp(os.fstat(fd))
             except OSError:
                 return self._sweep(mtime, now)
             if st != self._files[name]:
@@ -102,12 +109,24 @@ class FolderView:
                 self.version += 1
         return self._files
 
+    def _look_again(self, recent: list[str]) -> None:
+        """The newest files are these now, as the folder holds them: every descriptor is closed (a name may now be
+        another file), and each opened again when next looked at."""
+        self._recent = recent
+        fds, self._recent_fds = self._recent_fds, {}
+        for fd in fds.values():
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close the newest files' descriptors (they are opened again when next looked at)."""
+        self._look_again([])
+
     def _sweep(self, mtime: int | None, now: float) -> dict[str, FileStamp]:
         files = disk_files(self.folder)
         if self._files is None or files != self._files:
             self.version += 1
         self._files, self._folder_mtime, self._swept = files, mtime, now
-        self._recent = sorted(files, reverse=True)[:RECENT]
+        self._look_again(sorted(files, reverse=True)[:RECENT])
         self.fresh = True
         self.partial = False
         return files

@@ -226,6 +226,7 @@ class RecallIndex:
             self._reader.close()
             self._lines.close()
             self._turns.close()
+            self._folder.close()
             if self._search_lock is not None:
                 self._search_lock.__exit__()
                 self._search_lock = None

@@ -92,7 +92,7 @@ def rank_turns(
     else:
         stems = [stem for stem in stems if stem not in weightless]
         hits = searcher.search(version, stems, limit + DEPTH_EXTRA, only_files=allowed, skip_files=skip_files)
-        best = sorted(hits, key=_bucket_and_key)[:limit]
+        best = best_first(hits)[:limit]
         ranked = list(zip([hit.key for hit in best], searcher.spans([hit.address for hit in best]), strict=True))
     if len(ranked) < limit:
         seen = {key for key, _span in ranked}
@@ -105,10 +105,12 @@ def rank_turns(
 _LOG_TIE = math.log1p(NEAR_TIE)
 
 
-def _bucket_and_key(hit: Hit) -> tuple[int, int]:
-    """Scores within `NEAR_TIE` of each other share a bucket (a lower bucket is better); within one, the newer turn
-    (the smaller key) comes first."""
-    return -math.floor(math.log(max(hit.score, 1e-9)) / _LOG_TIE), hit.key
+def best_first(hits: list[Hit]) -> list[Hit]:
+    """The hits best first: scores within `NEAR_TIE` of each other share a bucket (a lower bucket is better); within
+    one, the newer turn (the smaller key) comes first."""
+    log, floor, tie = math.log, math.floor, _LOG_TIE
+    order = sorted([(-floor(log(max(hit.score, 1e-9)) / tie), hit.key, at) for at, hit in enumerate(hits)])
+    return [hits[at] for _bucket, _key, at in order]
 
 
 def newest_turns(
