@@ -420,6 +420,20 @@ async def test_skill_list_table(stores: MemoryStores) -> None:
         assert "Broken: half_done — meta.json: invalid JSON" in text
 
 
+async def test_a_long_skill_list_shows_its_first_rows_and_says_how_many_more(
+    stores: MemoryStores, anton_home: Path
+) -> None:
+    for n in range(150):
+        folder = anton_home / "skills" / f"step_{n:03}"
+        folder.mkdir()
+        (folder / "SKILL.md").write_text(f"---\nname: Step {n}\ndescription: does step {n}\n---\nDo it.\n")
+    text = await text_of("/skill list", context(stores), width=160)
+    assert "csv_summary" in text and "step_098" in text
+    assert "step_099" not in text, "the table stops at its first 100 skills"
+    assert "…and 51 more (151 skills in all)" in " ".join(text.split())
+    assert "Broken: half_done" in text
+
+
 async def test_skill_show_tolerates_typos(stores: MemoryStores) -> None:
     output = await run("/skill show csv_sumary", context(stores))
     assert output.markdown and output.level == "warning"
@@ -457,7 +471,9 @@ async def test_skill_save_hands_the_hint_to_the_runtime(stores: MemoryStores) ->
 
         async def draft_skill(self, hint: str) -> DraftedSkill:
             hints.append(hint)
-            skill = Skill(label="csv_totals", name="CSV totals", when_to_use="Summing a CSV", path=Path("/s/csv_totals"))
+            skill = Skill(
+                label="csv_totals", name="CSV totals", when_to_use="Summing a CSV", path=Path("/s/csv_totals")
+            )
             status, why = decisions.pop(0)
             return DraftedSkill(skill, status, why)
 
@@ -478,8 +494,13 @@ async def test_skill_save_hands_the_hint_to_the_runtime(stores: MemoryStores) ->
 
 @pytest.mark.parametrize(
     ("line", "hook"),
-    [("/setup", "open_setup"), ("/skill edit", "open_skills"), ("/clear", "clear_chat"), ("/exit", "exit_app"),
-     ("/reflections", "open_reflections")],
+    [
+        ("/setup", "open_setup"),
+        ("/skill edit", "open_skills"),
+        ("/clear", "clear_chat"),
+        ("/exit", "exit_app"),
+        ("/reflections", "open_reflections"),
+    ],
 )
 async def test_screen_commands_call_the_apps_hooks(stores: MemoryStores, line: str, hook: str) -> None:
     recorder = Recorder()
@@ -609,7 +630,11 @@ async def test_skill_install_asks_per_skill_and_installs_the_chosen_one(stores: 
     for name in ("lint-python", "release-notes"):
         (repo / name).mkdir(parents=True)
         (repo / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill\n---\n1. Go.\n")
-    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"],
+    ):
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
     recorder = Recorder([False, True])
     text = await text_of(f"/skill install {repo.as_uri()}", context(stores, recorder))
@@ -640,8 +665,9 @@ async def test_a_user_invocable_skill_is_a_slash_command_that_starts_a_recalling
     assert output.level == "error" and "Unknown command" in output.plain() and len(sent) == 1
 
 
-async def test_memory_reset_clears_a_scope_and_undo_brings_it_back(stores: MemoryStores, anton_home: Path,
-                                                                   project_dir: Path) -> None:
+async def test_memory_reset_clears_a_scope_and_undo_brings_it_back(
+    stores: MemoryStores, anton_home: Path, project_dir: Path
+) -> None:
     from anton_tui.memory.history import ops as history_ops
 
     rules = (anton_home / "memory" / "rules.md").read_bytes()

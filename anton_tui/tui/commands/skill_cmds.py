@@ -33,6 +33,10 @@ def _stages(skill: Skill) -> str:
     return ",".join(str(stage) for stage in skill.stages_present) or "-"
 
 
+CHAT_ROWS = 100
+"""Skills the chat's table shows at most: a table of thousands would take seconds to draw, with keys waiting."""
+
+
 def skill_table(listing: SkillListing) -> CommandOutput:
     skills, broken = listing.skills, listing.broken
     if not skills and not broken:
@@ -45,12 +49,18 @@ def skill_table(listing: SkillListing) -> CommandOutput:
         table.add_column("Skill (label, name, when to use)", overflow="fold")
         table.add_column("Recalls", justify="right")
         table.add_column("Stages")
-        for skill in skills:
+        for skill in skills[:CHAT_ROWS]:
             about = Text.assemble((skill.label, "bold"), "\n", _cell(skill.name))
             if skill.cue:
                 about.append(f" — {_cell(skill.cue)}", style="dim")
             table.add_row(about, Text(str(skill.stats.total_recalls)), Text(_stages(skill)))
         parts.append(table)
+        if len(skills) > CHAT_ROWS:
+            parts.append(Text(
+                f"…and {len(skills) - CHAT_ROWS:,} more ({len(skills):,} skills in all): the inspector's Skills tab "
+                "lists them all, /skill show <label> shows one and /skill edit opens the skills screen.",
+                style="dim",
+            ))  # fmt: skip
     for problem in broken:
         where = "" if problem.source == "user" else f" in {SOURCE_TITLES.get(problem.source, problem.source)}"
         parts.append(
