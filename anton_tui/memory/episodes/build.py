@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
-from anton_tui.memory.episodes.files import FileStamp, FolderView
+from anton_tui.memory.episodes.files import FolderView
 from anton_tui.memory.episodes.index_store import (
     ADD_SPAN_INDEX,
     SCHEMA,
@@ -73,7 +73,6 @@ BULK_SEGMENTS = 256  # segments a big build lets pile up before merging some (a 
 DEAD_LIMIT = 10_000  # dead rows tolerated before a rebuild, or this share of the live rows if that is more:
 DEAD_SHARE = 0.125  # until then BM25's statistics still count them, a little off
 FTS_TABLES = ("tokens",)
-CACHE_MIN_KIB, CACHE_MAX_KIB = 2048, 8192
 
 
 @dataclass
@@ -147,7 +146,6 @@ class IndexBuilder:
             stale, pending = pending_bytes(disk, known)
             removed = [name for name in known if name not in disk]
         stats.files_checked = len(disk)
-        conn.execute(f"PRAGMA cache_size=-{_cache_kib(disk)}")
         bulk = in_bulk(conn)
         if not stale and not removed:
             if bulk:
@@ -479,12 +477,6 @@ class _LineWriter:
             self.files,
         )
         self.spills, self.turns, self.files = [], [], []
-
-
-def _cache_kib(disk: dict[str, FileStamp]) -> int:
-    """The writer's page cache: a fortieth of the episode files, between 2 and 8 MB (a small history's build
-    gains nothing from more, and the app's memory stays flat while it runs)."""
-    return max(CACHE_MIN_KIB, min(CACHE_MAX_KIB, sum(st.st_size for st in disk.values()) // 40 // 1024))
 
 
 def in_bulk(conn: sqlite3.Connection) -> bool:
