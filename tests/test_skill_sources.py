@@ -23,7 +23,9 @@ def skill_md(folder: Path, name: str, description: str, body: str = "1. Do it.\n
 
 
 def tree_hash(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()
+    }
 
 
 @pytest.fixture
@@ -65,7 +67,9 @@ def test_a_user_skill_shadows_a_built_in_one_and_deleting_it_brings_the_built_in
     builtin = store.load("explore_data_file")
     assert builtin.source == "builtin" and builtin.provenance == "builtin"
 
-    mine = store.save(Skill(label="explore-data-file", name="My way", description="Explore my way", declarative_md="1."))
+    mine = store.save(
+        Skill(label="explore-data-file", name="My way", description="Explore my way", declarative_md="1.")
+    )
     assert mine.source == "user" and (places["user"] / "explore-data-file" / "SKILL.md").is_file()
     loaded = store.load("explore-data-file")
     assert (loaded.source, loaded.name, loaded.provenance) == ("user", "My way", "manual")
@@ -140,3 +144,29 @@ def test_renaming_a_read_only_skill_is_refused_and_moves_nothing(places: dict[st
             rename_skill(store, label, "mine")
     assert (claude / "SKILL.md").is_file() and tree_hash(BUILTIN_ROOT) == before
     assert not (places["user"] / "mine").exists()
+
+
+def test_only_skills_that_load_clash_and_only_folders_sharing_a_name_are_read(
+    places: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clash is a label two sources list: a broken folder of the same name is none. Finding clashes reads only the
+    folders whose name another source also has (the Skills tab asks for them with thousands of skills of your own)."""
+    from anton_tui.memory.skills import listing
+
+    skill_md(places["project"] / "deploy", "deploy", "Deploy as the project says")
+    skill_md(places["claude"] / "deploy", "deploy", "Deploy the Claude way")
+    (places["user"] / "deploy").mkdir(parents=True)
+    (places["user"] / "deploy" / "meta.json").write_text("{not json")  # broken: not listed, so no clash
+    for n in range(30):
+        skill_md(places["user"] / f"mine-{n}", f"mine-{n}", "One of mine")
+    read: list[str] = []
+    real = listing.read_summary
+
+    def noted(folder: str) -> tuple[object, object]:
+        read.append(Path(folder).name)
+        return real(folder)
+
+    monkeypatch.setattr(listing, "read_summary", noted)
+    store = store_for(places)
+    assert [(c.label, c.winner, c.shadowed) for c in store.clashes()] == [("deploy", "project", ("claude",))]
+    assert sorted(read) == ["deploy", "deploy", "deploy"]

@@ -423,6 +423,12 @@ def _summaries(entries: list[tuple[str, str]], found: list[_CachedSummary], sour
     ]
 
 
+def _listed(name: str, folder: str, source: str) -> bool:
+    """Whether the skill in `folder` is one a listing of `source` shows (as `_summaries` decides)."""
+    fields, _problem = read_summary(folder)
+    return fields is not None and is_valid_label(name) and (source == "user" or fields.format == "skill_md")
+
+
 def _marked(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> set[str]:
     """The folders (paths) of the skills marked `user-invocable: true`."""
     return {
@@ -488,13 +494,6 @@ class SkillCatalog:
             self.listing_warning = f"The skills folder {self.root} cannot be listed: {describe_error(exc)}"
             raise
 
-    def _all_summaries(self) -> list[SkillSummary]:
-        """Every healthy skill of every source, in precedence order (shadowed ones included)."""
-        out: list[SkillSummary] = []
-        for source in self._ordered:
-            out += self._user_summaries() if source is None else self._source_summaries(source)
-        return out
-
     def list_summaries(self) -> list[SkillSummary]:
         """Label, name, description, when_to_use and source of every healthy skill that is not shadowed, sorted by
         label; procedures are not read."""
@@ -541,15 +540,30 @@ class SkillCatalog:
         return out
 
     def clashes(self) -> list[SkillClash]:
-        """Labels held by more than one source, each with the source that wins."""
-        by_key: dict[str, list[SkillSummary]] = {}
-        for summary in self._all_summaries():
-            by_key.setdefault(match_key(summary["label"]), []).append(summary)
-        return [
-            SkillClash(found[0]["label"], found[0]["source"], tuple(s["source"] for s in found[1:]))
-            for _, found in sorted(by_key.items())
-            if len(found) > 1
-        ]
+        """Labels held by more than one source, each with the source that wins. A label is a folder's name, so only
+        the folders whose name another source (or another spelling in the same one) also has are read: with
+        thousands of skills of your own and a few of a read-only source, a handful."""
+        by_key: dict[str, list[tuple[str, str, str]]] = {}
+        for source in self._ordered:
+            root, key = (str(self.root), "user") if source is None else (str(source.path), source.key)
+            try:
+                entries = skill_folders(root)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError:
+                if source is None:
+                    raise  # (the user's folder cannot be listed: said, as a listing says it)
+                continue  # (a read-only source that cannot be listed lists nothing)
+            for name, path in entries:
+                by_key.setdefault(match_key(name), []).append((name, path, key))
+        clashes = []
+        for _, candidates in sorted(by_key.items()):
+            if len(candidates) < 2:
+                continue
+            held = [(name, key) for name, path, key in candidates if _listed(name, path, key)]
+            if len(held) > 1:
+                clashes.append(SkillClash(held[0][0], held[0][1], tuple(key for _, key in held[1:])))
+        return clashes
 
     def _folders(self) -> list[Path]:
         try:
