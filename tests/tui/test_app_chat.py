@@ -44,7 +44,6 @@ def answer(*chunks: str) -> list:
     ]
 
 
-
 async def test_sent_message_and_streamed_answer_appear_in_the_chat() -> None:
     session = ScriptedSession(answer("The capital ", "of France ", "is **Paris**."))
     app = scripted_app(make_settings(), session)
@@ -86,14 +85,17 @@ async def test_answer_is_visible_while_it_is_still_streaming() -> None:
 
 async def test_an_empty_delta_before_a_tool_call_does_not_break_the_chat() -> None:
     call = {"query": "x"}
-    session = ScriptedSession([
-        AssistantTextDelta(""),
-        ToolCallStarted("a", "recall", call),
-        ToolCallFinished("a", "recall", call, "found", True, 0.1),
-        AssistantTextDelta("after"),
-        AssistantMessageDone("after"),
-        TurnFinished(1, "end_turn", "after"),
-    ], step_delay=0)  # back to back, as the engine sends them
+    session = ScriptedSession(
+        [
+            AssistantTextDelta(""),
+            ToolCallStarted("a", "recall", call),
+            ToolCallFinished("a", "recall", call, "found", True, 0.1),
+            AssistantTextDelta("after"),
+            AssistantMessageDone("after"),
+            TurnFinished(1, "end_turn", "after"),
+        ],
+        step_delay=0,
+    )  # back to back, as the engine sends them
     app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
@@ -106,15 +108,17 @@ async def test_tool_calls_appear_collapsed_with_a_summary_and_their_outcome() ->
     code = "import pandas as pd\ndf = pd.read_csv('sales.csv')\nprint(df.shape)"
     scratch = {"action": "exec", "name": "main", "code": code, "one_line_description": "load the sales file"}
     memo = {"entries": [{"text": "User prefers metric units", "kind": "profile", "scope": "global"}]}
-    session = ScriptedSession([
-        ToolCallStarted("a", "scratchpad", scratch),
-        ToolCallFinished("a", "scratchpad", scratch, "[output]\n(120, 4)", True, 0.8),
-        ToolCallStarted("b", "memorize", memo),
-        ToolCallFinished("b", "memorize", memo, "Memory updated", True, 0.1),
-        ToolCallStarted("c", "recall", {"query": "sales report"}),
-        ToolCallFinished("c", "recall", {"query": "sales report"}, "nothing found", False, 0.2),
-        TurnFinished(1, "end_turn", ""),
-    ])
+    session = ScriptedSession(
+        [
+            ToolCallStarted("a", "scratchpad", scratch),
+            ToolCallFinished("a", "scratchpad", scratch, "[output]\n(120, 4)", True, 0.8),
+            ToolCallStarted("b", "memorize", memo),
+            ToolCallFinished("b", "memorize", memo, "Memory updated", True, 0.1),
+            ToolCallStarted("c", "recall", {"query": "sales report"}),
+            ToolCallFinished("c", "recall", {"query": "sales report"}, "nothing found", False, 0.2),
+            TurnFinished(1, "end_turn", ""),
+        ]
+    )
     app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "load it")
@@ -138,15 +142,17 @@ async def test_tool_calls_appear_collapsed_with_a_summary_and_their_outcome() ->
 async def test_memory_writes_and_self_check_nudges_show_where_they_happened() -> None:
     engram = Engram("Always load CSVs with an explicit encoding", kind="always", scope="project")
     lesson = Lesson(rule="Check the file exists before reading it", kind="always", detector="repeated_tool_error")
-    session = ScriptedSession([
-        AssistantTextDelta("First part."),
-        AssistantMessageDone("First part."),
-        AccNudge(lesson, nudged=True),
-        MemoryWritten((engram,), ("Encoded always: ...",), "memorize"),
-        AssistantTextDelta("Second part."),
-        AssistantMessageDone("Second part."),
-        TurnFinished(1, "end_turn", ""),
-    ])
+    session = ScriptedSession(
+        [
+            AssistantTextDelta("First part."),
+            AssistantMessageDone("First part."),
+            AccNudge(lesson, nudged=True),
+            MemoryWritten((engram,), ("Encoded always: ...",), "memorize"),
+            AssistantTextDelta("Second part."),
+            AssistantMessageDone("Second part."),
+            TurnFinished(1, "end_turn", ""),
+        ]
+    )
     app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "go")
@@ -165,12 +171,14 @@ async def test_held_back_memories_are_confirmed_in_a_dialog_while_the_turn_waits
     keep = Engram("Reports go to finance@example.com", kind="profile", scope="global")
     drop = Engram("The user dislikes pie charts", kind="lesson", scope="project")
     future = asyncio.get_running_loop().create_future()
-    session = ScriptedSession([
-        MemoryConfirmationNeeded((keep, drop), future),
-        AssistantTextDelta("Saved what you chose."),
-        AssistantMessageDone("Saved what you chose."),
-        TurnFinished(1, "end_turn", ""),
-    ])
+    session = ScriptedSession(
+        [
+            MemoryConfirmationNeeded((keep, drop), future),
+            AssistantTextDelta("Saved what you chose."),
+            AssistantMessageDone("Saved what you chose."),
+            TurnFinished(1, "end_turn", ""),
+        ]
+    )
     app = scripted_app(make_settings(), session)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "remember this")
@@ -331,12 +339,16 @@ async def test_a_long_answer_continues_in_new_blocks_at_paragraph_breaks_never_i
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "write a lot")
         await app.workers.wait_for_complete()
-        await pilot.pause()
         window = app.screen.query_one(ChatView).window  # every part, also those that left the widget tree
-        answer_slots = [slot for slot in window.slots if slot.kind == "answer"]
-        parts = [window.words(slot) for slot in answer_slots]
+
+        def answer_parts() -> tuple[list, list[str]]:
+            slots = [slot for slot in window.slots if slot.kind == "answer"]
+            return slots, [window.words(slot) for slot in slots]
+
+        # (the last words reach the chat at its next hand-off, which a busy machine may put off a little)
+        await wait_until(pilot, lambda: "".join(answer_parts()[1]) == text)
+        answer_slots, parts = answer_parts()
         assert len(parts) > 2
-        assert "".join(parts) == text
         assert all(part.count("```") % 2 == 0 for part in parts), "a code fence was cut in two"
         assert all(len(part) <= SPLIT_ANSWER_AT + 500 for part in parts if "```" not in part)  # + a paragraph
         assert [slot.continued for slot in answer_slots] == [False] + [True] * (len(parts) - 1)

@@ -11,12 +11,15 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.screen import Screen
 
 from anton_tui.runtime import Runtime, RuntimeStarter
 from anton_tui.settings_sources import SETTINGS_ERROR_EXIT, read_env_layers
 from anton_tui.tui.app import AntonApp
+from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.screens.settings_error import SettingsErrorScreen
 from anton_tui.tui.screens.setup import SetupScreen
+from anton_tui.tui.textual_internals import FrameHook
 from anton_tui.tui.widgets.chat import UserMessage
 
 from tests.fakellm import Reply
@@ -34,17 +37,14 @@ from tests.tui.e2e_support import (
 )
 
 
-class FirstFrame(AntonApp):
-    """Records the runtime and the header as the first frame showed them."""
+class FirstFrame(FrameHook, AntonApp):
+    """Records the runtime and the header as the main screen's first frame showed them, as it is written."""
 
     seen: dict[str, object] = {}
 
-    def on_mount(self) -> None:
-        self.call_after_refresh(self.record)  # before the app's own after-the-first-frame work
-        super().on_mount()
-
-    def record(self) -> None:
-        self.seen = dict(runtime=self.runtime, model=header_field(self, "model"), theme=self.theme)
+    def frame_written(self, screen: Screen, renderable: object) -> None:
+        if not self.seen and isinstance(screen, MainScreen):
+            self.seen = dict(runtime=self.runtime, model=header_field(self, "model"), theme=self.theme)
 
 
 async def test_the_first_frame_shows_the_raw_settings_then_the_runtime_takes_over(fake_llm) -> None:
@@ -92,6 +92,7 @@ async def test_a_bad_setting_opens_a_screen_naming_it_and_quit_exits_with_code_2
     env_file.write_text("ANTON_MAX_TOKENS=0\n", encoding="utf-8")
     app = AntonApp(RuntimeStarter(read_env_layers()), cursor_blink=False)
     async with app.run_test(size=SIZE) as pilot:
+
         def shown() -> str:
             return " ".join(str(widget.render()) for widget in app.screen.query("Static"))
 

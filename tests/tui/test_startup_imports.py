@@ -20,6 +20,8 @@ PROBE = textwrap.dedent(
     from anton_tui.settings_sources import read_env_layers
     from anton_tui.tui.app import AntonApp
     from anton_tui.tui.launch import make_app
+    from anton_tui.tui.screens.main import MainScreen
+    from anton_tui.tui.textual_internals import FrameHook
 
     def heavy():
         lazy = ("anthropic", "openai", "watchdog", "inotify_simple", "markdown_it", "pygments", "yaml", "pydantic",
@@ -30,10 +32,10 @@ PROBE = textwrap.dedent(
     seen = {}
     WARMED = ("markdown_it", "pygments", "anton_tui.tui.commands.registry")
 
-    class Probe(AntonApp):
-        def on_mount(self):
-            self.call_after_refresh(lambda: seen.setdefault("first_frame", heavy()))  # before the app's own
-            super().on_mount()
+    class Probe(FrameHook, AntonApp):
+        def frame_written(self, screen, renderable):
+            if isinstance(screen, MainScreen):
+                seen.setdefault("first_frame", heavy())  # as the main screen's first frame is written
 
     async def main():
         app = make_app(read_env_layers(), app_class=Probe)  # as `anton-tui` makes it
