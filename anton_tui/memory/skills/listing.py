@@ -65,15 +65,10 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- cached listing fields
 
 
-class SummaryFields(NamedTuple):
-    """What a listing shows of one skill (a named tuple: a listing of 10,000 skills makes 10,000 of them at once)."""
-
-    name: str
-    description: str
-    when_to_use: str
-    format: SkillFormat
-    model_invocable: bool = True
-    user_invocable: bool = False
+SummaryFields = tuple[str, str, str, SkillFormat, bool, bool]
+"""What a listing shows of one skill: (name, description, when_to_use, format, model_invocable, user_invocable).
+Cached entries are plain tuples of plain values, which the garbage collector stops following (a named tuple it
+follows for good), and are made without a Python-level constructor: a listing of 10,000 skills keeps 10,000."""
 
 
 Signature = int
@@ -89,11 +84,10 @@ def _signature(path: str) -> Signature | None:
     return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-class _CachedSummary(NamedTuple):
-    watched: tuple[tuple[str, Signature | None], ...]
-    """The paths whose signatures must be unchanged for the entry to hold, each with its signature when read."""
-    fields: SummaryFields | None
-    problem: str | None
+Watched = tuple[tuple[str, Signature | None], ...]
+"""The paths whose signatures must be unchanged for an entry to hold, each with its signature when read."""
+_CachedSummary = tuple[Watched, SummaryFields | None, str | None]
+"""(watched, fields, problem) of one skill folder (see `SummaryFields` for why a plain tuple)."""
 
 
 T = TypeVar("T")
@@ -103,7 +97,7 @@ _folder_cache: dict[str, _Folders] = {}
 
 
 def _still_valid(cached: _CachedSummary) -> bool:
-    return all(_signature(path) == sig for path, sig in cached.watched)
+    return all(_signature(path) == sig for path, sig in cached[0])
 
 
 def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
@@ -116,7 +110,7 @@ def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
         if _feed is not None:
             _note_changes(_feed.drain())
         entry = _summary_entry(folder)
-    return entry.fields, entry.problem
+    return entry[1], entry[2]
 
 
 def _summary_entry(folder: str, is_link: bool | None = None) -> _CachedSummary:
@@ -177,11 +171,11 @@ def _read_entry(folder: str, is_link: bool | None) -> tuple[_CachedSummary, bool
                 elif item.is_dir(follow_symlinks=False):
                     inner.append(item.path)
     except OSError as exc:
-        return _CachedSummary(((folder, None),), None, describe_error(exc)), False  # not kept: tried again next time
+        return (((folder, None),), None, describe_error(exc)), False  # not kept: tried again next time
     if linked or (inner and _has_links(inner)):
         escape = link_out(folder, root)
         if escape is not None:
-            entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
+            entry = _summary_cache[folder] = ((folder, folder_sig),), None, escape
             return entry, True
     primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
     stats_path = f"{folder}{os.sep}stats.json"
@@ -195,14 +189,14 @@ def _read_entry(folder: str, is_link: bool | None) -> tuple[_CachedSummary, bool
             text, primary_st = read_front_matter_and_stat(primary_path)
             primary_sig = _signature_of(primary_st)
             display_name, description, invocable, by_user = listed_fields(text, label)
-            fields = SummaryFields(display_name, description, "", "skill_md", invocable, by_user)
+            fields = display_name, description, "", "skill_md", invocable, by_user
         elif primary == "meta.json":
             text, primary_st = read_text_and_stat(primary_path)
             primary_sig = _signature_of(primary_st)
             name, description, when_to_use = meta_summary(text, label)
             if "declarative.md" not in names:
                 raise SkillFormatError("declarative.md (the procedure) is missing")
-            fields = SummaryFields(name, description, when_to_use, "anton")
+            fields = name, description, when_to_use, "anton", True, False
         elif "declarative.md" in names:
             raise SkillFormatError("meta.json is missing")
         if fields is not None and "stats.json" in names:
@@ -211,8 +205,8 @@ def _read_entry(folder: str, is_link: bool | None) -> tuple[_CachedSummary, bool
             check_stats(text)
     except (SkillFormatError, OSError) as exc:
         fields, problem = None, describe_error(exc)
-    if fields is not None and fields.format == "skill_md":  # a healthy SKILL.md skill: its one file read is enough
-        entry = _summary_cache[folder] = _CachedSummary(((primary_path, primary_sig),), fields, None)
+    if fields is not None and fields[3] == "skill_md":  # a healthy SKILL.md skill: its one file read is enough
+        entry = _summary_cache[folder] = ((primary_path, primary_sig),), fields, None
         return entry, True
     if primary is not None and primary_sig is None:
         primary_sig = _signature(primary_path)  # (not opened: its state as it is)
@@ -221,7 +215,7 @@ def _read_entry(folder: str, is_link: bool | None) -> tuple[_CachedSummary, bool
     watched = [(folder, folder_sig), (stats_path, stats_sig)]
     if primary is not None:
         watched.append((primary_path, primary_sig))
-    entry = _summary_cache[folder] = _CachedSummary(tuple(watched), fields, problem)
+    entry = _summary_cache[folder] = tuple(watched), fields, problem
     return entry, True
 
 
@@ -271,15 +265,13 @@ def _plain_skill_entry(folder: str, label: str) -> _CachedSummary | None:
     if inner and _has_links(inner):
         return None
     try:
-        display_name, description, invocable, by_user = listed_fields(text[4 : closing + 1], label)
+        display_name, description, invocable, by_user = listed_fields(text, label, 4, closing + 1)
         if stats:
             check_stats(read_text_and_stat(folder + _STATS_JSON_IN)[0])
     except (SkillFormatError, OSError):
         return None
-    # (made as tuples are, without the named tuples' Python-level constructors: a first listing makes thousands)
-    fields = tuple.__new__(SummaryFields, (display_name, description, "", "skill_md", invocable, by_user))
     sig = hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-    return tuple.__new__(_CachedSummary, (((path, sig),), fields, None))
+    return ((path, sig),), (display_name, description, "", "skill_md", invocable, by_user), None
 
 
 def _signature_of(st: os.stat_result) -> Signature:
@@ -305,7 +297,7 @@ def _has_links(folders: list[str]) -> bool:
 def _plain_files(entry: _CachedSummary) -> bool:
     """Whether no file `entry` depends on is a symlink or has a second hard link: an edit to a link's target, or
     through another name, raises no event in the skill's folder, so such an entry is checked by `stat` each time."""
-    for path, _ in entry.watched:
+    for path, _ in entry[0]:
         try:
             st = os.lstat(path)
         except OSError:
@@ -347,12 +339,13 @@ def _scanned(root: str, st: os.stat_result) -> _Folders:
     links: list[str] = []
     with os.scandir(root) as found:
         for item in found:
-            if item.is_dir():
+            if item.is_dir(follow_symlinks=False):
                 name = item.name
                 if name[0] != ".":
                     entries.append((name, item.path))
-                    if item.is_symlink():
-                        links.append(item.path)
+            elif item.is_symlink() and item.is_dir() and item.name[0] != ".":  # a link to a folder
+                entries.append((item.name, item.path))
+                links.append(item.path)
     entries.sort()
     plain = all_plain_labels([name for name, _ in entries])
     folders = _folder_cache[root] = _Folders(sig, entries, frozenset(links), plain)
@@ -366,7 +359,7 @@ def _all_hold(entries: list[_CachedSummary]) -> bool:
     """Whether every watched path of every entry keeps its signature (the warm path: one `stat` per skill, inlined)."""
     stat = os.stat
     for entry in entries:
-        for path, sig in entry.watched:
+        for path, sig in entry[0]:
             try:
                 st = stat(path)
             except (FileNotFoundError, NotADirectoryError):
@@ -536,13 +529,13 @@ SourceEntry = tuple[str, str, SummaryFields | None, str | None]
 
 def _source_entries(folders: _Folders, found: list[_CachedSummary]) -> list[SourceEntry]:
     out: list[SourceEntry] = []
-    for (name, path), entry in zip(folders.entries, found, strict=False):
+    for (name, path), (_, fields, problem) in zip(folders.entries, found, strict=False):
         if not (folders.plain_labels or is_valid_label(name)):
             continue
-        if entry.fields is not None and entry.fields.format == "skill_md":
-            out.append((name, path, entry.fields, None))
-        elif entry.problem is not None and os.path.lexists(os.path.join(path, "SKILL.md")):
-            out.append((name, path, None, entry.problem))
+        if fields is not None and fields[3] == "skill_md":
+            out.append((name, path, fields, None))
+        elif problem is not None and os.path.lexists(os.path.join(path, "SKILL.md")):
+            out.append((name, path, None, problem))
     return out
 
 
@@ -550,25 +543,24 @@ def _summaries(folders: _Folders, found: list[_CachedSummary], source: str) -> l
     plain = folders.plain_labels
     return [
         {
-            "label": name,
-            "name": fields.name,
-            "description": fields.description,
-            "when_to_use": fields.when_to_use,
-            "format": fields.format,
+            "label": label,
+            "name": name,
+            "description": description,
+            "when_to_use": when_to_use,
+            "format": kind,
             "source": source,
-            "model_invocable": fields.model_invocable,
+            "model_invocable": invocable,
         }
-        for (name, _), (_, fields, _) in zip(folders.entries, found, strict=False)
-        if fields is not None and (plain or is_valid_label(name)) and (source == "user" or fields.format == "skill_md")
+        for (label, _), (_, fields, _) in zip(folders.entries, found, strict=False)
+        if fields is not None and (plain or is_valid_label(label)) and (source == "user" or fields[3] == "skill_md")
+        for name, description, when_to_use, kind, invocable, _ in (fields,)
     ]
 
 
 def _marked(folders: _Folders, found: list[_CachedSummary]) -> set[str]:
     """The folders (paths) of the skills marked `user-invocable: true`."""
     return {
-        path
-        for (_, path), entry in zip(folders.entries, found, strict=False)
-        if entry.fields is not None and entry.fields.user_invocable
+        path for (_, path), entry in zip(folders.entries, found, strict=False) if entry[1] is not None and entry[1][5]
     }
 
 

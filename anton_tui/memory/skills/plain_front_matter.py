@@ -105,12 +105,13 @@ _WRITTEN = re.compile(
 )
 
 
-def written_fields(text: str) -> tuple[str, str, str] | None:
+def written_fields(text: str, start: int = 0, end: int | None = None) -> tuple[str, str, str] | None:
     """Name, description and metadata display name (empty when absent) of front matter in the shape skills are
     written in (``name``, ``description``, then ``metadata`` with some of ``display_name``, ``provenance`` and
     ``created_at``, one line each, every value of the plain kind), read with one match and no mapping built; None
-    for anything else (then `plain_front_matter` or PyYAML reads it). What it gives is what those read."""
-    found = _WRITTEN.fullmatch(text)
+    for anything else (then `plain_front_matter` or PyYAML reads it). What it gives is what those read. `start` and
+    `end`: where the front matter is in `text` (all of it by default)."""
+    found = _WRITTEN.fullmatch(text, start, len(text) if end is None else end)
     if found is None:
         return None
     name, description, display_name = found.groups()
