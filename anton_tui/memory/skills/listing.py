@@ -2,7 +2,10 @@
 each turn, without reading any procedure; plus the full listings the skills screen and the Skills tab show.
 
 The first listing reads one small file per skill (the SKILL.md front matter, or an older skill's meta.json) and
-checks its stats.json; that costs time in proportion to the number of skills. Later listings reuse what was read:
+checks its stats.json; that costs time in proportion to the number of skills. A SKILL.md skill whose folder the
+skills folder's listing shows is not a link is read the short way (`_plain_skill_entry`): its SKILL.md opened without
+following a link, then its folder listed for links and a stats.json, with no `lstat` of the folder; anything out of
+the ordinary there is read again with every check. Later listings reuse what was read:
 a skills folder's list of sub-folders is kept while the folder keeps its signature (inode, size, modification and
 change time, which change when a skill folder is added, removed or renamed), and each healthy SKILL.md skill's fields
 while its SKILL.md keeps its signature; older-layout, broken and non-skill folders are also checked by their
