@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from anton_tui.memory.skills.format import _front_matter_loader
-from anton_tui.memory.skills.plain_front_matter import plain_front_matter
+from anton_tui.memory.skills.plain_front_matter import plain_front_matter, written_fields
 
 KEYS = ["name", "description", "metadata", "display_name", "on", "No", "null", "user-invocable", "a_b", "x1", "Key"]
 VALUES = [
@@ -91,3 +91,46 @@ def test_what_skill_writers_produce_is_read_without_yaml(text: str) -> None:
 )  # fmt: skip
 def test_anything_else_is_left_to_yaml(text: str) -> None:
     assert plain_front_matter(text) is None
+
+
+WRITTEN_VALUES = [*GOOD_VALUES, "Skill 12", "a  b", "x.y/z", "naïve café", "'x: y # z'", "'a'", "Yes1", "nul", "é"]
+ODD_VALUES = [*VALUES, "'", "a'b", "email@x.org", "tail:", "t #x", "NO", "\u00a0x", "x\u00a0", "x\u2028y", "a:b"]
+
+
+def written_value(rng: random.Random) -> str:
+    return rng.choice(WRITTEN_VALUES if rng.random() < 0.9 else ODD_VALUES)
+
+
+def written_document(rng: random.Random) -> list[str]:
+    """Front matter in the shape skills are written in, with random values, now and then changed a little."""
+    lines = [f"name: {written_value(rng)}", f"description: {written_value(rng)}"]
+    if rng.random() < 0.7:
+        lines.append("metadata:")
+        for key in ("display_name", "provenance", "created_at"):
+            if rng.random() < 0.8:
+                lines.append(f"  {key}: {written_value(rng)}")
+    if rng.random() < 0.3:
+        where = rng.randrange(len(lines) + 1)
+        odd = rng.choice(SHAPES).format(k=rng.choice(KEYS), v=rng.choice(VALUES))
+        lines.insert(where, rng.choice([odd, rng.choice(lines)]))  # an odd line, or one said twice
+    if rng.random() < 0.1:
+        rng.shuffle(lines)
+    return lines
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_written_front_matter_read_in_one_match_gives_what_yaml_gives(seed: int) -> None:
+    rng = random.Random(seed)
+    read = 0
+    for _ in range(600):
+        text = "\n".join(written_document(rng)) + rng.choice(["\n", "\n", ""])
+        fields = written_fields(text)
+        if fields is None:
+            continue
+        read += 1
+        outcome, data = yaml_reading(text)
+        assert outcome == "ok" and isinstance(data, dict), text
+        metadata = data.get("metadata") or {}
+        assert fields == (data["name"], data["description"], metadata.get("display_name", "")), text
+        assert plain_front_matter(text) == data  # (the plain reader reads it too, the same way)
+    assert read > 50  # the generator does make front matter in the written shape

@@ -245,3 +245,14 @@ async def test_the_feed_starts_once_the_user_starts_typing_and_closes_on_exit(mo
     finally:
         await runtime.close()
     assert skill_listing.change_feed() is None and inotify_descriptors() - before == set()
+
+
+def test_a_slash_command_mark_shows_in_every_view_once_the_feed_sees_the_edit(store: SkillStore) -> None:
+    path = save(store, "report", "Monthly report")
+    following(store)
+    assert store.slash_commands() == [] and descriptions(store) == {"report": "Monthly report"}
+
+    text = path.read_text()
+    path.write_text(text.replace("description: Monthly report", "description: Yearly report\nuser-invocable: true"))
+    assert descriptions(store) == {"report": "Yearly report"}  # (the listing reads the folder again first)
+    assert store.slash_commands() == [("report", "Yearly report")]

@@ -115,3 +115,60 @@ def test_meta_json_fields_are_listed_as_written(tmp_path: Path) -> None:
     assert (summary["name"], summary["description"], summary["when_to_use"], summary["format"]) == (
         "CSV Summary", "Summarise", "a csv file", "anton"
     )  # fmt: skip
+
+
+SHAPES = {
+    "as skills are written": "---\nname: a\ndescription: Does a\nmetadata:\n  display_name: Skill A\n"
+    "  provenance: manual\n  created_at: '2026-03-01T10:00:00+00:00'\n---\n1. Go\n",
+    "quoted values": "---\nname: 'it''s'\ndescription: 'a: b # c'\n---\n1. Go\n",
+    "a display name that is empty": "---\nname: n\ndescription: d\nmetadata:\n  display_name: ''\n---\n1. Go\n",
+    "no name": "---\ndescription: d\n---\n1. Go\n",
+    "other keys": "---\nname: n\nlicense: MIT\ndescription: d\nmetadata:\n  author: x\n---\n1. Go\n",
+    "a boolean": "---\nname: n\ndescription: d\nuser-invocable: true\ndisable-model-invocation: true\n---\n",
+    "a folded description": "---\nname: n\ndescription: >\n  folded\n  text\n---\n1. Go\n",
+    "a name that is a word": "---\nname: yes\ndescription: d\n---\n",
+    "a duplicate key": "---\nname: n\ndescription: d\ndescription: e\n---\n",
+    "a name with a control character": "---\nname: 'a\u0085b'\ndescription: d\n---\n",
+    "trailing spaces": "---  \nname: n  \ndescription: d\n---\n",
+    "a carriage return": "---\r\nname: n\r\ndescription: d\r\n---\r\n",
+    "a byte order mark": "\ufeff---\nname: n\ndescription: d\n---\n",
+    "a closing line with more dashes": "---\nname: n\ndescription: d\n----\n---\n",
+    "a mapping for a name": "---\nname:\n  first: x\ndescription: d\n---\n",
+}
+
+
+def test_skill_md_skills_of_every_shape_are_listed_as_the_full_reader_reads_them(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    for number, text in enumerate(SHAPES.values()):
+        folder = root / f"shape-{number:02}"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(text, newline="")
+    (root / "shape-00" / "stats.json").write_text('{"total_recalls": 2}')
+    (root / "shape-01" / "stats.json").write_text("not json")
+    (root / "shape-02" / "scripts").mkdir()
+    (root / "shape-02" / "scripts" / "run.sh").write_text("echo\n")
+    (root / "shape-03" / "scripts").mkdir()
+    (root / "shape-03" / "scripts" / "secret").symlink_to(tmp_path / "elsewhere")
+    (root / "alias").symlink_to("shape-00")
+    store = SkillStore(root)
+
+    listed = {s["label"]: (s["name"], s["description"], s["model_invocable"]) for s in store.list_summaries()}
+    loaded = {skill.label: (skill.name, skill.description, skill.model_invocable) for skill in store.list_all()}
+    assert listed == loaded
+    assert {"shape-00", "shape-02", "alias"} <= set(listed) and "shape-01" not in listed and "shape-03" not in listed
+    assert store.slash_commands() == [("shape-05", "d")]
+
+
+def test_the_first_listing_is_the_callers_own(tmp_path: Path) -> None:
+    folder = tmp_path / "skills" / "report"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: report\ndescription: Monthly report\n---\n1. Go\n")
+    store = SkillStore(tmp_path / "skills")
+
+    first = store.list_summaries()
+    expected = [dict(summary) for summary in first]
+    first[0]["description"] = "changed by a caller"
+    first.append(dict(first[0]))
+    assert store.list_summaries() == expected
+    store.list_summaries()[0]["description"] = "changed again"
+    assert store.list_summaries() == expected

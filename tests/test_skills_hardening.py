@@ -124,6 +124,19 @@ def test_a_skill_md_linked_out_of_the_skills_folder_is_not_listed(root: Path, tm
     assert "outside text" not in everything_shown(store)
 
 
+def test_a_skill_folder_moved_out_and_linked_back_is_broken_at_the_next_listing(root: Path, tmp_path: Path) -> None:
+    folder = write_files(root / "moved", {"SKILL.md": "---\nname: moved\ndescription: inside text\n---\nbody\n"})
+    store = SkillStore(root)
+    assert [s["label"] for s in store.list_summaries()] == ["good", "moved"]
+
+    outside = tmp_path / "elsewhere"
+    folder.rename(outside)  # its SKILL.md keeps every stat it had: only the folder's listing tells the link
+    (root / "moved").symlink_to(outside)
+
+    assert [s["label"] for s in store.list_summaries()] == ["good"]
+    assert [(p.label, "outside the skills folder" in p.reason) for p in store.broken()] == [("moved", True)]
+
+
 def test_saving_never_writes_through_a_link_out_of_the_skills_folder(root: Path, tmp_path: Path) -> None:
     outside = write_files(tmp_path / "elsewhere", {"meta.json": meta(), "declarative.md": "1. theirs"})
     (root / "linked").symlink_to(outside)

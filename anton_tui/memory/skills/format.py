@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from anton_tui.memory.files.locking import atomic_write
-from anton_tui.memory.skills.plain_front_matter import plain_front_matter
+from anton_tui.memory.skills.plain_front_matter import plain_front_matter, written_fields
 
 FRONT_MATTER_LIMIT = 64 * 1024
 STAGES = (1, 2, 3)
@@ -465,6 +465,23 @@ def front_matter_fields(data: dict[str, Any], folder_name: str) -> FrontMatterFi
         provenance=text(metadata.get("provenance")),
         created_at=text(metadata.get("created_at")),
     )
+
+
+def listed_fields(
+    front_text: str, folder_name: str, start: int = 0, end: int | None = None
+) -> tuple[str, str, bool, bool]:
+    """What a listing shows of a SKILL.md skill: (display name, description, whether the model may invoke it, whether
+    the user runs it as a slash command), read from its front matter (`front_text[start:end]`). Raises
+    SkillFormatError as `parse_front_matter` does. Front matter in the shape skills are written in is read without
+    building it."""
+    written = written_fields(front_text, start, end)
+    if written is not None and written[0].isprintable() and written[2].isprintable():
+        name, description, display_name = written
+        return display_name or name or folder_name, description, True, False  # (no boolean is of the plain kind)
+    data = parse_front_matter(front_text[start:end])
+    front = front_matter_fields(data, folder_name)
+    invocable = data.get("disable-model-invocation") is not True
+    return front.display_name, front.description, invocable, data.get("user-invocable") is True
 
 
 def build_front_matter(

@@ -2,7 +2,10 @@
 each turn, without reading any procedure; plus the full listings the skills screen and the Skills tab show.
 
 The first listing reads one small file per skill (the SKILL.md front matter, or an older skill's meta.json) and
-checks its stats.json; that costs time in proportion to the number of skills. Later listings reuse what was read:
+checks its stats.json; that costs time in proportion to the number of skills. A SKILL.md skill whose folder the
+skills folder's listing shows is not a link is read the short way (`_plain_skill_entry`): its SKILL.md opened without
+following a link, then its folder listed for links and a stats.json, with no `lstat` of the folder; anything out of
+the ordinary there is read again with every check. Later listings reuse what was read:
 a skills folder's list of sub-folders is kept while the folder keeps its signature (inode, size, modification and
 change time, which change when a skill folder is added, removed or renamed), and each healthy SKILL.md skill's fields
 while its SKILL.md keeps its signature; older-layout, broken and non-skill folders are also checked by their
@@ -40,10 +43,9 @@ from anton_tui.memory.skills.format import (
     SkillFormatError,
     check_stats,
     describe_error,
-    front_matter_fields,
     link_out,
+    listed_fields,
     meta_summary,
-    parse_front_matter,
     read_front_matter_and_stat,
     read_text_and_stat,
 )
@@ -53,6 +55,7 @@ from anton_tui.memory.skills.model import (
     Skill,
     SkillClash,
     SkillSummary,
+    all_plain_labels,
     is_valid_label,
     match_key,
 )
@@ -65,15 +68,10 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- cached listing fields
 
 
-class SummaryFields(NamedTuple):
-    """What a listing shows of one skill (a named tuple: a listing of 10,000 skills makes 10,000 of them at once)."""
-
-    name: str
-    description: str
-    when_to_use: str
-    format: SkillFormat
-    model_invocable: bool = True
-    user_invocable: bool = False
+SummaryFields = tuple[str, str, str, SkillFormat, bool, bool]
+"""What a listing shows of one skill: (name, description, when_to_use, format, model_invocable, user_invocable).
+Cached entries are plain tuples of plain values, which the garbage collector stops following (a named tuple it
+follows for good), and are made without a Python-level constructor: a listing of 10,000 skills keeps 10,000."""
 
 
 Signature = int
@@ -89,21 +87,20 @@ def _signature(path: str) -> Signature | None:
     return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-class _CachedSummary(NamedTuple):
-    watched: tuple[tuple[str, Signature | None], ...]
-    """The paths whose signatures must be unchanged for the entry to hold, each with its signature when read."""
-    fields: SummaryFields | None
-    problem: str | None
+Watched = tuple[tuple[str, Signature | None], ...]
+"""The paths whose signatures must be unchanged for an entry to hold, each with its signature when read."""
+_CachedSummary = tuple[Watched, SummaryFields | None, str | None]
+"""(watched, fields, problem) of one skill folder (see `SummaryFields` for why a plain tuple)."""
 
 
 T = TypeVar("T")
 
 _summary_cache: dict[str, _CachedSummary] = {}
-_folder_cache: dict[str, tuple[Signature, list[tuple[str, str]]]] = {}
+_folder_cache: dict[str, _Folders] = {}
 
 
 def _still_valid(cached: _CachedSummary) -> bool:
-    return all(_signature(path) == sig for path, sig in cached.watched)
+    return all(_signature(path) == sig for path, sig in cached[0])
 
 
 def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
@@ -116,21 +113,22 @@ def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
         if _feed is not None:
             _note_changes(_feed.drain())
         entry = _summary_entry(folder)
-    return entry.fields, entry.problem
+    return entry[1], entry[2]
 
 
-def _summary_entry(folder: str) -> _CachedSummary:
+def _summary_entry(folder: str, is_link: bool | None = None) -> _CachedSummary:
     """The cached entry for `folder` while it holds, else a fresh one (also cached). With the change feed on, the
-    folder is watched before it is checked or read, and a folder the feed vouches for is not checked at all."""
+    folder is watched before it is checked or read, and a folder the feed vouches for is not checked at all.
+    `is_link` as for `_checked_entry`."""
     feed = _feed
     if feed is None or not feed.following(os.path.dirname(folder)):
-        return _checked_entry(folder)[0]
+        return _checked_entry(folder, is_link)[0]
     watched = feed.watch(folder)
     if feed.marked:  # the new watch took the place of one whose folder was renamed unseen
         _note_changes(feed.take_marked())
     if folder in _trusted:
         return _summary_cache[folder]
-    entry, kept = _checked_entry(folder)
+    entry, kept = _checked_entry(folder, is_link)
     if watched and kept and _plain_files(entry):
         _trusted.add(folder)
         _suspects.get(os.path.dirname(folder), set()).discard(folder)
@@ -139,14 +137,25 @@ def _summary_entry(folder: str) -> _CachedSummary:
     return entry
 
 
-def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
+def _checked_entry(folder: str, is_link: bool | None = None) -> tuple[_CachedSummary, bool]:
     """The cached entry for `folder` if its watched paths keep their signatures, else the folder read afresh; and
-    whether the entry is kept in the cache (an unreadable folder's is not)."""
+    whether the entry is kept in the cache (an unreadable folder's is not). `is_link`: whether the folder is a
+    symbolic link, as its skills folder's listing just said (None: not known; a link is always read afresh)."""
     cached = _summary_cache.get(folder)
-    if cached is not None and _still_valid(cached):
+    if cached is not None and not is_link and _still_valid(cached):
         return cached, True
+    return _read_entry(folder, is_link)
+
+
+def _read_entry(folder: str, is_link: bool | None) -> tuple[_CachedSummary, bool]:
+    """`folder` read afresh (`_checked_entry` without the cache)."""
     root, _, label = folder.rpartition(os.sep)
     _generation[root] = _generation.get(root, 0) + 1
+    if is_link is False:
+        entry = _plain_skill_entry(folder, label)
+        if entry is not None:
+            _summary_cache[folder] = entry
+            return entry, True
     try:  # taken before reading, so a change made while reading is noticed next time
         folder_st = os.lstat(folder)
         is_link = stat_kind.S_ISLNK(folder_st.st_mode)
@@ -165,11 +174,11 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
                 elif item.is_dir(follow_symlinks=False):
                     inner.append(item.path)
     except OSError as exc:
-        return _CachedSummary(((folder, None),), None, describe_error(exc)), False  # not kept: tried again next time
+        return (((folder, None),), None, describe_error(exc)), False  # not kept: tried again next time
     if linked or (inner and _has_links(inner)):
         escape = link_out(folder, root)
         if escape is not None:
-            entry = _summary_cache[folder] = _CachedSummary(((folder, folder_sig),), None, escape)
+            entry = _summary_cache[folder] = ((folder, folder_sig),), None, escape
             return entry, True
     primary = "SKILL.md" if "SKILL.md" in names else "meta.json" if "meta.json" in names else None
     stats_path = f"{folder}{os.sep}stats.json"
@@ -182,18 +191,15 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
         if primary == "SKILL.md":
             text, primary_st = read_front_matter_and_stat(primary_path)
             primary_sig = _signature_of(primary_st)
-            data = parse_front_matter(text)
-            front = front_matter_fields(data, label)
-            invocable = data.get("disable-model-invocation") is not True
-            by_user = data.get("user-invocable") is True
-            fields = SummaryFields(front.display_name, front.description, "", "skill_md", invocable, by_user)
+            display_name, description, invocable, by_user = listed_fields(text, label)
+            fields = display_name, description, "", "skill_md", invocable, by_user
         elif primary == "meta.json":
             text, primary_st = read_text_and_stat(primary_path)
             primary_sig = _signature_of(primary_st)
             name, description, when_to_use = meta_summary(text, label)
             if "declarative.md" not in names:
                 raise SkillFormatError("declarative.md (the procedure) is missing")
-            fields = SummaryFields(name, description, when_to_use, "anton")
+            fields = name, description, when_to_use, "anton", True, False
         elif "declarative.md" in names:
             raise SkillFormatError("meta.json is missing")
         if fields is not None and "stats.json" in names:
@@ -202,8 +208,8 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
             check_stats(text)
     except (SkillFormatError, OSError) as exc:
         fields, problem = None, describe_error(exc)
-    if fields is not None and fields.format == "skill_md":  # a healthy SKILL.md skill: its one file read is enough
-        entry = _summary_cache[folder] = _CachedSummary(((primary_path, primary_sig),), fields, None)
+    if fields is not None and fields[3] == "skill_md":  # a healthy SKILL.md skill: its one file read is enough
+        entry = _summary_cache[folder] = ((primary_path, primary_sig),), fields, None
         return entry, True
     if primary is not None and primary_sig is None:
         primary_sig = _signature(primary_path)  # (not opened: its state as it is)
@@ -212,8 +218,63 @@ def _checked_entry(folder: str) -> tuple[_CachedSummary, bool]:
     watched = [(folder, folder_sig), (stats_path, stats_sig)]
     if primary is not None:
         watched.append((primary_path, primary_sig))
-    entry = _summary_cache[folder] = _CachedSummary(tuple(watched), fields, problem)
+    entry = _summary_cache[folder] = tuple(watched), fields, problem
     return entry, True
+
+
+_OPEN_NOT_FOLLOWING = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FIRST_READ = 8192  # as much as `read_front_matter_and_stat` reads and decodes at once
+_SKILL_MD_IN = f"{os.sep}SKILL.md"
+_STATS_JSON_IN = f"{os.sep}stats.json"
+
+
+def _plain_skill_entry(folder: str, label: str) -> _CachedSummary | None:
+    """The entry of a healthy SKILL.md skill whose folder is known not to be a link, read the short way: its SKILL.md
+    (not through a link) and the folder's listing, no `lstat` of the folder (a healthy SKILL.md skill's entry does
+    not watch it). None when anything is out of the ordinary (no SKILL.md, links, front matter that is not of the
+    plain kind, an error): then `_checked_entry` reads the folder from the start, as it reads every other folder."""
+    path = folder + _SKILL_MD_IN
+    try:
+        fd = os.open(path, _OPEN_NOT_FOLLOWING)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        chunk = os.read(fd, _FIRST_READ)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        text = chunk.decode()
+    except UnicodeDecodeError:
+        return None
+    closing = text.find("\n---", 3)
+    if closing < 0 or text[closing + 4 : closing + 5] != "\n" or not text.startswith("---\n"):
+        return None
+    stats = False
+    inner: list[str] = []
+    try:
+        with os.scandir(folder) as found:
+            for item in found:
+                if item.is_symlink():
+                    return None
+                if item.name == "stats.json":
+                    stats = True
+                elif item.is_dir():  # (not a link, so its own kind)
+                    inner.append(item.path)
+    except OSError:
+        return None
+    if inner and _has_links(inner):
+        return None
+    try:
+        display_name, description, invocable, by_user = listed_fields(text, label, 4, closing + 1)
+        if stats:
+            check_stats(read_text_and_stat(folder + _STATS_JSON_IN)[0])
+    except (SkillFormatError, OSError):
+        return None
+    sig = hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return ((path, sig),), (display_name, description, "", "skill_md", invocable, by_user), None
 
 
 def _signature_of(st: os.stat_result) -> Signature:
@@ -239,7 +300,7 @@ def _has_links(folders: list[str]) -> bool:
 def _plain_files(entry: _CachedSummary) -> bool:
     """Whether no file `entry` depends on is a symlink or has a second hard link: an edit to a link's target, or
     through another name, raises no event in the skill's folder, so such an entry is checked by `stat` each time."""
-    for path, _ in entry.watched:
+    for path, _ in entry[0]:
         try:
             st = os.lstat(path)
         except OSError:
@@ -255,17 +316,43 @@ def skill_folders(root: str) -> list[tuple[str, str]]:
     return _scan(root)[0]
 
 
+class _Folders(NamedTuple):
+    signature: Signature
+    entries: list[tuple[str, str]]
+    """(name, path) of each visible sub-folder, sorted by name."""
+    links: frozenset[str]
+    """The paths of those that are symbolic links (to folders)."""
+    plain_labels: bool
+    """Whether every name is a label of the usual kind (then none needs checking on its own)."""
+
+
 def _scan(root: str) -> tuple[list[tuple[str, str]], os.stat_result]:
     """`skill_folders(root)` and the `stat` of `root` it was checked by."""
     st = os.stat(root)
+    return _scanned(root, st).entries, st
+
+
+def _scanned(root: str, st: os.stat_result) -> _Folders:
+    """The sub-folders of `root`, listed again unless `st` (its `stat`) shows it unchanged since the last time."""
     sig = hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     cached = _folder_cache.get(root)
-    if cached is not None and cached[0] == sig:
-        return cached[1], st
+    if cached is not None and cached.signature == sig:
+        return cached
+    entries: list[tuple[str, str]] = []
+    links: list[str] = []
     with os.scandir(root) as found:
-        entries = sorted((e.name, e.path) for e in found if not e.name.startswith(".") and e.is_dir())
-    _folder_cache[root] = (sig, entries)
-    return entries, st
+        for item in found:
+            if item.is_dir(follow_symlinks=False):
+                name = item.name
+                if name[0] != ".":
+                    entries.append((name, item.path))
+            elif item.is_symlink() and item.is_dir() and item.name[0] != ".":  # a link to a folder
+                entries.append((item.name, item.path))
+                links.append(item.path)
+    entries.sort()
+    plain = all_plain_labels([name for name, _ in entries])
+    folders = _folder_cache[root] = _Folders(sig, entries, frozenset(links), plain)
+    return folders
 
 
 _root_cache: dict[tuple[str, str], tuple[list[tuple[str, str]], list[_CachedSummary], Any, int]] = {}
@@ -275,7 +362,7 @@ def _all_hold(entries: list[_CachedSummary]) -> bool:
     """Whether every watched path of every entry keeps its signature (the warm path: one `stat` per skill, inlined)."""
     stat = os.stat
     for entry in entries:
-        for path, sig in entry.watched:
+        for path, sig in entry[0]:
             try:
                 st = stat(path)
             except (FileNotFoundError, NotADirectoryError):
@@ -287,26 +374,73 @@ def _all_hold(entries: list[_CachedSummary]) -> bool:
     return True
 
 
-def _root_view(root: str, key: str, build: Callable[[list[tuple[str, str]], list[_CachedSummary]], T]) -> T:
-    """`build(entries, cached entries)` for the skill folders of `root`, reused as long as the folder list and every
+def _root_view(root: str, key: str, build: Callable[[_Folders, list[_CachedSummary]], T]) -> T:
+    """`build(folders, cached entries)` for the skill folders of `root`, reused as long as the folder list and every
     folder's cached entry are the same as last time (so a warm call builds nothing). Raises OSError as
     `skill_folders` does."""
+    return _view(root, key, build, hand_out=False)[0]
+
+
+def _view(
+    root: str, key: str, build: Callable[[_Folders, list[_CachedSummary]], T], *, hand_out: bool
+) -> tuple[T, bool]:
+    """`_root_view(root, key, build)`, and whether the value is the caller's own. With `hand_out`, a value built by
+    this call is given to the caller and not kept: the next call builds the kept one from the cached entries (so a
+    first listing does not copy what it built)."""
     with _lock:
-        entries, st = _scan(root)
+        st = os.stat(root)
+        folders = _scanned(root, st)
+        entries = folders.entries
         cached = _root_cache.get((root, key))
         feed = _feed
-        if feed is None or not feed.following(root):
-            if cached is not None and cached[0] is entries and _all_hold(cached[1]):
-                return cached[2]
+        followed = feed is not None and feed.following(root)
+        if feed is None or not followed:
+            fresh = cached is None or cached[0] is not entries or not _all_hold(cached[1])
         else:
             _note_changes(feed.changes(root, st))
-            _check_suspects(root, entries)
-            if cached is not None and cached[0] is entries and cached[3] == _generation.get(root, 0):
-                return cached[2]
-        found = [_summary_entry(path) for _, path in entries]
-        value = build(entries, found)
-        _root_cache[(root, key)] = (entries, found, value, _generation.get(root, 0))
-        return value
+            _check_suspects(root, folders)
+            fresh = cached is None or cached[0] is not entries or cached[3] != _generation.get(root, 0)
+        if not fresh:
+            assert cached is not None
+            if cached[2] is not _NOT_KEPT:
+                return cached[2], False
+            value = build(folders, cached[1])
+            _root_cache[(root, key)] = (cached[0], cached[1], value, cached[3])
+            return value, False
+        links = folders.links
+        if followed:
+            found = [_summary_entry(path, path in links) for _, path in entries]
+        else:
+            found = _cold_entries(root, folders)
+        value = build(folders, found)
+        _root_cache[(root, key)] = (entries, found, _NOT_KEPT if hand_out else value, _generation.get(root, 0))
+        return value, hand_out
+
+
+_NOT_KEPT: Any = object()
+"""In `_root_cache`: the value was handed out when built, and is built again from the cached entries when asked."""
+
+
+def _cold_entries(root: str, folders: _Folders) -> list[_CachedSummary]:
+    """The entry of every folder of `root` (no change feed): the cached one while it holds, else read afresh; a
+    folder never read before (a first listing) goes straight to `_plain_skill_entry`."""
+    cache = _summary_cache
+    links = folders.links
+    found: list[_CachedSummary] = []
+    _generation[root] = _generation.get(root, 0) + 1
+    for label, path in folders.entries:
+        entry = None
+        if path not in cache:
+            if path not in links:
+                entry = _plain_skill_entry(path, label)
+            if entry is not None:
+                cache[path] = entry
+            else:  # out of the ordinary: read with every check
+                entry = _read_entry(path, None)[0]
+        else:
+            entry = _checked_entry(path, path in links)[0]
+        found.append(entry)
+    return found
 
 
 # --------------------------------------------------------------------------- following changes (see the docstring)
@@ -371,9 +505,10 @@ def _note_changes(dirty: set[str]) -> None:
         _suspects.setdefault(os.path.dirname(path), set()).add(path)
 
 
-def _check_suspects(root: str, entries: list[tuple[str, str]]) -> None:
+def _check_suspects(root: str, folders: _Folders) -> None:
     """Check (and watch) the folders of `root` the feed does not vouch for; every folder when the folder list is new
     to the feed."""
+    entries = folders.entries
     if _ready.get(root) is not entries:
         _suspects[root] = {path for _, path in entries}
         _ready[root] = entries
@@ -385,7 +520,7 @@ def _check_suspects(root: str, entries: list[tuple[str, str]]) -> None:
         known = _known[root] = (entries, frozenset(path for _, path in entries))
     for path in list(suspects):
         if path in known[1]:
-            _summary_entry(path)
+            _summary_entry(path, path in folders.links)
         else:
             suspects.discard(path)
 
@@ -395,46 +530,46 @@ def _check_suspects(root: str, entries: list[tuple[str, str]]) -> None:
 SourceEntry = tuple[str, str, SummaryFields | None, str | None]
 
 
-def _source_entries(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> list[SourceEntry]:
+def _source_entries(folders: _Folders, found: list[_CachedSummary]) -> list[SourceEntry]:
     out: list[SourceEntry] = []
-    for (name, path), entry in zip(entries, found, strict=False):
-        if not is_valid_label(name):
+    for (name, path), (_, fields, problem) in zip(folders.entries, found, strict=False):
+        if not (folders.plain_labels or is_valid_label(name)):
             continue
-        if entry.fields is not None and entry.fields.format == "skill_md":
-            out.append((name, path, entry.fields, None))
-        elif entry.problem is not None and os.path.lexists(os.path.join(path, "SKILL.md")):
-            out.append((name, path, None, entry.problem))
+        if fields is not None and fields[3] == "skill_md":
+            out.append((name, path, fields, None))
+        elif problem is not None and os.path.lexists(os.path.join(path, "SKILL.md")):
+            out.append((name, path, None, problem))
     return out
 
 
-def _summaries(entries: list[tuple[str, str]], found: list[_CachedSummary], source: str) -> list[SkillSummary]:
+def _summaries(folders: _Folders, found: list[_CachedSummary], source: str) -> list[SkillSummary]:
+    plain = folders.plain_labels
     return [
         {
-            "label": name,
-            "name": fields.name,
-            "description": fields.description,
-            "when_to_use": fields.when_to_use,
-            "format": fields.format,
+            "label": label,
+            "name": name,
+            "description": description,
+            "when_to_use": when_to_use,
+            "format": kind,
             "source": source,
-            "model_invocable": fields.model_invocable,
+            "model_invocable": invocable,
         }
-        for (name, _), (_, fields, _) in zip(entries, found, strict=False)
-        if fields is not None and is_valid_label(name) and (source == "user" or fields.format == "skill_md")
+        for (label, _), (_, fields, _) in zip(folders.entries, found, strict=False)
+        if fields is not None and (plain or is_valid_label(label)) and (source == "user" or fields[3] == "skill_md")
+        for name, description, when_to_use, kind, invocable, _ in (fields,)
     ]
 
 
 def _listed(name: str, folder: str, source: str) -> bool:
     """Whether the skill in `folder` is one a listing of `source` shows (as `_summaries` decides)."""
     fields, _problem = read_summary(folder)
-    return fields is not None and is_valid_label(name) and (source == "user" or fields.format == "skill_md")
+    return fields is not None and is_valid_label(name) and (source == "user" or fields[3] == "skill_md")
 
 
-def _marked(entries: list[tuple[str, str]], found: list[_CachedSummary]) -> set[str]:
+def _marked(folders: _Folders, found: list[_CachedSummary]) -> set[str]:
     """The folders (paths) of the skills marked `user-invocable: true`."""
     return {
-        path
-        for (_, path), entry in zip(entries, found, strict=False)
-        if entry.fields is not None and entry.fields.user_invocable
+        path for (_, path), entry in zip(folders.entries, found, strict=False) if entry[1] is not None and entry[1][5]
     }
 
 
@@ -484,12 +619,13 @@ class SkillCatalog:
         except OSError:
             return []
 
-    def _user_summaries(self) -> list[SkillSummary]:
+    def _user_summaries(self, *, hand_out: bool = False) -> tuple[list[SkillSummary], bool]:
+        """The summaries of the user's own skills, and whether the list is the caller's own (see `_view`)."""
         self.listing_warning = None
         try:
-            return _root_view(str(self.root), "user", lambda e, f: _summaries(e, f, "user"))
+            return _view(str(self.root), "user", lambda e, f: _summaries(e, f, "user"), hand_out=hand_out)
         except (FileNotFoundError, NotADirectoryError):
-            return []
+            return [], True
         except OSError as exc:
             self.listing_warning = f"The skills folder {self.root} cannot be listed: {describe_error(exc)}"
             raise
@@ -498,8 +634,9 @@ class SkillCatalog:
         """Label, name, description, when_to_use and source of every healthy skill that is not shadowed, sorted by
         label; procedures are not read."""
         if not self.sources:  # the user's own folder alone: both spellings of a label are listed, as they are
-            return [summary.copy() for summary in self._user_summaries()]
-        parts = [self._user_summaries() if source is None else self._source_summaries(source)
+            summaries, own = self._user_summaries(hand_out=True)
+            return summaries if own else [summary.copy() for summary in summaries]
+        parts = [self._user_summaries()[0] if source is None else self._source_summaries(source)
                  for source in self._ordered]  # fmt: skip
         merged = self._merged
         if (

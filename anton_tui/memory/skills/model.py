@@ -147,6 +147,14 @@ _PLAIN_LABEL = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
 """Labels that pass every rule of `validate_label` at a glance (the usual kind)."""
 
 
+_PLAIN_LABELS = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}/)*")
+
+
+def all_plain_labels(labels: list[str]) -> bool:
+    """Whether every one of `labels` is of the usual kind (so valid), checked in one go (`/` is in no folder name)."""
+    return _PLAIN_LABELS.fullmatch("/".join(labels) + "/" if labels else "") is not None
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def is_valid_label(label: str) -> bool:
     if _PLAIN_LABEL.fullmatch(label):
