@@ -52,8 +52,8 @@ TITLES = {"rules": "Rules", "lessons": "Lessons", "profile": "Profile", "skills"
 """Every tab, in order, with its title (the same as its class's `TITLE`)."""
 ENTRY_TABS: dict[str, type[EntryTab]] = {"rules": RulesTab, "lessons": LessonsTab, "profile": ProfileTab}
 FIRST_FRAME_TABS = ("rules",)
-FIRST_PAINT_WAIT = 0.5  # seconds the pane made before the runtime waits at most for the frame that shows it
 """The tabs a first frame before the runtime is built is made with (the tab in view; the others come right after)."""
+FIRST_PAINT_WAIT = 0.5  # seconds the pane made before the runtime waits at most for the frame that shows it
 
 
 @cache
