@@ -111,10 +111,12 @@ class IndexBuilder:
         self.folder.forget()
 
     def finish(self) -> None:
-        """A refresh is over: the turn index's writer finishes its merges and lets the index go."""
+        """A refresh is over: the turn index's writer finishes its merges and lets the index go, and the newest
+        files the builder looked at are let go too."""
         writer, self._turn_writer = self._turn_writer, None
         if writer is not None:
             writer.close()
+        self.folder.close()
 
     def _remove_all(self) -> None:
         self.finish()
