@@ -328,6 +328,21 @@ def test_index_notices_a_newest_file_replaced_under_its_name(episodes_dir: Path)
     memory.close()
 
 
+def test_recall_keeps_no_descriptor_once_closed(episodes_dir: Path) -> None:
+    """The newest files stay open between recalls (and the builder's between steps); closing lets every one go."""
+    open_before = len(os.listdir("/proc/self/fd"))
+    for day in range(1, 10):
+        write_session(episodes_dir, f"202601{day:02d}_000000", [[("user", f"gannet {day}"), ("assistant", "ok")]])
+    memory = EpisodicMemory(episodes_dir)
+    for round_ in range(3):
+        assert memory.recall("gannet")
+        write_session(episodes_dir, "20260109_000000", [[("user", f"gannet again {round_}")]], first_turn=round_ + 2)
+        memory.index.refresh()
+    assert len(os.listdir("/proc/self/fd")) > open_before
+    memory.close()
+    assert len(os.listdir("/proc/self/fd")) == open_before
+
+
 @pytest.mark.parametrize("damage", ["delete", "garbage", "truncate", "old-schema"])
 def test_index_is_rebuilt_when_missing_damaged_or_outdated(
     episodes_dir: Path, damage: str, caplog: pytest.LogCaptureFixture
