@@ -16,6 +16,9 @@ file of a 50,000-lesson home had been read, some 10 MB of later reads stayed wit
 size at `BIG_BLOCK` (1 MiB: whole files, not the buffers a frame or a chunk of an answer needs); the free memory
 kept at the top of the heap then stays at glibc's default too (128 KiB) instead of growing with it.
 
+The memory stores do the same on their own when they read a file of `BIG_BLOCK` or more (`before_big_read`), so a
+process that uses them without the command line (a script, a test, a benchmark) does not keep those 10 MB either.
+
 `hold()` is called first thing by the command line; `release()` once the first frame is on screen, `settle()` after
 the warm-up has imported the model SDK, and `collect_between_turns()` after each turn. Without `hold()` (tests, the
 app embedded elsewhere) the others do nothing, so a process that starts many apps keeps Python's defaults.
@@ -32,6 +35,7 @@ BIG_BLOCK = 1024 * 1024  # bytes from which a block is mapped on its own, and ha
 _M_MMAP_THRESHOLD = -3  # mallopt's parameter number, from glibc's malloc.h
 
 _held = False
+_big_blocks_fixed = False
 
 
 def hold() -> None:
@@ -42,8 +46,16 @@ def hold() -> None:
     give_back_big_blocks()
 
 
+def before_big_read(size: int) -> None:
+    """A file of `size` bytes is about to be read whole: from `BIG_BLOCK` on, big blocks go back when freed."""
+    if size >= BIG_BLOCK and not _big_blocks_fixed:
+        give_back_big_blocks()
+
+
 def give_back_big_blocks() -> bool:
     """Fix glibc's size for blocks mapped on their own at `BIG_BLOCK` (False where there is no glibc)."""
+    global _big_blocks_fixed
+    _big_blocks_fixed = True  # (tried once: where it fails, it fails each time)
     if not sys.platform.startswith("linux"):
         return False
     try:

@@ -1,6 +1,6 @@
 """The collector policy: no collections while the app starts, start-up's objects kept out of later collections, and
 full collections put off to the end of turns; all of it only in a process started by the command line, which also
-has big freed blocks go back to the system at once."""
+has big freed blocks go back to the system at once (as the memory stores do on their own for a big file)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ def test_the_collector_waits_for_the_first_frame_then_skips_start_up_objects_onl
     assert result.returncode == 0, result.stderr
     untouched, held = result.stdout.split("\n")[:2]
     assert untouched == "True True True", "without hold() the defaults stay"
-    assert held == "False True True True", "held: off while starting, then on with start-up frozen and full passes put off"
+    assert held == "False True True True", (
+        "held: off while starting, then on with start-up frozen and full passes put off"
+    )
 
 
 BIG_BLOCKS = textwrap.dedent(
@@ -62,3 +64,40 @@ def test_a_big_block_freed_after_a_bigger_one_goes_back_to_the_system() -> None:
     result = subprocess.run([sys.executable, "-c", BIG_BLOCKS], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert float(result.stdout) < 2, f"{result.stdout.strip()} MB of a freed 6 MB block stayed resident"
+
+
+BIG_MEMORY_FILES = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from anton_tui.memory.engrams.hippocampus import Hippocampus
+
+    def resident_mb():
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+    home = Path(sys.argv[1])
+    for scope, megabytes in (("global", 8), ("project", 6)):
+        folder = home / "big" / scope
+        folder.mkdir(parents=True)
+        notes = ("# " + "n" * 61 + "\\n") * (megabytes * 1024 * 1024 // 64)  # headers: read, and none kept
+        (folder / "lessons.md").write_text("# Lessons\\n- the one lesson\\n" + notes)
+    Hippocampus(home / "big" / "global", scope="global").get_lessons()  # no hold(): a script using the memory
+    before = resident_mb()
+    lessons = Hippocampus(home / "big" / "project").get_lessons()
+    print(len(lessons), round(resident_mb() - before, 1))
+    """
+)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the threshold is glibc's")
+def test_a_big_memory_file_read_after_a_bigger_one_leaves_nothing_resident_without_the_command_line(
+    tmp_path,
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", BIG_MEMORY_FILES, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    count, grown = result.stdout.split()
+    assert count == "1", "the file's one lesson is read"
+    assert float(grown) < 2, f"{grown} MB of reading a 6 MB memory file stayed resident"

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from anton_tui import gc_policy
 from anton_tui.memory.engrams.counters import RetrievalCounters, StatsFile
 from anton_tui.memory.engrams.engram import (
     CONFIDENCE_RANK,
@@ -76,7 +77,9 @@ def _read(path: Path, parser: Parser, scope: str, *, fresh: bool = False, locked
             return cached[1]
         if locked:
             with open(path, "rb") as handle:
-                stat, data = os.fstat(handle.fileno()), handle.read()
+                stat = os.fstat(handle.fileno())
+                gc_policy.before_big_read(stat.st_size)
+                data = handle.read()
         else:
             stat, data = read_whole_lines(path)
         stamp = _stamp(stat)

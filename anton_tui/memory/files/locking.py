@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from anton_tui import gc_policy
+
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks
@@ -159,6 +161,7 @@ def read_whole_lines(path: Path) -> tuple[os.stat_result, bytes]:
     """
     with open(path, "rb") as handle:
         stat = os.fstat(handle.fileno())  # before reading: a stamp older than the bytes only costs a re-read
+        gc_policy.before_big_read(stat.st_size)
         data = handle.read()
         if data and not data.endswith((b"\n", b"\r")) and fcntl is not None:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
