@@ -18,6 +18,7 @@ kept at the top of the heap then stays at glibc's default too (128 KiB) instead 
 
 The memory stores do the same on their own when they read a file of `BIG_BLOCK` or more (`before_big_read`), so a
 process that uses them without the command line (a script, a test, a benchmark) does not keep those 10 MB either.
+Likewise a skill listing holds the collector off while it builds its thousands of tuples (`paused`), in any process.
 
 `hold()` is called first thing by the command line; `release()` once the first frame is on screen, `settle()` after
 the warm-up has imported the model SDK, and `collect_between_turns()` after each turn. Without `hold()` (tests, the
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 FULL_COLLECTION_AFTER = 1_000  # young-generation passes before a full collection runs by itself (Python: 10)
 
@@ -81,6 +84,21 @@ def settle() -> None:
     """The warm-up is done: what it imported also lives as long as the process."""
     if _held:
         gc.freeze()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """No cycle collection inside, in any process: for building many objects none of which can take part in a cycle
+    (a first listing of thousands of skills). Their allocations would set off young-generation passes, and every
+    tenth of those a pass over the older objects, which in a process holding a big memory walks all of it for
+    nothing. The collector is switched back on afterwards only if it was on before."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def collect_between_turns() -> None:

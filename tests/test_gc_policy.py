@@ -4,6 +4,7 @@ has big freed blocks go back to the system at once (as the memory stores do on t
 
 from __future__ import annotations
 
+import gc
 import platform
 import subprocess
 import sys
@@ -101,3 +102,41 @@ def test_a_big_memory_file_read_after_a_bigger_one_leaves_nothing_resident_witho
     count, grown = result.stdout.split()
     assert count == "1", "the file's one lesson is read"
     assert float(grown) < 2, f"{grown} MB of reading a 6 MB memory file stayed resident"
+
+
+def _skills(root, count: int):
+    for n in range(count):
+        folder = root / f"skill-{n:05d}"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: skill-{n:05d}\ndescription: Does thing {n}\n---\nSteps.\n")
+    return root
+
+
+def test_a_first_skill_listing_sets_off_no_collection_and_leaves_the_collector_as_it_found_it(tmp_path) -> None:
+    from anton_tui.memory.skills.store import SkillStore
+
+    runs: list[int] = []
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start":
+            runs.append(info["generation"])
+
+    on, held = SkillStore(_skills(tmp_path / "on", 1500)), SkillStore(_skills(tmp_path / "held", 300))
+    threshold, was_on = gc.get_threshold(), gc.isenabled()
+    gc.set_threshold(50)  # a collection every 50 new containers: thousands of skills would set off dozens
+    gc.callbacks.append(count)
+    try:
+        gc.enable()
+        listed = on.list_summaries()
+        during = len(runs)
+        assert len(listed) == 1500
+        assert during <= 2, f"{during} collections during the listing"  # (young passes may run as it ends)
+        assert gc.isenabled(), "the collector is on again after the listing"
+        gc.disable()  # held, as while the app starts
+        assert len(held.list_summaries()) == 300
+        assert not gc.isenabled(), "a listing does not switch on a collector that was held"
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*threshold)
+        if was_on:
+            gc.enable()

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from anton_tui import gc_policy
 from anton_tui.memory.skills.format import (
     SkillFormat,
     SkillFormatError,
@@ -387,7 +388,7 @@ def _view(
     """`_root_view(root, key, build)`, and whether the value is the caller's own. With `hand_out`, a value built by
     this call is given to the caller and not kept: the next call builds the kept one from the cached entries (so a
     first listing does not copy what it built)."""
-    with _lock:
+    with _lock, gc_policy.paused():  # (what a listing builds is tuples, strings and dicts of them: no cycles)
         st = os.stat(root)
         folders = _scanned(root, st)
         entries = folders.entries
