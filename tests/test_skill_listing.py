@@ -97,7 +97,9 @@ def test_a_broken_skill_in_another_tools_folder_is_reported_and_left_alone(
 
 def test_user_invocable_skills_are_offered_as_slash_commands_unless_shadowed(store: SkillStore, tmp_path: Path) -> None:
     invocable = "user-invocable: true\n"
-    write(claude_folder(tmp_path) / "lint", skill_md("lint", "Run the linter").replace("---\n1.", invocable + "---\n1."))
+    write(
+        claude_folder(tmp_path) / "lint", skill_md("lint", "Run the linter").replace("---\n1.", invocable + "---\n1.")
+    )
     write(claude_folder(tmp_path) / "format", skill_md("format", "Format it").replace("---\n1.", invocable + "---\n1."))
     write(claude_folder(tmp_path) / "plain", skill_md("plain", "Not a command"))
     store.save(Skill(label="format", description="My own format, not a command", declarative_md="1. Go"))
@@ -140,3 +142,60 @@ def test_one_survey_gives_what_the_full_listing_and_the_broken_list_give(store: 
     assert [(p.label, p.source) for p in problems] == [("broken-here", "user"), ("broken-there", "claude")]
     shadowed, _ = store.survey(lambda skill: (skill.label, skill.source), include_shadowed=True)
     assert shadowed == [("mine", "user"), ("shared", "user"), ("shared", "claude"), ("theirs", "claude")]
+
+
+def _stats_text(total: int, stages: list[tuple[int, int, str | None, float | int]]) -> str:
+    from anton_tui.memory.skills.format import render_json
+
+    data: dict = {"total_recalls": total}
+    for number, (recommended, used, last_used, confidence) in enumerate(stages, 1):
+        data[f"stage_{number}"] = {
+            "recommended": recommended, "used": used, "last_used": last_used, "confidence": confidence,
+        }  # fmt: skip
+    return render_json(data)
+
+
+def test_a_stats_file_as_the_store_writes_it_is_read_with_one_match_and_nothing_broken_passes(
+    store: SkillStore,
+) -> None:
+    import random
+
+    from anton_tui.memory.skills.format import SkillFormatError, check_stats, stats_written_shape
+
+    store.save(Skill(label="report", name="Report", description="Makes the report", declarative_md="1. Go\n"))
+    store.increment_recommended("report", stage=2)
+    written = (store.root / "report" / "stats.json").read_bytes()
+    assert stats_written_shape(written), "what the store writes, counters bumped and a date set, takes the quick match"
+    assert [s["label"] for s in store.list_summaries()] == ["report"]
+
+    rng = random.Random(31)
+    texts = []
+    for _ in range(300):
+        stages = [
+            (rng.choice([0, 1, 7, 10**12]), rng.choice([0, 3]), rng.choice([None, "", "2026-11-28T01:46:59+00:00"]),
+             rng.choice([0.0, 1, 0.75, 1e-7, -2.5, 1e300]))
+            for _ in range(3)
+        ]  # fmt: skip
+        texts.append(_stats_text(rng.choice([0, 4, 10**9]), stages))
+    broken = [
+        _stats_text(-1, [(0, 0, "", 0.0)] * 3),  # a count below zero
+        _stats_text(0, [(0, -3, "", 0.0)] * 3),
+        _stats_text(0, [(0, 0, "", 0.0)] * 3).replace(": 0,", ": 00,", 1),  # not JSON
+        _stats_text(0, [(0, 0, "tab\there", 0.0)] * 3),  # an escape: for the full reading
+        _stats_text(0, [(0, 0, "café", 0.0)] * 3),
+        _stats_text(0, [(0, 0, "", 0.0)] * 3).replace('"confidence": 0.0', '"confidence": "high"', 1),
+        _stats_text(0, [(0, 0, "", 0.0)] * 3).replace('"used": 0', '"used": 1.5', 1),
+        _stats_text(0, [(0, 0, "", 0.0)] * 2),  # a stage missing (fine for the full reading too)
+        _stats_text(0, [(0, 0, "", 0.0)] * 3)[:-3],  # cut off
+        _stats_text(0, [(0, 0, "", 0.0)] * 3) + "\n\n",
+    ]
+    for text in texts + broken:
+        quick = stats_written_shape(text.encode())
+        try:
+            check_stats(text)
+            passes = True
+        except SkillFormatError:
+            passes = False
+        assert passes or not quick, f"the quick match took a stats.json the full reading refuses:\n{text}"
+    assert all(stats_written_shape(text.encode()) for text in texts)
+    assert not any(stats_written_shape(text.encode()) for text in broken)

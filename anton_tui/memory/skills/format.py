@@ -298,6 +298,28 @@ def check_stats(text: str) -> None:
     parse_stats(text)  # anything out of the ordinary: its reading, or its error
 
 
+_JSON_COUNT = rb"(?:0|[1-9][0-9]*)"
+_JSON_NUMBER = rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+_WRITTEN_STATS = re.compile(
+    rb'\{\n  "total_recalls": ' + _JSON_COUNT + rb",\n"
+    + rb",\n".join(
+        rb'  "stage_%d": \{\n    "recommended": ' % stage + _JSON_COUNT + rb',\n    "used": ' + _JSON_COUNT
+        + rb',\n    "last_used": (?:"[\x20\x21\x23-\x5b\x5d-\x7e]*"|null),\n    "confidence": ' + _JSON_NUMBER
+        + rb"\n  \}"
+        for stage in STAGES
+    )
+    + rb"\n\}\n?"
+)  # fmt: skip
+
+
+def stats_written_shape(data: bytes) -> bool:
+    """Whether `data` is a stats.json exactly as this app writes one (`render_json` of the counters: every stage,
+    counts that are whole numbers of zero or more, a plain ASCII date or null): one match instead of `check_stats`'s
+    parse. Such a file always passes `check_stats`; anything else (another order, other keys, escapes, more
+    whitespace) is for `check_stats` to judge."""
+    return _WRITTEN_STATS.fullmatch(data) is not None
+
+
 def _is_count(value: object) -> bool:
     return type(value) is int and value >= 0
 

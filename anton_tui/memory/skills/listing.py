@@ -49,6 +49,7 @@ from anton_tui.memory.skills.format import (
     meta_summary,
     read_front_matter_and_stat,
     read_text_and_stat,
+    stats_written_shape,
 )
 from anton_tui.memory.skills.model import (
     SOURCE_ORDER_INDEX,
@@ -270,12 +271,21 @@ def _plain_skill_entry(folder: str, label: str) -> _CachedSummary | None:
         return None
     try:
         display_name, description, invocable, by_user = listed_fields(text, label, 4, closing + 1)
-        if stats:
+        if stats and not stats_written_shape(_first_bytes(folder + _STATS_JSON_IN)):
             check_stats(read_text_and_stat(folder + _STATS_JSON_IN)[0])
     except (SkillFormatError, OSError):
         return None
     sig = hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return ((path, sig),), (display_name, description, "", "skill_md", invocable, by_user), None
+
+
+def _first_bytes(path: str) -> bytes:
+    """The first `_FIRST_READ` bytes of the file at `path` (not through a link)."""
+    fd = os.open(path, _OPEN_NOT_FOLLOWING)
+    try:
+        return os.read(fd, _FIRST_READ)
+    finally:
+        os.close(fd)
 
 
 def _signature_of(st: os.stat_result) -> Signature:
