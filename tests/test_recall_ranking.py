@@ -97,6 +97,21 @@ def test_a_word_held_by_most_turns_ties_them_and_the_newest_come_first(tmp_path:
         memory.close()
 
 
+def test_a_word_that_comes_to_be_held_by_most_turns_ties_them_from_the_next_recall_on(tmp_path: Path) -> None:
+    """Whether a word weighs anything is known per state of the index: new turns that say it change the answer."""
+    folder = tmp_path / "episodes"
+    write_session(folder, "20250101_090000", [[("user", "report report report"), ("assistant", "ok")]])
+    write_session(folder, "20250201_090000", [[("user", f"note {n}"), ("assistant", "ok")] for n in range(1, 6)])
+    memory = EpisodicMemory(folder)
+    try:
+        assert ranking(memory.recall("report", max_results=1)) == [["20250101_090000", 1]], "a rare word: by BM25"
+        write_session(folder, "20250601_090000", [[("user", f"report {n}"), ("assistant", "ok")] for n in range(1, 40)])
+        memory.index.refresh()
+        assert ranking(memory.recall("report", max_results=2)) == [["20250601_090000", n] for n in (39, 38)]
+    finally:
+        memory.close()
+
+
 def test_a_question_whose_words_are_spread_over_a_turn_and_the_next_finds_the_second(tmp_path: Path) -> None:
     folder = tmp_path / "episodes"
     turns = [
@@ -125,3 +140,26 @@ def test_a_turn_that_only_neighbours_a_match_is_not_an_answer(tmp_path: Path) ->
         assert ranking(memory.recall("price")) == [["20250101_090000", 1]]
     finally:
         memory.close()
+
+
+def test_near_ties_go_newest_first_whatever_order_the_hits_come_in() -> None:
+    """Scores within one share of each other tie, and the newer turn (the smaller key) wins: the same order when the
+    index hands the hits over best first (as it does; the quick walk) as when they come in any other order."""
+    import math
+    import random
+
+    from anton_tui.memory.episodes.recall_rank import NEAR_TIE, best_first
+    from anton_tui.memory.episodes.turn_index import Hit
+
+    def expected(hits: list[Hit]) -> list[Hit]:
+        bucket = lambda hit: math.floor(math.log(max(hit.score, 1e-9)) / math.log1p(NEAR_TIE))  # noqa: E731
+        return sorted(hits, key=lambda hit: (-bucket(hit), hit.key))
+
+    rng = random.Random(5)
+    for _ in range(500):
+        scores = [rng.choice([12.0, 11.95, 11.0, 7.5, 7.47, 3.0, 0.0]) * rng.choice([1, 1, 1.004]) for _ in range(30)]
+        keys = rng.sample(range(10_000), 30)
+        hits = [Hit(key, score, None) for key, score in zip(keys, sorted(scores, reverse=True), strict=True)]
+        assert best_first(hits) == expected(hits)
+        rng.shuffle(hits)
+        assert best_first(hits) == expected(hits)

@@ -95,19 +95,24 @@ class FolderView:
         if self._files is None or mtime != self._folder_mtime or now - self._swept > FULL_EVERY:
             return self._sweep(mtime, now)
         self.fresh = False
-        fds = self._recent_fds
+        files, fds = self._files, self._recent_fds
         for name in self._recent:
             try:
                 fd = fds.get(name)
                 if fd is None:
                     fd = fds[name] = os.open(f"{self._prefix}{name}{SUFFIX}", os.O_RDONLY | os.O_CLOEXEC)
-                st = stamp(os.fstat(fd))
+                    st = os.fstat(fd)
+                    changed = stamp(st) != files[name]  # (the file at that name now may be another one)
+                else:  # (an open file's inode stays)
+                    st = os.fstat(fd)
+                    held = files[name]
+                    changed = st.st_mtime_ns != held.st_mtime_ns or st.st_size != held.st_size
             except OSError:
                 return self._sweep(mtime, now)
-            if st != self._files[name]:
-                self._files[name] = st
+            if changed:
+                files[name] = stamp(st)
                 self.version += 1
-        return self._files
+        return files
 
     def _look_again(self, recent: list[str]) -> None:
         """The newest files are these now, as the folder holds them: every descriptor is closed (a name may now be

@@ -28,8 +28,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -96,6 +96,42 @@ def preload() -> None:
     many_line_fields()
     query_words("")
     analyzer()
+
+
+class _Searching:
+    """`RecallIndex.searching()`: this thread counts among those answering a recall while inside. (A class, not a
+    generator: a recall takes a fifth of a millisecond, and a generator's way in and out cost a noticeable part.)"""
+
+    __slots__ = ("_changed", "_me", "_searchers")
+
+    def __init__(self, searchers: dict[int, int], changed: threading.Condition) -> None:
+        self._searchers, self._changed, self._me = searchers, changed, threading.get_ident()
+
+    def __enter__(self) -> None:
+        with self._changed:
+            self._searchers[self._me] = self._searchers.get(self._me, 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._changed:
+            self._searchers[self._me] -= 1
+            if not self._searchers[self._me]:
+                del self._searchers[self._me]
+            self._changed.notify_all()
+
+
+class _Held:
+    """`lock` taken in `mode` while inside (waiting up to `wait` seconds for it)."""
+
+    __slots__ = ("_lock", "_mode", "_wait")
+
+    def __init__(self, lock: UpdateLock, mode: int, wait: float) -> None:
+        self._lock, self._mode, self._wait = lock, mode, wait
+
+    def __enter__(self) -> None:
+        self._lock.take(self._mode, self._wait)
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
 
 
 class RecallIndex:
@@ -184,21 +220,10 @@ class RecallIndex:
         self._builder.start()
         return True
 
-    @contextmanager
-    def searching(self) -> Iterator[None]:
+    def searching(self) -> AbstractContextManager[None]:
         """Hold while answering a recall in any way (through the index or by scanning the files): a build in this
         process waits between files until no search runs, so the answer does not share the CPU with it."""
-        me = threading.get_ident()
-        with self._searches_changed:
-            self._searchers[me] = self._searchers.get(me, 0) + 1
-        try:
-            yield
-        finally:
-            with self._searches_changed:
-                self._searchers[me] -= 1
-                if not self._searchers[me]:
-                    del self._searchers[me]
-                self._searches_changed.notify_all()
+        return _Searching(self._searchers, self._searches_changed)
 
     def _step_aside(self) -> None:
         """The builder's pause: wait (up to `PAUSE_LIMIT`) while a search runs on another thread. A search that
@@ -258,19 +283,14 @@ class RecallIndex:
         except (sqlite3.DatabaseError, TurnIndexDamaged) as exc:
             raise IndexUnavailable(f"{self.path}: {exc}") from exc
 
-    @contextmanager
-    def _shared(self, wait: float) -> Iterator[None]:
+    def _shared(self, wait: float) -> AbstractContextManager[None]:
         """Hold the lock shared while searching (under `_read_guard`), through a lock file kept open for searches."""
         lock = self._search_lock
         if lock is None or not lock.linked:
             if lock is not None:
                 lock.__exit__()
             lock = self._search_lock = UpdateLock(self.episodes_dir / LOCK_NAME)
-        lock.take(fcntl.LOCK_SH, wait)
-        try:
-            yield
-        finally:
-            lock.release()
+        return _Held(lock, fcntl.LOCK_SH, wait)
 
     def _locked(self, mode: int, wait: float) -> UpdateLock:
         lock = UpdateLock(self.episodes_dir / LOCK_NAME)
@@ -302,11 +322,15 @@ class RecallIndex:
         # While this process builds, a step holds the lock for a moment: rather than wait, read the files.
         wait = BUSY_WAIT if self.building else self.lock_wait
         with self._read_guard, self._shared(wait):
-            exists = os.path.exists(self._reader.where)
+            try:  # (under the shared lock the file is neither replaced nor removed: one look serves the search)
+                inode: int | None = os.stat(self._reader.where).st_ino
+            except FileNotFoundError:
+                inode = None
+            exists = inode is not None
             if exists and not self._folder.seen:
                 self._seed_folder()
             disk = self._folder.files()
-            known = self._newest if self._folder.partial else self._reader.known() if exists else None
+            known = self._newest if self._folder.partial else self._reader.known(inode) if exists else None
             view = self._view
             if view is None or view.known is not known or view.version != self._folder.version:
                 view = self._view = _View.of(known, disk, self._folder.version)
@@ -320,10 +344,10 @@ class RecallIndex:
                 scanned = scan_turns(paths, query, max_results=max_results, since=since)
             turns: list[list[Episode]] = []
             if known:
-                turns = self._indexed_turns(query, max_results, since, view)
+                turns = self._indexed_turns(query, max_results, since, view, inode)
         if stale and (view.pending > SMALL_WORK or self.building):
             self.build_in_background()
-        return (turns + scanned)[:max_results]
+        return (turns + scanned)[:max_results] if scanned else turns
 
     def _seed_folder(self) -> None:
         """A first search: when the folder's mtime is the one the index noted when it was last up to date, no file
@@ -341,10 +365,13 @@ class RecallIndex:
         make = tuple.__new__
         self._folder.seed({name: make(FileStamp, k[1:4]) for name, k in newest.items()}, noted, partial=True)
 
-    def _indexed_turns(self, query: str, max_results: int, since: datetime | None, view: _View) -> list[list[Episode]]:
-        """The best turns of the indexed files (under the shared lock, which keeps writers out: no transaction)."""
-        conn = self._reader.connect()
-        if self._folder.partial and self._reader.version() != self._newest_version:
+    def _indexed_turns(
+        self, query: str, max_results: int, since: datetime | None, view: _View, inode: int | None
+    ) -> list[list[Episode]]:
+        """The best turns of the indexed files (under the shared lock, which keeps writers out: no transaction);
+        `inode`: the index file's, as `_search` just saw it."""
+        conn = self._reader.connect(inode)
+        if self._folder.partial and self._reader.version(inode) != self._newest_version:
             self._folder.forget()  # another process changed the index: the next search reads its rows again
         reader = self._lines
         reader.use(view.names)

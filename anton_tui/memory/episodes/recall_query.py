@@ -14,7 +14,6 @@ import os
 import re
 import sqlite3
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -106,8 +105,17 @@ def file_bounds(file_id: int) -> tuple[int, int]:
     return file_id << FILE_SHIFT, ((file_id + 1) << FILE_SHIFT) - 1
 
 
+def _each_line(block: bytes) -> list[Episode]:
+    """The lines of `block` Anton's reader keeps, each decoded on its own; none when the first is not one of them."""
+    first, *rest = block.split(b"\n")
+    head = quick_parse(first)
+    if head is None:
+        return []
+    return [head, *(episode for episode in map(quick_parse, rest) if episode is not None)]
+
+
 class LineReader:
-    """Reads indexed lines back from their JSONL files; the last `KEEP_OPEN` files used stay open between searches.
+    """Reads indexed lines back from their JSONL files; the last `KEEP_OPEN` files opened stay open between searches.
 
     Files are named as `use` last gave them, and the index is asked for the name of any other (a file id always
     names the same file: a file read again gets a new id)."""
@@ -119,7 +127,7 @@ class LineReader:
         self.names: dict[int, str] = {}
         self.name_of = name_of  # asked for the files `names` does not hold
         self._decode_lines = many_line_fields()
-        self._fds: OrderedDict[int, int | None] = OrderedDict()
+        self._fds: dict[int, int | None] = {}  # oldest first
 
     def use(self, names: dict[int, str]) -> None:
         """Read from the files as the index now names them (file id to session name)."""
@@ -129,9 +137,9 @@ class LineReader:
 
     def _fd(self, file_id: int) -> int | None:
         fds = self._fds
-        if file_id in fds:
-            fds.move_to_end(file_id)
-            return fds[file_id]
+        fd = fds.get(file_id, -1)  # (None: a file that could not be opened)
+        if fd != -1:
+            return fd
         name = self.names.get(file_id) or self.name_of(file_id)
         try:
             fd = None if name is None else os.open(f"{self.folder}/{name}{SUFFIX}", os.O_RDONLY)
@@ -139,7 +147,7 @@ class LineReader:
             fd = None
         fds[file_id] = fd
         if len(fds) > self.KEEP_OPEN:
-            _, old = fds.popitem(last=False)
+            old = fds.pop(next(iter(fds)))
             if old is not None:
                 os.close(old)
         return fd
@@ -162,34 +170,40 @@ class LineReader:
         except OSError:
             return None
 
-    def turn(self, key: int, span: int) -> list[Episode] | None:
-        """The episodes of the turn with this key, read at once from its `span` (`turn_index`): the lines there of
-        the turn its first line belongs to, memory lines left out. None when the span cannot say (not known, too
-        long to read at once, or not starting with a whole line any more): then its lines are looked up."""
-        length = span & SPAN_TOP
-        if not length or length > SPAN_READ:
-            return None
-        fd = self._fd(key >> TURN_BITS)
-        if fd is None:
-            return []
-        try:
-            block = os.pread(fd, length, span >> SPAN_BITS)
-        except OSError:
-            return []
-        if len(block) < length:
-            return None
-        try:
-            lines = self._decode_lines(block)
-        except ValueError:  # a line Anton's reader would drop lies within the turn: each line on its own
-            first, *rest = block.split(b"\n")
-            head = quick_parse(first)
-            if head is None:
-                return None
-            lines = [head, *(episode for episode in map(quick_parse, rest) if episode is not None)]
-        if not lines:
-            return None
-        turn = lines[0].turn
-        return [line for line in lines if line.turn == turn and line.role not in MEMORY_ROLES]
+    def turns(self, ranked: list[tuple[int, int]]) -> dict[int, list[Episode] | None]:
+        """The episodes of each turn ``(key, span)``, read at once from its span (`turn_index`): the lines there of
+        the turn its first line belongs to, memory lines left out. None for a turn whose span cannot say (not known,
+        too long to read at once, or not starting with a whole line any more): then its lines are looked up.
+        (One loop for all of them: a recall reads twenty, and a call each cost more than the reading around it.)"""
+        found: dict[int, list[Episode] | None] = {}
+        fd_of, pread, decode, memory = self._fd, os.pread, self._decode_lines, MEMORY_ROLES
+        for key, span in ranked:
+            length = span & SPAN_TOP
+            if not length or length > SPAN_READ:
+                found[key] = None
+                continue
+            fd = fd_of(key >> TURN_BITS)
+            if fd is None:
+                found[key] = []
+                continue
+            try:
+                block = pread(fd, length, span >> SPAN_BITS)
+            except OSError:
+                found[key] = []
+                continue
+            if len(block) < length:
+                found[key] = None
+                continue
+            try:
+                lines = decode(block)
+            except ValueError:  # a line Anton's reader would drop lies within the turn: each line on its own
+                lines = _each_line(block)
+            if not lines:
+                found[key] = None
+                continue
+            turn = lines[0].turn
+            found[key] = [line for line in lines if line.turn == turn and line.role not in memory]
+        return found
 
     def episode(self, line_id: int, offset: int) -> Episode | None:
         raw = self.raw(line_id, offset)
@@ -269,7 +283,7 @@ def load_ranked(
     """The episodes of each ``(turn key, span)`` in file order, in the order given: each turn read at once through
     its span where it has one, the others line by line (`load_turns`); turns that read back empty are left out.
     `spill` says whether any turn goes on in more parts (asked only when a turn is read line by line)."""
-    found = {key: reader.turn(key, span) for key, span in ranked}
+    found = reader.turns(ranked)
     unknown = [key for key, episodes in found.items() if episodes is None]
     if unknown:
         found.update(turn_lines(conn, reader, unknown, spill()))

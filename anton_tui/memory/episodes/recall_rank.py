@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from datetime import datetime
+from operator import attrgetter
 
 from anton_tui.memory.episodes.recall_query import (
     SLOT_BITS,
@@ -106,11 +107,42 @@ _LOG_TIE = math.log1p(NEAR_TIE)
 
 
 def best_first(hits: list[Hit]) -> list[Hit]:
-    """The hits best first: scores within `NEAR_TIE` of each other share a bucket (a lower bucket is better); within
-    one, the newer turn (the smaller key) comes first."""
+    """The hits best first: scores within `NEAR_TIE` of each other share a bucket (a higher bucket is better); within
+    one, the newer turn (the smaller key) comes first.
+
+    The index hands hits over best first, so the buckets are found walking down the scores, a score met again (ties
+    are common) not worked out again; hits in any other order are sorted as a whole (`by_bucket`), which gives the
+    same order."""
+    log, floor, tie, key = math.log, math.floor, _LOG_TIE, _KEY
+    ordered: list[Hit] = []
+    group: list[Hit] = []
+    last: float | None = None
+    bucket: int | None = None
+    for hit in hits:
+        score = hit.score
+        if score != last:
+            if last is not None and score > last:
+                return by_bucket(hits)
+            last = score
+            here = floor(log(max(score, 1e-9)) / tie)
+            if here != bucket:
+                group.sort(key=key)
+                ordered += group
+                group, bucket = [], here
+        group.append(hit)
+    group.sort(key=key)
+    ordered += group
+    return ordered
+
+
+def by_bucket(hits: list[Hit]) -> list[Hit]:
+    """`best_first` for hits in any order."""
     log, floor, tie = math.log, math.floor, _LOG_TIE
     order = sorted([(-floor(log(max(hit.score, 1e-9)) / tie), hit.key, at) for at, hit in enumerate(hits)])
     return [hits[at] for _bucket, _key, at in order]
+
+
+_KEY = attrgetter("key")
 
 
 def newest_turns(

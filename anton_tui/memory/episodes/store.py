@@ -18,6 +18,7 @@ import re
 import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -189,7 +190,7 @@ class EpisodicMemory:
                 found = self.documents.search(query, min(max_results, DOCUMENTS_PER_RECALL), since)
             except (OSError, ValueError) as exc:
                 logger.warning("Cannot search the summaries and reflections: %s", exc)
-        if not self.episodes_dir.is_dir():
+        if not os.path.isdir(self.episodes_dir):
             return found
         return found + self._recall_turns(query, max_results, since)
 
@@ -205,7 +206,7 @@ class EpisodicMemory:
                 except OSError as scan_exc:
                     logger.warning("Cannot search %s: %s", self.episodes_dir, scan_exc)
                     return []
-        return [episode for turn in turns for episode in turn]
+        return list(chain.from_iterable(turns))
 
     def recall_formatted(self, query: str, *, max_results: int = 20, days_back: int | None = None) -> str:
         return format_recall(self.recall(query, max_results=max_results, days_back=days_back), query)

@@ -192,10 +192,12 @@ class TurnSearcher:
         self._searcher: tantivy.Searcher | None = None
         self._version: tuple[object, int] | None = None
         self._stems: dict[str, str | None] = {}
+        self._held_by_most: dict[str, bool] = {}  # per word, for the searcher of `_version`
 
     def close(self) -> None:
         self._index = self._searcher = None
         self._version = None
+        self._held_by_most = {}
 
     def _current(self, version: tuple[object, int]) -> tuple[tantivy.Searcher, tantivy.Schema]:
         """The searcher for the index as of `version` (the SQLite file's inode, and its data version): a new file
@@ -213,6 +215,7 @@ class TurnSearcher:
                 self.close()
                 raise TurnIndexDamaged(f"cannot read {self.path}: {exc}") from exc
             self._version = version
+            self._held_by_most = {}
         assert self._searcher is not None
         return self._searcher, self._index.schema
 
@@ -235,8 +238,13 @@ class TurnSearcher:
         """The words held by more than half of the turns: under BM25's idf (Robertson and Spärck Jones) such a word
         weighs nothing, so it cannot tell turns apart."""
         searcher, _schema = self._current(version)
-        half = searcher.num_docs / 2
-        return {stem for stem in stems if searcher.doc_freq("own", stem) > half}
+        known = self._held_by_most
+        for stem in stems:
+            if stem not in known:
+                if len(known) > 4096:
+                    known.clear()
+                known[stem] = searcher.doc_freq("own", stem) > searcher.num_docs / 2
+        return {stem for stem in stems if known[stem]}
 
     def search(
         self,
