@@ -89,8 +89,10 @@ def _signature(path: str) -> Signature | None:
     return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-Watched = tuple[tuple[str, Signature | None], ...]
-"""The paths whose signatures must be unchanged for an entry to hold, each with its signature when read."""
+Watched = tuple[tuple[str, Signature | None], ...] | Signature
+"""The paths whose signatures must be unchanged for an entry to hold, each with its signature when read; for a
+healthy SKILL.md skill (nearly every one), just its SKILL.md's signature: the path is the folder's, and a cache of
+10,000 skills keeps 10,000 paths and 20,000 tuples less (some 2 MB)."""
 _CachedSummary = tuple[Watched, SummaryFields | None, str | None]
 """(watched, fields, problem) of one skill folder (see `SummaryFields` for why a plain tuple)."""
 
@@ -101,8 +103,12 @@ _summary_cache: dict[str, _CachedSummary] = {}
 _folder_cache: dict[str, _Folders] = {}
 
 
-def _still_valid(cached: _CachedSummary) -> bool:
-    return all(_signature(path) == sig for path, sig in cached[0])
+def _watched_paths(folder: str, watched: Watched) -> tuple[tuple[str, Signature | None], ...]:
+    return ((folder + _SKILL_MD_IN, watched),) if isinstance(watched, int) else watched
+
+
+def _still_valid(folder: str, cached: _CachedSummary) -> bool:
+    return all(_signature(path) == sig for path, sig in _watched_paths(folder, cached[0]))
 
 
 def read_summary(folder: str) -> tuple[SummaryFields | None, str | None]:
@@ -131,7 +137,7 @@ def _summary_entry(folder: str, is_link: bool | None = None) -> _CachedSummary:
     if folder in _trusted:
         return _summary_cache[folder]
     entry, kept = _checked_entry(folder, is_link)
-    if watched and kept and _plain_files(entry):
+    if watched and kept and _plain_files(folder, entry):
         _trusted.add(folder)
         _suspects.get(os.path.dirname(folder), set()).discard(folder)
     else:
@@ -144,7 +150,7 @@ def _checked_entry(folder: str, is_link: bool | None = None) -> tuple[_CachedSum
     whether the entry is kept in the cache (an unreadable folder's is not). `is_link`: whether the folder is a
     symbolic link, as its skills folder's listing just said (None: not known; a link is always read afresh)."""
     cached = _summary_cache.get(folder)
-    if cached is not None and not is_link and _still_valid(cached):
+    if cached is not None and not is_link and _still_valid(folder, cached):
         return cached, True
     return _read_entry(folder, is_link)
 
@@ -211,7 +217,8 @@ def _read_entry(folder: str, is_link: bool | None) -> tuple[_CachedSummary, bool
     except (SkillFormatError, OSError) as exc:
         fields, problem = None, describe_error(exc)
     if fields is not None and fields[3] == "skill_md":  # a healthy SKILL.md skill: its one file read is enough
-        entry = _summary_cache[folder] = ((primary_path, primary_sig),), fields, None
+        assert primary_sig is not None  # (read above)
+        entry = _summary_cache[folder] = primary_sig, fields, None
         return entry, True
     if primary is not None and primary_sig is None:
         primary_sig = _signature(primary_path)  # (not opened: its state as it is)
@@ -276,7 +283,7 @@ def _plain_skill_entry(folder: str, label: str) -> _CachedSummary | None:
     except (SkillFormatError, OSError):
         return None
     sig = hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-    return ((path, sig),), (display_name, description, "", "skill_md", invocable, by_user), None
+    return sig, (display_name, description, "", "skill_md", invocable, by_user), None
 
 
 def _first_bytes(path: str) -> bytes:
@@ -308,10 +315,11 @@ def _has_links(folders: list[str]) -> bool:
     return False
 
 
-def _plain_files(entry: _CachedSummary) -> bool:
-    """Whether no file `entry` depends on is a symlink or has a second hard link: an edit to a link's target, or
-    through another name, raises no event in the skill's folder, so such an entry is checked by `stat` each time."""
-    for path, _ in entry[0]:
+def _plain_files(folder: str, entry: _CachedSummary) -> bool:
+    """Whether no file `folder`'s `entry` depends on is a symlink or has a second hard link: an edit to a link's
+    target, or through another name, raises no event in the skill's folder, so such an entry is checked by `stat`
+    each time."""
+    for path, _ in _watched_paths(folder, entry[0]):
         try:
             st = os.lstat(path)
         except OSError:
@@ -369,11 +377,21 @@ def _scanned(root: str, st: os.stat_result) -> _Folders:
 _root_cache: dict[tuple[str, str], tuple[list[tuple[str, str]], list[_CachedSummary], Any, int]] = {}
 
 
-def _all_hold(entries: list[_CachedSummary]) -> bool:
-    """Whether every watched path of every entry keeps its signature (the warm path: one `stat` per skill, inlined)."""
+def _all_hold(folders: list[tuple[str, str]], entries: list[_CachedSummary]) -> bool:
+    """Whether every watched path of every entry keeps its signature (the warm path: one `stat` per skill, inlined);
+    `folders`: the (name, path) of the folder of each entry."""
     stat = os.stat
-    for entry in entries:
-        for path, sig in entry[0]:
+    for (_, folder), entry in zip(folders, entries, strict=True):
+        watched = entry[0]
+        if isinstance(watched, int):
+            try:
+                st = stat(folder + _SKILL_MD_IN)
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+            if hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)) != watched:
+                return False
+            continue
+        for path, sig in watched:
             try:
                 st = stat(path)
             except (FileNotFoundError, NotADirectoryError):
@@ -406,7 +424,7 @@ def _view(
         feed = _feed
         followed = feed is not None and feed.following(root)
         if feed is None or not followed:
-            fresh = cached is None or cached[0] is not entries or not _all_hold(cached[1])
+            fresh = cached is None or cached[0] is not entries or not _all_hold(entries, cached[1])
         else:
             _note_changes(feed.changes(root, st))
             _check_suspects(root, folders)
