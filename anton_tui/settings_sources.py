@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar, get_args
 
-from dotenv.parser import parse_stream
-
 SETTINGS_ERROR_EXIT = 2  # the exit code of a start stopped by a bad setting
 
 ENVIRONMENT = "the environment"
@@ -393,6 +391,8 @@ def read_env_file(path: Path) -> tuple[dict[str, str], list[str]]:
         return {}, [f"{path}: not UTF-8 text, so none of its settings were used (the file was left as it is)"]
     except OSError as exc:
         return {}, [f"{path}: cannot be read ({exc.strerror}), so none of its settings were used"]
+
+    from dotenv.parser import parse_stream  # (python-dotenv's package brings tempfile and shutil: only for a file)
 
     values: dict[str, str] = {}
     warnings: list[str] = []

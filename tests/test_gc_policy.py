@@ -1,6 +1,7 @@
 """The collector policy: no collections while the app starts, start-up's objects kept out of later collections, and
 full collections put off to the end of turns; all of it only in a process started by the command line, which also
-has big freed blocks go back to the system at once (as the memory stores do on their own for a big file)."""
+has big freed blocks go back to the system at once (as the memory stores do on their own for a big file); and what a
+process that only uses the memory loads."""
 
 from __future__ import annotations
 
@@ -140,3 +141,20 @@ def test_a_first_skill_listing_sets_off_no_collection_and_leaves_the_collector_a
         gc.set_threshold(*threshold)
         if was_on:
             gc.enable()
+
+
+def test_a_process_that_only_uses_the_memory_loads_no_settings_file_reader_and_no_rebuild_tools() -> None:
+    """A script or command that reads the memory, lists the skills and recalls stays small: python-dotenv (with the
+    tempfile and shutil it brings) loads only to read a .env file, difflib only for a mistyped skill label."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from anton_tui.memory.engrams.cortex import Cortex
+        from anton_tui.memory.engrams.hippocampus import Hippocampus
+        from anton_tui.memory.episodes.store import EpisodicMemory
+        from anton_tui.memory.skills.store import SkillStore
+        print(" ".join(name for name in ("dotenv", "difflib", "tempfile") if name in sys.modules) or "none")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "none"

@@ -22,7 +22,6 @@ that best fits it, and on the moments around it.
 from __future__ import annotations
 
 import functools
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +95,8 @@ def _open(path: Path, *, create: bool) -> tantivy.Index:
 
 
 def remove(path: Path) -> None:
+    import shutil  # (it loads the bz2 and lzma libraries: only for a rebuild, not for every process that searches)
+
     shutil.rmtree(path, ignore_errors=True)
 
 

@@ -13,7 +13,6 @@ procedure is pulled into working memory on demand.
 
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping
@@ -422,6 +421,8 @@ class SkillStore:
         for candidate in (bad_label, slugify(bad_label)):
             if match_key(candidate) in by_key:
                 return by_key[match_key(candidate)]
+        import difflib  # (only for a label typed wrong)
+
         matches = difflib.get_close_matches(match_key(slugify(bad_label)), list(by_key), n=1, cutoff=cutoff)
         return by_key[matches[0]] if matches else None
 
