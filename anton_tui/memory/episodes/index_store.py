@@ -152,8 +152,8 @@ class Database:
         self._header: int | None = None  # a reader's descriptor of the file, for its change counter
 
     def connect(self, inode: int | None = -1) -> sqlite3.Connection:
-        """The connection to the file as it is now; `inode`: the file's, as the caller has just looked (under the
-        index's lock, so that it cannot have been replaced since), to spare looking again."""
+        """The connection to the file as it is now. `inode`: the file's (None: there is none), as the caller has just
+        looked under the index's lock, so that it cannot have been replaced since; left at -1, it is looked at here."""
         if inode == -1:
             try:
                 inode = os.stat(self.where).st_ino
