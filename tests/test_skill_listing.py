@@ -199,3 +199,38 @@ def test_a_stats_file_as_the_store_writes_it_is_read_with_one_match_and_nothing_
         assert passes or not quick, f"the quick match took a stats.json the full reading refuses:\n{text}"
     assert all(stats_written_shape(text.encode()) for text in texts)
     assert not any(stats_written_shape(text.encode()) for text in broken)
+
+
+def test_a_meta_json_as_written_is_read_with_one_match_and_reads_as_the_full_parse_does() -> None:
+    """An older skill's meta.json, as anton-agent and this app write it, gives the listing the same name, description
+    and when_to_use as the full reading, whatever its texts hold (escapes, other scripts, nothing)."""
+    import random
+
+    from anton_tui.memory.skills.format import (
+        _WRITTEN_META,
+        SkillFormatError,
+        meta_summary,
+        parse_meta,
+        render_meta,
+    )
+
+    rng = random.Random(11)
+    pieces = ["Monthly report", "", 'says "hi"', "back\\slash", "café", "tab\there", "x" * 300, "0", "null"]
+    quick = 0
+    for _ in range(400):
+        name, description, when = (rng.choice(pieces) for _ in range(3))
+        text = render_meta(
+            label="monthly-report", name=name, description=description, when_to_use=when,
+            created_at="2026-03-01T10:00:00+00:00", provenance=rng.choice(["manual", "llm"]),
+            stages_present=tuple(stage for stage in (1, 2, 3) if rng.random() < 0.5),
+            extra=rng.choice([None, {"owner": "ana"}]),
+        )  # fmt: skip
+        try:
+            full = parse_meta(text, "monthly-report")
+        except SkillFormatError:  # (a name with a tab in it)
+            with pytest.raises(SkillFormatError):
+                meta_summary(text, "monthly-report")
+            continue
+        assert meta_summary(text, "monthly-report") == (full.name, full.description, full.when_to_use)
+        quick += _WRITTEN_META.fullmatch(text) is not None
+    assert quick > 20, "the shape written with plain texts and nothing added takes the quick match"

@@ -166,9 +166,25 @@ def parse_meta(text: str, folder_name: str) -> MetaFields:
     )
 
 
+_PLAIN_JSON_TEXT = r'"([\x20\x21\x23-\x5b\x5d-\x7e]*)"'
+"""A JSON string of printable ASCII with no escape in it: its text is what is between the quotes."""
+_WRITTEN_META = re.compile(
+    rf'\{{\n  "label": {_PLAIN_JSON_TEXT},\n  "name": {_PLAIN_JSON_TEXT},\n  "description": {_PLAIN_JSON_TEXT},\n'
+    rf'  "when_to_use": {_PLAIN_JSON_TEXT},\n  "created_at": {_PLAIN_JSON_TEXT},\n  "provenance": {_PLAIN_JSON_TEXT}'
+    + "".join(rf',\n  "stage_{stage}_present": (?:true|false)' for stage in STAGES)
+    + r"\n\}\n?"
+)
+"""A meta.json as `render_meta` writes one with nothing of its own added (as anton-agent's older releases did)."""
+
+
 def meta_summary(text: str, folder_name: str) -> tuple[str, str, str]:
     """The name, description and when_to_use a listing shows of a meta.json, accepted or refused exactly as
-    `parse_meta` would (its error for a file it refuses), without building the rest of what it reads."""
+    `parse_meta` would (its error for a file it refuses), without building the rest of what it reads. One as
+    `render_meta` writes it, of plain text, is read with one match."""
+    written = _WRITTEN_META.fullmatch(text)
+    if written is not None:
+        name, description, when_to_use = written.group(2, 3, 4)
+        return name or folder_name, description, when_to_use
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
