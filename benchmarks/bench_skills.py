@@ -4,8 +4,8 @@ prompt builds its skill list each turn. Target: `list_summaries` under 20 ms war
 20 ms for each 1,000 of the user's skills). The first call (nothing cached yet: the skill's files read, its SKILL.md
 and the stats.json the store saved beside it) is printed beside its floor, listing each of those folders and reading
 each skill's one file (target: at most twice the floor; those files are read once, untimed, before either is timed,
-so that the floor, timed second, does not find warm what the listing found cold), and a warm call after one skill changed (the one folder is
-read again). Warm calls are timed twice: checking every skill by `stat`, then with the change feed on, as the app
+so that the floor, timed second, does not find warm what the listing found cold), and a warm call after one skill
+changed (the one folder is read again). Warm calls are timed twice: checking every skill by `stat`, then with the change feed on, as the app
 runs (`follow_changes()` in its warm-up: the listing asks inotify what changed instead)."""
 
 from __future__ import annotations

@@ -174,7 +174,7 @@ _WRITTEN_META = re.compile(
     + "".join(rf',\n  "stage_{stage}_present": (?:true|false)' for stage in STAGES)
     + r"\n\}\n?"
 )
-"""A meta.json as `render_meta` writes one with nothing of its own added (as anton-agent's older releases did)."""
+"""A meta.json as `render_meta` writes one, with no key of its own added."""
 
 
 def meta_summary(text: str, folder_name: str) -> tuple[str, str, str]:
