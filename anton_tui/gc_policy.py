@@ -18,7 +18,9 @@ kept at the top of the heap then stays at glibc's default too (128 KiB) instead 
 
 The memory stores do the same on their own when they read a file of `BIG_BLOCK` or more (`before_big_read`), so a
 process that uses them without the command line (a script, a test, a benchmark) does not keep those 10 MB either.
-Likewise a skill listing holds the collector off while it builds its thousands of tuples (`paused`), in any process.
+Likewise a skill listing holds the collector off while it builds its thousands of tuples (`paused`), in any process,
+and a refresh of the recall index that indexed thousands of lines hands back what its buffers held
+(`give_back_free_memory`), which glibc would otherwise keep with the heap of the thread that built.
 
 `hold()` is called first thing by the command line; `release()` once the first frame is on screen, `settle()` after
 the warm-up has imported the model SDK, and `collect_between_turns()` after each turn. Without `hold()` (tests, the
@@ -68,6 +70,22 @@ def give_back_big_blocks() -> bool:
     except (ImportError, OSError, AttributeError):
         return False
     return bool(mallopt(_M_MMAP_THRESHOLD, BIG_BLOCK))
+
+
+def give_back_free_memory() -> bool:
+    """Hand what the C library holds free back to the system (glibc's `malloc_trim`; False where there is none).
+
+    For the end of a big job on a thread of its own (a build of the recall index): glibc serves each thread from a
+    heap of its own and keeps what the job freed there, some 20 MB after indexing 100,000 episode lines."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL(None).malloc_trim  # the C library the interpreter itself uses
+    except (ImportError, OSError, AttributeError):
+        return False
+    return bool(trim(0))
 
 
 def release() -> None:

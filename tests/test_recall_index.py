@@ -401,3 +401,26 @@ def by_turn(episodes: list) -> list[list[tuple[str, str]]]:
     for episode in episodes:
         turns.setdefault((episode.session, episode.turn), []).append((episode.role, episode.content))
     return list(turns.values())
+
+
+def test_a_big_build_hands_back_the_memory_its_buffers_held_and_a_small_catch_up_does_not_try(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After indexing thousands of lines on a thread of its own, the C library would keep what the build freed with
+    that thread's heap (some 8 MB for the app at 100,000 lines); a refresh of a few new lines has nothing to give."""
+    from anton_tui import gc_policy
+
+    given: list[int] = []
+    monkeypatch.setattr(gc_policy, "give_back_free_memory", lambda: given.append(1) or True)
+    folder = tmp_path / "episodes"
+    write_session(folder, "20250101_090000", [[("user", f"step {n}"), ("assistant", "ok")] for n in range(5_200)])
+    memory = EpisodicMemory(folder)
+    try:
+        memory.index.refresh()
+        assert given == [1], "10,400 lines indexed: the memory is handed back"
+        write_session(folder, "20250101_090000", [[("user", "one more"), ("assistant", "ok")]], first_turn=5_201)
+        memory.index.refresh()
+        assert given == [1], "two new lines: no call"
+        assert len(memory.recall("one more")) == 2
+    finally:
+        memory.close()

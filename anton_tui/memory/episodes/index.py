@@ -35,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
+from anton_tui import gc_policy
 from anton_tui.memory.episodes.build import IndexBuilder, RefreshStats
 from anton_tui.memory.episodes.files import RECENT, FileStamp, FolderView, folder_mtime
 from anton_tui.memory.episodes.index_store import (
@@ -66,6 +67,7 @@ LOCK_NAME = ".recall-index.lock"
 SMALL_WORK = 4 << 20  # less unindexed data than this is indexed before answering; more is built in the background
 PAUSE_LIMIT = 2.0  # the longest a build waits for searches to end before it goes on anyway
 BUSY_WAIT = 0.02  # how long a search waits for the lock while this process is building (then it reads the files)
+GIVE_BACK_AFTER = 10_000  # lines indexed in one refresh from which the memory its buffers held is given back
 
 
 @dataclass
@@ -395,9 +397,12 @@ class RecallIndex:
         """Index what changed in the files, step by step (the caller holds `_write_guard`)."""
         self._refreshing.set()
         try:
-            return self._steps(wait, patient=patient, max_steps=max_steps)
+            stats = self._steps(wait, patient=patient, max_steps=max_steps)
         finally:
             self._refreshing.clear()
+        if stats.lines_added >= GIVE_BACK_AFTER:
+            gc_policy.give_back_free_memory()  # what the build's buffers held stays with its thread's heap otherwise
+        return stats
 
     def _steps(self, wait: float, *, patient: bool, max_steps: int | None) -> RefreshStats:
         stats = RefreshStats()
