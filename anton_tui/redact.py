@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import html
 import json
 import os
 import re
@@ -77,7 +76,9 @@ def environment_secrets(environ: Mapping[str, str]) -> dict[str, str]:
 
 def _forms(value: str) -> tuple[set[str], set[str]]:
     """The ways `value` may be printed: (matched in any case, matched exactly as is)."""
-    loose = {value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1], html.escape(value)}
+    from html import escape  # (half a megabyte that a process with no secret to hide does without)
+
+    loose = {value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1], escape(value)}
     loose.add(value.replace("\\", "\\\\"))
     exact: set[str] = set()
     raw = value.encode("utf-8")

@@ -145,7 +145,8 @@ def test_a_first_skill_listing_sets_off_no_collection_and_leaves_the_collector_a
 
 def test_a_process_that_only_uses_the_memory_loads_no_settings_file_reader_and_no_rebuild_tools() -> None:
     """A script or command that reads the memory, lists the skills and recalls stays small: python-dotenv (with the
-    tempfile and shutil it brings) loads only to read a .env file, difflib only for a mistyped skill label."""
+    tempfile and shutil it brings) loads only to read a .env file, difflib only for a mistyped skill label, html only
+    to hide a secret."""
     code = textwrap.dedent(
         """
         import sys
@@ -153,7 +154,7 @@ def test_a_process_that_only_uses_the_memory_loads_no_settings_file_reader_and_n
         from anton_tui.memory.engrams.hippocampus import Hippocampus
         from anton_tui.memory.episodes.store import EpisodicMemory
         from anton_tui.memory.skills.store import SkillStore
-        print(" ".join(name for name in ("dotenv", "difflib", "tempfile") if name in sys.modules) or "none")
+        print(" ".join(name for name in ("dotenv", "difflib", "tempfile", "html") if name in sys.modules) or "none")
         """
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
