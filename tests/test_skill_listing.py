@@ -234,3 +234,29 @@ def test_a_meta_json_as_written_is_read_with_one_match_and_reads_as_the_full_par
         assert meta_summary(text, "monthly-report") == (full.name, full.description, full.when_to_use)
         quick += _WRITTEN_META.fullmatch(text) is not None
     assert quick > 20, "the shape written with plain texts and nothing added takes the quick match"
+
+
+def test_an_older_skill_is_read_again_only_when_one_of_its_files_changed(
+    store: SkillStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older skill (meta.json and declarative.md) keeps its cached entry while its folder, stats.json and
+    meta.json keep their signatures; an edit to its meta.json shows in the next listing."""
+    import json
+
+    from anton_tui.memory.skills import listing
+
+    reads: list[str] = []
+    real = listing.meta_summary
+    monkeypatch.setattr(listing, "meta_summary", lambda text, label: reads.append(label) or real(text, label))
+    folder = store.root / "old_report"
+    folder.mkdir(parents=True)
+    (folder / "declarative.md").write_text("1. Do it.\n")
+    meta = {"label": "old_report", "name": "Old report", "description": "Makes the old report", "when_to_use": ""}
+    (folder / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    assert [s["description"] for s in store.list_summaries()] == ["Makes the old report"]
+    assert [s["description"] for s in store.list_summaries()] == ["Makes the old report"]
+    assert reads == ["old_report"], "read once, then its entry is reused"
+    meta["description"] = "Makes the old report, and a chart of it"
+    (folder / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    assert [s["description"] for s in store.list_summaries()] == ["Makes the old report, and a chart of it"]
+    assert reads == ["old_report", "old_report"]

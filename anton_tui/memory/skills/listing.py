@@ -89,10 +89,13 @@ def _signature(path: str) -> Signature | None:
     return hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-Watched = tuple[tuple[str, Signature | None], ...] | Signature
-"""The paths whose signatures must be unchanged for an entry to hold, each with its signature when read; for a
-healthy SKILL.md skill (nearly every one), just its SKILL.md's signature: the path is the folder's, and a cache of
-10,000 skills keeps 10,000 paths and 20,000 tuples less (some 2 MB)."""
+Watched = (
+    tuple[tuple[str, Signature | None], ...] | Signature | tuple[Signature | None, Signature | None, Signature | None]
+)
+"""The paths whose signatures must be unchanged for an entry to hold, each with its signature when read. The paths of
+the two common kinds are the folder's and go without saying, so that a cache of 10,000 skills keeps 20,000 paths and
+some 30,000 tuples less (2-3 MB): a healthy SKILL.md skill keeps just its SKILL.md's signature, a healthy older skill
+those of its folder, stats.json and meta.json, in that order."""
 _CachedSummary = tuple[Watched, SummaryFields | None, str | None]
 """(watched, fields, problem) of one skill folder (see `SummaryFields` for why a plain tuple)."""
 
@@ -104,7 +107,12 @@ _folder_cache: dict[str, _Folders] = {}
 
 
 def _watched_paths(folder: str, watched: Watched) -> tuple[tuple[str, Signature | None], ...]:
-    return ((folder + _SKILL_MD_IN, watched),) if isinstance(watched, int) else watched
+    if isinstance(watched, int):
+        return ((folder + _SKILL_MD_IN, watched),)
+    if watched and not isinstance(watched[0], tuple):  # an older skill's three signatures
+        folder_sig, stats_sig, meta_sig = watched
+        return (folder, folder_sig), (folder + _STATS_JSON_IN, stats_sig), (folder + _META_JSON_IN, meta_sig)
+    return watched
 
 
 def _still_valid(folder: str, cached: _CachedSummary) -> bool:
@@ -224,6 +232,9 @@ def _read_entry(folder: str, is_link: bool | None) -> tuple[_CachedSummary, bool
         primary_sig = _signature(primary_path)  # (not opened: its state as it is)
     if "stats.json" in names and stats_sig is None:
         stats_sig = _signature(stats_path)
+    if fields is not None:  # a healthy older skill: its paths go without saying (see `Watched`)
+        entry = _summary_cache[folder] = (folder_sig, stats_sig, primary_sig), fields, None
+        return entry, True
     watched = [(folder, folder_sig), (stats_path, stats_sig)]
     if primary is not None:
         watched.append((primary_path, primary_sig))
@@ -235,6 +246,7 @@ _OPEN_NOT_FOLLOWING = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FIRST_READ = 8192  # as much as `read_front_matter_and_stat` reads and decodes at once
 _SKILL_MD_IN = f"{os.sep}SKILL.md"
 _STATS_JSON_IN = f"{os.sep}stats.json"
+_META_JSON_IN = f"{os.sep}meta.json"
 
 
 def _plain_skill_entry(folder: str, label: str) -> _CachedSummary | None:
@@ -391,7 +403,7 @@ def _all_hold(folders: list[tuple[str, str]], entries: list[_CachedSummary]) -> 
             if hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)) != watched:
                 return False
             continue
-        for path, sig in watched:
+        for path, sig in _watched_paths(folder, watched):
             try:
                 st = stat(path)
             except (FileNotFoundError, NotADirectoryError):
