@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 FULL_COLLECTION_AFTER = 1_000  # young-generation passes before a full collection runs by itself (Python: 10)
@@ -61,15 +61,8 @@ def give_back_big_blocks() -> bool:
     """Fix glibc's size for blocks mapped on their own at `BIG_BLOCK` (False where there is no glibc)."""
     global _big_blocks_fixed
     _big_blocks_fixed = True  # (tried once: where it fails, it fails each time)
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        mallopt = ctypes.CDLL(None).mallopt  # the C library the interpreter itself uses
-    except (ImportError, OSError, AttributeError):
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, BIG_BLOCK))
+    mallopt = _glibc("mallopt")
+    return mallopt is not None and bool(mallopt(_M_MMAP_THRESHOLD, BIG_BLOCK))
 
 
 def give_back_free_memory() -> bool:
@@ -77,15 +70,20 @@ def give_back_free_memory() -> bool:
 
     For the end of a big job on a thread of its own (a build of the recall index): glibc serves each thread from a
     heap of its own and keeps what the job freed there: some 8 MB of the app's, after indexing 100,000 episode lines."""
+    trim = _glibc("malloc_trim")
+    return trim is not None and bool(trim(0))
+
+
+def _glibc(name: str) -> Callable[..., int] | None:
+    """The function `name` of the C library the interpreter itself uses, on Linux (None elsewhere, or without it)."""
     if not sys.platform.startswith("linux"):
-        return False
+        return None
     try:
         import ctypes
 
-        trim = ctypes.CDLL(None).malloc_trim  # the C library the interpreter itself uses
+        return getattr(ctypes.CDLL(None), name)
     except (ImportError, OSError, AttributeError):
-        return False
-    return bool(trim(0))
+        return None
 
 
 def release() -> None:
