@@ -13,7 +13,7 @@ import pytest
 from anton_tui import __version__
 from anton_tui.cli import SETTINGS_ERROR_EXIT, build_parser, main
 
-HEAVY = ("textual", "anthropic", "openai", "watchdog", "inotify_simple", "pydantic", "pydantic_settings")
+HEAVY = ("textual", "anthropic", "openai", "watchdog", "inotify_simple", "pydantic")
 
 # Runs the real entry point in a fresh interpreter and reports what it printed, its exit code and what it imported.
 _PROBE = """

@@ -168,12 +168,14 @@ def test_undecodable_file_is_reported_not_used(anton_home: Path) -> None:
     assert env_file.read_bytes() == b"ANTON_THEME=\xff\xfe\n"
 
 
-def test_settings_alone_read_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_alone_hold_the_defaults_made_real(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-direct")
     monkeypatch.setenv("ANTON_ACC_MODE", "active")
     settings = Settings()
-    assert settings.anthropic_api_key.get_secret_value() == "sk-direct"
-    assert settings.acc_mode == "active"
+    assert settings.home == tmp_path / ".anton"  # the default goes through the same reading as a set value
+    assert settings.anthropic_api_key is None and settings.acc_mode == "passive"  # only load_settings reads sources
+    assert load_settings(environ={"ANTHROPIC_API_KEY": "sk-direct"}).has_key("anthropic")
 
 
 # --- write_project_env ---------------------------------------------------------------------------------------------
