@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from anton_tui.config import Settings
     from anton_tui.runtime import Runtime
     from anton_tui.tui.attention import Attention
-    from anton_tui.tui.watchers import FilesChanged, MemoryWatcher
+    from anton_tui.tui.watchers import FilesChanged, FollowInside, MemoryWatcher
 
 _HERE = Path(__file__).parent
 WATCH_AT_THE_LATEST_S = 1.0  # after the first frame, unless the inspector has loaded its tabs sooner
@@ -99,6 +99,7 @@ class AntonApp(App[int]):
         self._watch_files = watch_files
         self._watcher: MemoryWatcher | None = None
         self._watch_targets: tuple[MessagePump, ...] = ()
+        self._followed_inside: frozenset[str] = frozenset()  # areas whose sub-folders are watched too (FollowInside)
         self._watching_begun = False
         self._main_screen: MainScreen | None = None
         self._build_after_first_rows = False
@@ -247,8 +248,20 @@ class AntonApp(App[int]):
                 watcher = MemoryWatcher.for_paths(self.runtime.paths, self._watch_targets)
                 watcher.start()
                 self._watcher = watcher
+                for area in self._followed_inside:  # asked for while the watcher was starting
+                    watcher.watch_inside(area)
         finally:
             self.call_later(self._watching_started)
+
+    def on_follow_inside(self, message: FollowInside) -> None:
+        """A screen now shows what is inside `message.area`'s sub-folders (a skill's files): follow them live."""
+        self._followed_inside = self._followed_inside | {message.area}
+        self._watch_inside(message.area)
+
+    @work(thread=True, group="watchers", exit_on_error=False)
+    def _watch_inside(self, area: str) -> None:
+        if self._watcher is not None:  # else `start_watching` does it
+            self._watcher.watch_inside(area)
 
     def _watching_started(self) -> None:
         if self._watcher is not None and self._main_screen is not None:

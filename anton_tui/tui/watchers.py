@@ -8,6 +8,12 @@ refresh while a single edit still shows within a quarter second.
 A folder that does not exist yet is watched through its nearest existing parent and picked up when it appears; a
 watched folder that is deleted falls back the same way. Lock files, temporary files and the episode search index are
 ignored: they are the app's own bookkeeping, not changes a user would want to see.
+
+The skills folder is watched alone at first: a skill added, removed or renamed shows at once. What changes inside a
+skill folder (its SKILL.md, its stats) is followed from when something on screen shows it (`watch_inside`, asked by the
+Skills tab or the Skills screen): watchdog spends some 580 bytes on each folder it watches, close to 6 MB at 10,000
+skills, which an app whose Skills tab is never opened does without. The screen that asks is refreshed then, so what
+changed before is shown too.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +43,15 @@ DEBOUNCE_SECONDS = 0.1
 _IGNORED_SUFFIXES = (".lock", ".tmp", ".swp", "~")
 _IGNORED_PREFIXES = (".recall-index",)  # the episode search index and its journal/WAL files
 _IGNORED_PARTS = frozenset({"__pycache__", ".git"})
+
+
+class FollowInside(Message):
+    """Something now on screen shows what is inside the sub-folders of `area` (its skill folders, for "skills"): the
+    app asks its watcher to follow them (`MemoryWatcher.watch_inside`)."""
+
+    def __init__(self, area: str) -> None:
+        super().__init__()
+        self.area = area
 
 
 class FilesChanged(Message, bubble=False):
@@ -65,7 +81,7 @@ def watched_folders(paths: AntonPaths) -> list[WatchedFolder]:
     return [
         WatchedFolder(paths.global_memory, "memory"),
         WatchedFolder(paths.project_memory, "memory"),
-        WatchedFolder(paths.skills, "skills", recursive=True),
+        WatchedFolder(paths.skills, "skills"),  # its skill folders too, once shown (`watch_inside`)
         WatchedFolder(paths.episodes, "episodes"),
         WatchedFolder(paths.themes, "themes"),
     ]
@@ -104,6 +120,7 @@ class MemoryWatcher:
         self._event_types: list[type] = []
         self._watches: dict[tuple[str, bool], Any] = {}
         self._watching: dict[WatchedFolder, str] = {}
+        self._lock = threading.RLock()  # the scheduling, done on the observer thread and by `watch_inside`
         self.errors: list[str] = []
 
     @classmethod
@@ -160,6 +177,23 @@ class MemoryWatcher:
             self._ensure(folder)
         self._observer.start()
 
+    def watch_inside(self, area: str) -> None:
+        """Follow changes inside the sub-folders of `area`'s folders too, from now on (on a worker thread: with
+        thousands of skills this takes a moment), then tell the targets that `area` may have changed, since what
+        changed before was not followed. Before `start`, the folders are simply watched whole from the start."""
+        with self._lock:
+            shallow = [(index, folder) for index, folder in enumerate(self.folders) if folder.area == area]
+            shallow = [(index, folder) for index, folder in shallow if not folder.recursive]
+            for index, folder in shallow:
+                deep = self.folders[index] = replace(folder, recursive=True)
+                if self._observer is not None:
+                    self._watching.pop(folder, None)
+                    self._ensure(deep)
+            if self._observer is not None:
+                self._drop_unused()
+        if shallow and self._observer is not None:
+            self._notify({area})
+
     def stop(self, timeout: float = 5.0) -> None:
         """Stop watching and join the observer thread."""
         observer, self._observer = self._observer, None
@@ -194,6 +228,14 @@ class MemoryWatcher:
             with contextlib.suppress(KeyError, RuntimeError):
                 self._observer.unschedule(watch)
 
+    def _drop_unused(self) -> None:
+        """Unschedule the watches no folder relies on any more (a folder's shallow watch once it is watched whole)."""
+        used = {(path, folder.recursive and path == str(folder.path)) for folder, path in self._watching.items()}
+        for key in [key for key in self._watches if key not in used]:
+            watch = self._watches.pop(key)
+            with contextlib.suppress(KeyError, RuntimeError):
+                self._observer.unschedule(watch)
+
     def _ensure(self, folder: WatchedFolder) -> bool:
         """Watch `folder`, or its nearest existing parent until it exists. True once the folder itself is watched."""
         for _ in range(len(folder.path.parts)):
@@ -218,7 +260,8 @@ class MemoryWatcher:
         if self._observer is None:
             return
         try:
-            areas = self._areas_for(event)
+            with self._lock:
+                areas = self._areas_for(event)
         except Exception:  # never let a bad event kill the observer thread
             logger.exception("file watcher: could not handle %r", event)
             return

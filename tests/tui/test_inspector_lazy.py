@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import threading
 import time
 from pathlib import Path
@@ -32,7 +33,7 @@ from anton_tui.tui.widgets.inspector.pane import InspectorPane
 from anton_tui.tui.widgets.inspector.skills_tab import SkillsTab
 
 from .e2e_support import SIZE as APP_SIZE
-from .e2e_support import build_app, main_screen, save_global_env, started, wait_for, wait_watching
+from .e2e_support import build_app, home_dir, main_screen, save_global_env, started, wait_for, wait_watching
 from .inspector_fixtures import InspectorHost, column, seeded_stores, settle, wait_until
 
 SIZE = (120, 40)
@@ -249,3 +250,37 @@ async def test_without_an_inspector_the_watcher_still_starts_soon_after_the_firs
         themes.mkdir(exist_ok=True)
         (themes / "mine.toml").write_text(THEME, encoding="utf-8")
         await wait_for(pilot, lambda: "mine" in app.available_themes, 3.0, "the new theme file to be picked up")
+
+
+def stats_json(recalls: int) -> str:
+    """A skill's stats.json as anton-agent writes it after `recalls` recalls (stage 1 recommended each time)."""
+    stage = lambda n: {"recommended": n, "used": 0, "last_used": "", "confidence": 0.0}  # noqa: E731
+    return json.dumps({"total_recalls": recalls, "stage_1": stage(recalls), "stage_2": stage(0), "stage_3": stage(0)})
+
+
+async def test_the_skills_tab_once_shown_follows_what_changes_inside_a_skill_folder(fake_llm):
+    """An app whose Skills tab stays hidden watches the skills folder alone (a watch per skill folder costs some 6 MB
+    at 10,000 skills); showing the tab shows what changed meanwhile, and follows each skill's files from then on."""
+    save_global_env(fake_llm)
+    skill = home_dir() / "skills" / "csv-summary"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: CSV summary\ndescription: sums a CSV\n---\nRead it.\n")
+    app = build_app(watch_files=True)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await started(pilot)
+        await wait_watching(pilot)
+        pane = main_screen(app).query_one(InspectorPane)
+        table = pane.tab("skills").table
+
+        def recalls() -> str | None:
+            return dict(zip(column(table, 0), column(table, 1), strict=True)).get("csv-summary")
+
+        await wait_for(pilot, lambda: recalls() == "0", 5.0, "the skill's row")
+        (skill / "stats.json").write_text(stats_json(3))  # anton-agent recalled it meanwhile
+        await pilot.pause(0.5)
+        assert recalls() == "0", "inside the skill folders is not watched while no screen shows them"
+
+        pane.show_tab("skills")
+        await wait_for(pilot, lambda: recalls() == "3", 5.0, "what changed while the tab was hidden")
+        (skill / "stats.json").write_text(stats_json(5))
+        await wait_for(pilot, lambda: recalls() == "5", 3.0, "a change made while the tab is shown")

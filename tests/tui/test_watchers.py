@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -152,6 +153,36 @@ async def test_folders_that_appear_later_are_picked_up(tmp_path):
             (paths.skills / "b").mkdir()
             (paths.skills / "b" / "SKILL.md").write_text("---\nname: b\n---\nsteps")
             await wait_until(pilot, lambda: "skills" in app.seen())
+        finally:
+            watcher.stop()
+
+
+async def test_inside_the_skill_folders_is_followed_once_something_shows_it(tmp_path):
+    paths = make_paths(tmp_path)
+    skill = paths.skills / "csv_summary"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: csv\n---\nsteps")
+    app = Recorder()
+    async with app.run_test() as pilot:
+        watcher = MemoryWatcher.for_paths(paths, app)
+        watcher.start()
+        try:
+            (paths.skills / "added").mkdir()  # a skill added or removed shows at once
+            await wait_until(pilot, lambda: "skills" in app.seen())
+            app.received.clear()
+            (skill / "SKILL.md").write_text("---\nname: csv\n---\nnew steps")  # not followed yet
+            (paths.themes / "marker.toml").write_text("")  # a real change, to know the one above was not seen
+            await wait_until(pilot, lambda: "themes" in app.seen())
+            await pilot.pause(0.2)
+            assert app.seen() == {"themes"}
+
+            app.received.clear()
+            await asyncio.to_thread(watcher.watch_inside, "skills")
+            await wait_until(pilot, lambda: "skills" in app.seen())  # what changed before: look again
+            app.received.clear()
+            (skill / "stats.json").write_text("{}\n")
+            await wait_until(pilot, lambda: "skills" in app.seen())
+            assert watcher.watched_path(paths.skills) == paths.skills
         finally:
             watcher.stop()
 

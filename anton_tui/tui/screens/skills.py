@@ -31,6 +31,7 @@ from anton_tui.runtime import Runtime, SkillListing
 from anton_tui.tui.screens.confirm import ConfirmScreen
 from anton_tui.tui.screens.skill_form import FormModal
 from anton_tui.tui.screens.skills_tree import NodeRef, SkillBranches
+from anton_tui.tui.watchers import FollowInside
 
 # JSON and JavaScript are left out on purpose: with tree-sitter 0.26, the tree-sitter-json 0.24 and
 # tree-sitter-javascript 0.25 grammars crash the interpreter inside TextArea, so those files open as plain text.
@@ -137,6 +138,7 @@ editor, and again closes this screen.
         yield Footer()
 
     def on_mount(self) -> None:
+        self.post_message(FollowInside("skills"))  # the editor shows each skill's files: follow their changes
         self.refresh_tree(select=self._select_first, open_after=self._select_first is not None)
         self.query_one(Tree).focus()
         self.app.theme_changed_signal.subscribe(self, self._follow_theme)

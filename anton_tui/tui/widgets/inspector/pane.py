@@ -35,7 +35,7 @@ from anton_tui.agent.events import (
     TurnFinished,
 )  # fmt: skip
 from anton_tui.tui.css import stylesheet
-from anton_tui.tui.watchers import ChangeBatcher, FilesChanged
+from anton_tui.tui.watchers import ChangeBatcher, FilesChanged, FollowInside
 
 if TYPE_CHECKING:
     from anton_tui.runtime import FirstLook, Runtime
@@ -241,6 +241,8 @@ rewritten.
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "inspector-skills":
+            self.post_message(FollowInside("skills"))  # each skill's row shows what its folder holds
         if not self._loading_begun or event.pane is None:
             return  # the first tab is shown while the pane mounts; `load_tabs` reads it after the first frame
         for file_tab in event.pane.query_children(FileTab):
