@@ -9,7 +9,7 @@ It prints `painted` when the first frame of the main screen has been rendered an
 `--until-rules` (anton only) it first waits for the frame whose inspector lists rules (the real rows of the memory
 files, not a placeholder), and prints `rules` then. With `--until-loaded LESSONS SKILLS` (anton only) it first waits
 for the frame that shows the inspector's Lessons and Skills tables filled with that many rows, and prints `loaded`
-then. With `--hold SECONDS` (anton only) it keeps
+then (lessons past a megabyte are read when their tab is shown: the probe opens it once the runtime is there). With `--hold SECONDS` (anton only) it keeps
 running until that many seconds after the process started, then prints `rss MB` (its resident memory) and exits.
 
 A frame counts as painted when Textual hands the compositor's update to the terminal driver (`FrameHook`), the
@@ -127,7 +127,7 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None, u
             return None
 
     class Probe(painting(AntonApp)):  # type: ignore[misc]
-        said = done = said_rules = False
+        said = done = said_rules = opened_lessons = False
 
         def frame_painted(self, screen: Any) -> None:
             if not isinstance(screen, MainScreen) or self.done:
@@ -150,6 +150,9 @@ def run_anton(until_loaded: tuple[int, int] | None, hold: float | None = None, u
                 lessons_tab, skills_tab = shown_tab(screen, "lessons"), shown_tab(screen, "skills")
                 if lessons_tab is None or skills_tab is None:
                     return
+                if not lessons_tab.load_started and self.runtime is not None and not self.opened_lessons:
+                    self.opened_lessons = True  # big lessons are read when their tab is first shown: open it
+                    screen.inspector.show_tab("lessons")
                 lessons, skills = until_loaded
                 if lessons_tab.table.total_rows < lessons or skills_tab.table.total_rows < skills:
                     return

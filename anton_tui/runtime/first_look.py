@@ -40,10 +40,11 @@ Parser = Callable[[bytes, Path, str], ParsedFile]
 
 @dataclass(frozen=True)
 class FirstRows:
-    """The first rows of one kind's listing; `complete` when they are all of its entries."""
+    """The first rows of one kind's listing; `complete` when they are all of its entries; `size` is its files' bytes."""
 
     listing: EntryListing
     complete: bool
+    size: int = 0
 
 
 @dataclass(frozen=True)
@@ -76,29 +77,31 @@ def read_first_look(tiers: Sequence[tuple[str, Path]], managed: Path | None, row
 
 def _first_rows(kind_file: str, tiers: Sequence[tuple[str, Path]], rows: int) -> FirstRows:
     found: list[ScopeEntries] = []
-    left, complete = rows, True
+    left, complete, size = rows, True, 0
     for scope, folder in tiers:
         path = folder / FILES[kind_file]
         if left <= 0:
-            complete = complete and not _has_bytes(path)
+            bytes_in = _size(path)
+            complete, size = complete and not bytes_in, size + bytes_in
             found.append(ScopeEntries(scope, path, []))
             continue
-        entries, whole = _file_rows(kind_file, path, scope, left)
+        entries, whole, bytes_in = _file_rows(kind_file, path, scope, left)
         found.append(ScopeEntries(scope, path, entries))
         left -= len(entries)
-        complete = complete and whole
-    return FirstRows(EntryListing(kind_file, tuple(found)), complete)
+        complete, size = complete and whole, size + bytes_in
+    return FirstRows(EntryListing(kind_file, tuple(found)), complete, size)
 
 
-def _has_bytes(path: Path) -> bool:
+def _size(path: Path) -> int:
     try:
-        return os.stat(path).st_size > 0
+        return os.stat(path).st_size
     except OSError:
-        return False
+        return 0
 
 
-def _file_rows(kind_file: str, path: Path, scope: str, wanted: int) -> tuple[list[Engram], bool]:
-    """The first `wanted` entries of one file as its listing orders them, and whether they are all of them."""
+def _file_rows(kind_file: str, path: Path, scope: str, wanted: int) -> tuple[list[Engram], bool, int]:
+    """The first `wanted` entries of one file as its listing orders them, whether they are all of them, and the
+    file's size."""
     parser: Parser = {"rules": parse_rules_file, "lessons": parse_lessons_file, "profile": parse_profile_file}[
         kind_file
     ]
@@ -115,12 +118,12 @@ def _file_rows(kind_file: str, path: Path, scope: str, wanted: int) -> tuple[lis
                     entries = _rules_in_order(entries, None if whole else _kinds_after(head, handle.read()))
                     handle.seek(0)
                 if whole or len(entries) >= wanted:
-                    return entries[:wanted], whole and len(entries) <= wanted
+                    return entries[:wanted], whole and len(entries) <= wanted, size
                 amount *= 2
     except FileNotFoundError:
-        return [], True
+        return [], True, 0
     except OSError:
-        return [], False  # the full listing says why
+        return [], False, 0  # the full listing says why
 
 
 def _headings(data: bytes) -> list[str]:

@@ -114,3 +114,31 @@ async def test_the_runtime_is_built_once_the_first_rows_are_on_screen(fake_llm) 
         assert rows_on_screen_at_build == [True]
         shown, runtime = app.first or ([], None)
         assert runtime is None and shown[:2] == ["always rule 0", "always rule 1"]
+
+
+async def test_lessons_past_a_megabyte_are_read_when_their_tab_is_first_shown(fake_llm) -> None:
+    """50,000 lessons hold some 15 MB: an app whose Lessons tab stays closed does without them. Their first rows show
+    meanwhile, and opening the tab reads them all."""
+    save_global_env(fake_llm)
+    home, project = Path(os.environ["ANTON_HOME"]), Path(os.environ["ANTON_PROJECT_DIR"])
+    seed(home, project)
+    lessons = "".join(f"- lesson {n} about a data source and how to read it <!-- topic:io ts:2026-01-02 -->\n"
+                      for n in range(13_000))  # fmt: skip
+    (home / "memory" / "lessons.md").write_text("# Lessons\n" + lessons)
+    assert (home / "memory" / "lessons.md").stat().st_size > 1 << 20
+    app = FirstFrame(RuntimeStarter(read_env_layers()), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        pane = main_screen(app).inspector
+        await wait_until(pilot, lambda: all(pane.tab(tab_id).loaded for tab_id in ("rules", "profile", "skills")), 10)
+        await pilot.pause(0.3)
+        tab = pane.tab("lessons")
+        assert not tab.load_started and label(pane, "lessons") == "Lessons"
+        assert column(tab.table, 2)[:2] == [
+            "lesson 0 about a data source and how to read it",
+            "lesson 1 about a data source and how to read it",
+        ], "the first rows, read before the runtime, show meanwhile"
+
+        pane.show_tab("lessons")
+        await wait_until(pilot, lambda: tab.table.total_rows == 13_000, 10)
+        await wait_until(pilot, lambda: label(pane, "lessons") == "Lessons 13000")

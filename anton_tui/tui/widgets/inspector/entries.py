@@ -155,6 +155,8 @@ class EntryTab(FileTab):
     TABLE_CLASSES = "entries"
 
     KIND_FILE: ClassVar[str] = ""  # the kind of entry the tab lists and edits: rules, lessons or profile
+    # Files of this kind this big (all scopes together) are read when the tab is first shown, not in the background.
+    READ_WHEN_SHOWN_FROM: ClassVar[int | None] = None
     NOUN: ClassVar[str] = "entry"
     COLUMNS: ClassVar[tuple[ColumnSpec, ...]] = ()
     EMPTY: ClassVar[str] = "Nothing saved yet."

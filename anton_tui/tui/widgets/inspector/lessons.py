@@ -26,6 +26,9 @@ class LessonsTab(EntryTab):
         ColumnSpec("date", "Date", 10, drop=2),
     )
     BINDINGS = [Binding("slash,ctrl+f", "filter", "Filter", id="inspector.filter")]
+    # From 1 MB of lessons (some 6,000) they are read when the tab is first shown: 50,000 lessons hold some 15 MB,
+    # which an app whose Lessons tab stays closed does without. Their first rows show meanwhile.
+    READ_WHEN_SHOWN_FROM = 1 << 20
     HELP = """\
 ## Lessons
 

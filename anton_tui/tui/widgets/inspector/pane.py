@@ -108,7 +108,8 @@ rewritten.
         or did not get painted within `FIRST_PAINT_WAIT`)."""
 
     class Loaded(Message):
-        """Every tab has read its files once (posted once, after the frame that shows the last of them)."""
+        """Every tab has read its files once, but those too big to read before they are shown (`_big`) and not shown
+        yet (posted once, after the frame that shows the last of them)."""
 
     def __init__(
         self,
@@ -221,7 +222,8 @@ rewritten.
 
     @work(group="inspector-first-load", exit_on_error=False)
     async def load_tabs(self) -> None:
-        """Load the tab in view, then the others one by one, each shown before the next is read.
+        """Load the tab in view, then the others one by one, each shown before the next is read; a tab whose files
+        are big (`_big`: 50,000 lessons) is left until it is shown.
 
         One at a time, because reading files in a thread while the app's loop fills a table slows both down.
         """
@@ -231,13 +233,20 @@ rewritten.
         placed = [(tab, tab.parent.id) for tab in self.query(FileTab) if tab.parent is not None]
         file_tabs = [tab for tab, _pane in sorted(placed, key=lambda found: found[1] != in_view)]
         for tab in file_tabs:
-            if not tab.load_started:
+            if not tab.load_started and ((tab.parent is not None and tab.parent.id == in_view) or not self._big(tab)):
                 try:
                     await tab.load_now()
                 except Exception as error:  # the other tabs still load
                     tab.load_failed(error)
                     self._report_failure(error)
         self.call_after_refresh(self.post_message, self.Loaded())
+
+    def _big(self, tab: FileTab) -> bool:
+        """Whether `tab`'s files are too big to read before it is shown (`EntryTab.READ_WHEN_SHOWN_FROM`), as the
+        first look (their sizes, read before the runtime) says; without one, nothing is."""
+        if not isinstance(tab, EntryTab) or tab.READ_WHEN_SHOWN_FROM is None or self._first_look is None:
+            return False
+        return self._first_look.of(tab.KIND_FILE).size >= tab.READ_WHEN_SHOWN_FROM
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
