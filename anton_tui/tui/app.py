@@ -270,8 +270,12 @@ class AntonApp(App[int]):
 
     @work(group="warm-up", exit_on_error=False)
     async def warm_up(self) -> None:
-        """After the first frame: make the command table for the first `/` typed, then warm up the runtime. (Markdown
-        and pygments, which only an answer needs, load when the user starts typing: `MainScreen`.)"""
+        """After the first frame: import Markdown and pygments for the first answer, and the command table for the
+        first `/` typed, then warm up the runtime."""
+        import anton_tui.tui.widgets.answer_markdown  # noqa: F401  (Markdown, for the first answer)
+        from anton_tui.tui.widgets.code import highlighted_python
+
+        highlighted_python("")  # loads pygments, for the first code shown
         len(self.commands)  # makes the prompt's menu
         try:
             if self.runtime is not None:

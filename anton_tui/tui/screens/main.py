@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -158,7 +158,6 @@ and sending your next message opens it first (the message goes once you have ans
         self._first_look = first_look
         self._prompt: Prompt | None = None
         self._edits_shown = 0  # the prompt's edit count when it was last painted
-        self._answer_parsers_asked = False  # Markdown and pygments, loaded once the user types (see `_typing`)
         self.turns = Turns(self)
         self.reviews = WaitingReviews(self)
         self.router = SessionEventRouter(self)
@@ -310,22 +309,9 @@ and sending your next message opens it first (the message goes once you have ans
 
     @on(TextArea.Changed, "#prompt")
     def _typing(self) -> None:
-        """The user is writing a message: have what its answer needs loaded meanwhile, the model SDK
-        (runtime/model_warm_up.py), and Markdown and pygments to show it."""
+        """The user is writing a message: have the model SDK imported meanwhile (runtime/model_warm_up.py)."""
         if self.runtime is not None:
             self.runtime.warm_up_model()
-        if not self._answer_parsers_asked:
-            self._answer_parsers_asked = True
-            self._load_answer_parsers()
-
-    @work(thread=True, group="answer-parsers", exit_on_error=False)
-    def _load_answer_parsers(self) -> None:
-        """Markdown for the first answer and pygments for the first code shown (some 3 MB an app only looked at
-        does without)."""
-        import anton_tui.tui.widgets.answer_markdown  # noqa: F401  (the import is the point)
-        from anton_tui.tui.widgets.code import highlighted_python
-
-        highlighted_python("")
 
     @on(Prompt.Submitted)
     async def _prompt_submitted(self, event: Prompt.Submitted) -> None:
