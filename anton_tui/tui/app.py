@@ -8,6 +8,7 @@ The app is also what slash commands ask of the UI (`CommandUI` in `tui/commands/
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -37,6 +38,14 @@ if TYPE_CHECKING:
 
 _HERE = Path(__file__).parent
 WATCH_AT_THE_LATEST_S = 1.0  # after the first frame, unless the inspector has loaded its tabs sooner
+
+
+def _load_answer_parsers() -> None:
+    """Markdown for the first answer, pygments for the first code shown."""
+    import anton_tui.tui.widgets.answer_markdown  # noqa: F401  (the import is the point)
+    from anton_tui.tui.widgets.code import highlighted_python
+
+    highlighted_python("")
 
 
 def _anton_commands() -> Any:
@@ -270,12 +279,10 @@ class AntonApp(App[int]):
 
     @work(group="warm-up", exit_on_error=False)
     async def warm_up(self) -> None:
-        """After the first frame: import Markdown and pygments for the first answer, and the command table for the
-        first `/` typed, then warm up the runtime."""
-        import anton_tui.tui.widgets.answer_markdown  # noqa: F401  (Markdown, for the first answer)
-        from anton_tui.tui.widgets.code import highlighted_python
-
-        highlighted_python("")  # loads pygments, for the first code shown
+        """After the first frame: import Markdown and pygments for the first answer (in a thread: on the loop the
+        imports held up whatever the user typed meanwhile), and the command table for the first `/` typed, then warm
+        up the runtime."""
+        await asyncio.to_thread(_load_answer_parsers)
         len(self.commands)  # makes the prompt's menu
         try:
             if self.runtime is not None:
