@@ -142,3 +142,35 @@ async def test_lessons_past_a_megabyte_are_read_when_their_tab_is_first_shown(fa
         pane.show_tab("lessons")
         await wait_until(pilot, lambda: tab.table.total_rows == 13_000, 10)
         await wait_until(pilot, lambda: label(pane, "lessons") == "Lessons 13000")
+
+
+async def test_big_lessons_show_their_first_rows_when_the_runtime_came_first(tmp_path) -> None:
+    """However the runtime and the first frame's tabs race, a Lessons tab left until it is shown has its first rows."""
+    from textual.app import App
+
+    from anton_tui.runtime.first_look import read_first_look
+
+    from .inspector_fixtures import runtime_over, seeded_stores, settle
+
+    stores = seeded_stores(tmp_path, episodes=False)
+    lessons = "".join(f"- lesson {n} about a data source and how to read it\n" for n in range(20_000))
+    stores.global_hc.lessons_path.write_text("# Lessons\n" + lessons)
+    look = read_first_look([("global", stores.paths.global_memory), ("project", stores.paths.project_memory)], None)
+
+    class Host(App):
+        def compose(self):
+            yield InspectorPane(runtime_over(stores), first_look=look, id="inspector")
+
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(InspectorPane)
+        tab = pane.tab("lessons")
+        assert not tab.load_started
+        assert column(tab.table, 2)[:2] == [
+            "lesson 0 about a data source and how to read it",
+            "lesson 1 about a data source and how to read it",
+        ]
+        pane.show_tab("lessons")
+        project_lessons = len(stores.project_hc.get_lessons())
+        await wait_until(pilot, lambda: tab.table.total_rows == 20_000 + project_lessons, 10)

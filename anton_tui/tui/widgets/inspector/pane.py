@@ -146,6 +146,7 @@ rewritten.
     def on_mount(self) -> None:
         if self.runtime is not None:  # through the app: its callbacks run after its first frame (a widget's own may
             self._all_tabs.set()  # run before that frame)
+            self._show_first_rows()  # (in the tabs left until they are shown)
             self.app.call_after_refresh(self.load_tabs)
             return
         self._show_first_rows()
@@ -172,10 +173,14 @@ rewritten.
         self.call_later(self._add_later_tabs)
 
     def _show_first_rows(self) -> None:
-        if self._first_look is not None and self.runtime is None:
-            for tab in self.query(EntryTab):
-                if not tab.load_started and not tab.first_rows_shown:
-                    tab.show_first_rows(self._first_look.of(tab.KIND_FILE))
+        """The first rows the first look read, in each list not read yet: until the runtime comes, and in a tab left
+        until it is shown (`_big`) even once it has come (the tabs after the first frame's may come after it)."""
+        if self._first_look is None:
+            return
+        for tab in self.query(EntryTab):
+            waiting = self.runtime is None or self._big(tab)
+            if waiting and not tab.load_started and not tab.first_rows_shown:
+                tab.show_first_rows(self._first_look.of(tab.KIND_FILE))
 
     async def _add_later_tabs(self) -> None:
         """The tabs the first frame did without, once it is painted (with the runtime if it has come meanwhile)."""
