@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -120,7 +119,6 @@ class MemoryWatcher:
         self._event_types: list[type] = []
         self._watches: dict[tuple[str, bool], Any] = {}
         self._watching: dict[WatchedFolder, str] = {}
-        self._lock = threading.RLock()  # the scheduling, done on the observer thread and by `watch_inside`
         self.errors: list[str] = []
 
     @classmethod
@@ -181,17 +179,14 @@ class MemoryWatcher:
         """Follow changes inside the sub-folders of `area`'s folders too, from now on (on a worker thread: with
         thousands of skills this takes a moment), then tell the targets that `area` may have changed, since what
         changed before was not followed. Before `start`, the folders are simply watched whole from the start."""
-        with self._lock:
-            shallow = [(index, folder) for index, folder in enumerate(self.folders) if folder.area == area]
-            shallow = [(index, folder) for index, folder in shallow if not folder.recursive]
-            for index, folder in shallow:
-                deep = self.folders[index] = replace(folder, recursive=True)
-                if self._observer is not None:
-                    self._watching.pop(folder, None)
-                    self._ensure(deep)
+        shallow = [(index, f) for index, f in enumerate(self.folders) if f.area == area and not f.recursive]
+        for index, folder in shallow:
+            deep = self.folders[index] = replace(folder, recursive=True)
             if self._observer is not None:
-                self._drop_unused()
+                self._watching.pop(folder, None)
+                self._ensure(deep)
         if shallow and self._observer is not None:
+            self._drop_unused()
             self._notify({area})
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -205,7 +200,10 @@ class MemoryWatcher:
         self._watches.clear()
         self._watching.clear()
 
-    # ---- scheduling (before start, then only on the observer thread) -------------------------------------------
+    # ---- scheduling (before start, then on the observer thread, and once by `watch_inside` on a worker) ------------
+    # No lock of ours: watchdog dispatches each event holding its observer's lock, which `schedule` takes too, so a
+    # lock taken in both places would deadlock. Watchdog serialises the schedules; the maps here are read through
+    # copies, and an event seen while a folder turns from shallow to whole belongs to the same area either way.
 
     def _schedule(self, path: str, recursive: bool) -> bool:
         key = (path, recursive)
@@ -223,16 +221,18 @@ class MemoryWatcher:
         return True
 
     def _unschedule(self, path: str) -> None:
-        for key in [key for key in self._watches if key[0] == path]:
-            watch = self._watches.pop(key)
-            with contextlib.suppress(KeyError, RuntimeError):
-                self._observer.unschedule(watch)
+        for key in [key for key in list(self._watches) if key[0] == path]:
+            self._drop(key)
 
     def _drop_unused(self) -> None:
         """Unschedule the watches no folder relies on any more (a folder's shallow watch once it is watched whole)."""
-        used = {(path, folder.recursive and path == str(folder.path)) for folder, path in self._watching.items()}
-        for key in [key for key in self._watches if key not in used]:
-            watch = self._watches.pop(key)
+        used = {(path, folder.recursive and path == str(folder.path)) for folder, path in list(self._watching.items())}
+        for key in [key for key in list(self._watches) if key not in used]:
+            self._drop(key)
+
+    def _drop(self, key: tuple[str, bool]) -> None:
+        watch = self._watches.pop(key, None)
+        if watch is not None:
             with contextlib.suppress(KeyError, RuntimeError):
                 self._observer.unschedule(watch)
 
@@ -260,8 +260,7 @@ class MemoryWatcher:
         if self._observer is None:
             return
         try:
-            with self._lock:
-                areas = self._areas_for(event)
+            areas = self._areas_for(event)
         except Exception:  # never let a bad event kill the observer thread
             logger.exception("file watcher: could not handle %r", event)
             return
