@@ -236,9 +236,8 @@ rewritten.
         self._loading_begun = True
         in_view = f"inspector-{self.active_tab}"
         placed = [(tab, tab.parent.id) for tab in self.query(FileTab) if tab.parent is not None]
-        file_tabs = [tab for tab, _pane in sorted(placed, key=lambda found: found[1] != in_view)]
-        for tab in file_tabs:
-            if not tab.load_started and ((tab.parent is not None and tab.parent.id == in_view) or not self._big(tab)):
+        for tab, pane_id in sorted(placed, key=lambda found: found[1] != in_view):
+            if not tab.load_started and (pane_id == in_view or not self._big(tab)):
                 try:
                     await tab.load_now()
                 except Exception as error:  # the other tabs still load
