@@ -159,8 +159,8 @@ def _show(shelf: ConversationShelf, args: argparse.Namespace) -> int:
             print(f"\n[you, message {number}]\n{entry.text.strip()}")
         elif entry.kind == "answer":
             print(f"\n[anton]\n{entry.text.strip()}")
-        elif entry.kind == "goal":
-            print(f"\n[goal] {entry.text}")
+        elif entry.kind in ("goal", "cancelled"):
+            print(f"\n[{entry.kind}] {entry.text}")
         elif entry.kind == "tool":
             status = " (cancelled)" if entry.cancelled else "" if entry.success else " (failed)"
             print(f"\n[tool {entry.tool}{status}] {json.dumps(entry.input, ensure_ascii=False, default=str)}")

@@ -3,6 +3,7 @@ user's messages (a fork Anton itself lists and resumes), a tree of forks, export
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -16,7 +17,8 @@ from anton_tui.agent.history_store import HistoryStore
 from anton_tui.agent.messages import COMPACTED_MARKER
 from anton_tui.agent.trash import KEEP_DAYS
 from tests.conversation_script import ScriptedTurn, responder, scripted_turns
-from tests.session_helpers import PLANNER, make_session
+from tests.fakellm import Reply
+from tests.session_helpers import PLANNER, make_session, run_turn
 from tests.test_ledger import drive
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anton_histories"
@@ -167,3 +169,25 @@ async def test_export_is_markdown_with_messages_cells_tool_calls_and_ledgers(fak
     kept_cells = [t for t in turns if t.cell and t.text in {e.text for e in view.entries if e.kind == "user"}]
     assert kept_cells and f"```python\n{kept_cells[-1].cell}\n```" in text
     assert "**Tool call `memorize`**" in text or "#### Memory written" in text
+
+
+async def test_a_turn_cancelled_before_any_answer_is_exported_and_shown_as_cancelled(fake_llm, project_dir, episodes):
+    fake_llm.queue(Reply.text("Too late.", delay=30), Reply.text("Paris."), model=PLANNER)
+    session = make_session(fake_llm, episodic_memory=True)
+    try:
+        cancelled = asyncio.create_task(run_turn(session, "Write me a long essay."))
+        while not fake_llm.requests_for(PLANNER):
+            await asyncio.sleep(0.01)
+        assert session.cancel()
+        await cancelled
+        await run_turn(session, "What is the capital of France?")
+        session_id = str(session.session_id)
+    finally:
+        await session.close()
+    shelf = ConversationShelf(episodes)
+
+    assert [(entry.kind, entry.text) for entry in shelf.show(session_id).entries] == [
+        ("user", "Write me a long essay."), ("cancelled", "Turn cancelled."),
+        ("user", "What is the capital of France?"), ("answer", "Paris.")]  # fmt: skip
+    exported = shelf.export(session_id)
+    assert "*Turn cancelled.*" in exported and "(cancelled)" not in exported

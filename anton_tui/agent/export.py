@@ -74,7 +74,7 @@ def export_markdown(
                 out += [_quote(note), ""]
         elif entry.kind == "answer":
             out += ["### Anton", "", entry.text.strip(), ""]
-        elif entry.kind == "goal":
+        elif entry.kind in ("goal", "cancelled"):
             out += [f"*{entry.text}*", ""]
         elif entry.kind == "tool":
             out += _tool_section(entry.tool or "", entry.input, entry.text, entry.success)

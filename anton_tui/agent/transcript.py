@@ -24,14 +24,18 @@ from anton_tui.agent.tools.goal_complete import NAME as MARK_GOAL_COMPLETE
 if TYPE_CHECKING:
     from anton_tui.agent.ledger import Ledger
 
+CANCELLED_TURN = "Turn cancelled."
+"""What the chat says of a cancelled turn, live and in a saved conversation."""
+
 
 @dataclass(frozen=True)
 class TranscriptEntry:
     """One thing to show of a loaded conversation: "user" (what was typed; `index` is its place in the history,
     for rewinding), "answer" (Markdown), "tool" (a call: `tool`, `input`, its result in `text`, `success`, and
-    `cancelled` when the user cancelled it before it finished), "summary" (the record standing for the earlier
-    turns, with the `ledgers` of what they held when this program summarised them) or "goal" (a line of a `/goal`
-    run: `goal` is its `GoalTurnStarted` or `GoalFinished`, `text` what the chat says of it)."""
+    `cancelled` when the user cancelled it before it finished), "cancelled" (a turn the user cancelled before the
+    model wrote anything; `text` says so), "summary" (the record standing for the earlier turns, with the `ledgers`
+    of what they held when this program summarised them) or "goal" (a line of a `/goal` run: `goal` is its
+    `GoalTurnStarted` or `GoalFinished`, `text` what the chat says of it)."""
 
     kind: str
     text: str
@@ -129,9 +133,13 @@ class _Reader:
 
     def assistant(self, message: dict[str, Any], index: int) -> None:
         content = message.get("content")
+        closing = message_text(message).strip() == CANCELLED_CLOSING
         if self.goal is not None:
             self.goal.answered = True
-            self.goal.cancelled = self.goal.cancelled or message_text(message).strip() == CANCELLED_CLOSING
+            self.goal.cancelled = self.goal.cancelled or closing
+        if closing:  # (the stand-in answer the session writes after a cancel, not the model's)
+            self.entries.append(TranscriptEntry("cancelled", CANCELLED_TURN, index))
+            return
         if isinstance(content, str):
             if content.strip():
                 self.entries.append(TranscriptEntry("answer", content, index))

@@ -38,6 +38,7 @@ from tests.tui.e2e_support import (
     type_in_prompt,
     user_messages,
     wait_for,
+    wait_turn_done,
 )
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "anton_histories"
@@ -78,6 +79,27 @@ async def test_continue_starts_in_the_newest_conversation_and_goes_on_saving_to_
         request = fake_llm.requests_for(PLANNER)[-1]
         assert [m["content"] for m in request.messages if m["role"] == "user"][0] == "What is the capital of France?"
     assert len(saved(session_id)) == 6, "the resumed conversation went on in the same file"
+
+
+async def test_a_turn_cancelled_before_any_answer_resumes_as_cancelled_not_as_an_answer(fake_llm) -> None:
+    save_global_env(fake_llm)
+    quiet_coder(fake_llm)
+    fake_llm.queue(Reply.text("Too late.", delay=30), Reply.text("Paris."), model=PLANNER)
+    app = build_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await type_in_prompt(pilot, "Write me a long essay.")
+        await wait_for(pilot, lambda: len(fake_llm.requests_for(PLANNER)) == 1, what="the request to go out")
+        await pilot.press("escape")
+        await wait_turn_done(pilot, timeout=5)
+        await send_and_wait(pilot, "What is the capital of France?")
+        live = (notices(app, "cancelled"), answers(app))
+    app = resuming_app("")
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: any("Resumed conversation" in text for text in notices(app)), what="resumed")
+        assert user_messages(app) == ["Write me a long essay.", "What is the capital of France?"]
+        assert (notices(app, "cancelled"), answers(app)) == live == (["Turn cancelled."], ["Paris."])
 
 
 async def test_resume_an_id_that_anton_saved_shows_every_message(fake_llm) -> None:

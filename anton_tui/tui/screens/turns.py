@@ -15,6 +15,7 @@ from textual.content import Content
 from textual.worker import Worker, WorkerState
 
 from anton_tui.agent.goal import GoalTurnStarted
+from anton_tui.agent.transcript import CANCELLED_TURN
 from anton_tui.tui.messages import SessionEventMessage
 from anton_tui.tui.screens.screen_parts import ScreenParts, ScreenWork
 from anton_tui.tui.widgets.goal_runner import GoalRunner
@@ -88,7 +89,7 @@ class Turns:
         if cancelled:
             await chat.cancel_running()
             scratchpad.stop_running("cancelled")
-            await chat.add_notice(Content("Turn cancelled."), "cancelled")
+            await chat.add_notice(Content(CANCELLED_TURN), "cancelled")
             self.retry_offered = True
         else:
             await chat.end_answer()

@@ -213,8 +213,8 @@ def entry_block(entry: Any, number: int, *, draft: bool = False) -> Widget:
 
     if entry.kind == "user" or entry.starts_goal:
         return UserMessage(entry.text)
-    if entry.kind == "goal":
-        return Notice(Content(entry.text), "goal")
+    if entry.kind in ("goal", "cancelled"):
+        return Notice(Content(entry.text), entry.kind)
     if entry.kind == "answer":
         return AssistantMessage(entry.text, draft=draft, ended=True)
     if entry.kind == "tool":
@@ -233,7 +233,7 @@ def entry_slot(entry: Any, number: int) -> Slot | None:
     recipe = partial(entry_block, entry, number)
     if entry.kind == "user" or entry.starts_goal:
         return Slot("user", recipe=recipe, words=entry.text)
-    if entry.kind == "goal":
+    if entry.kind in ("goal", "cancelled"):
         return Slot("other", recipe=recipe, words=entry.text)
     if entry.kind == "answer" and entry.text.strip():
         return Slot("answer", recipe=recipe, words=entry.text)
