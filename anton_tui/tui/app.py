@@ -27,7 +27,7 @@ from anton_tui.tui.command_registry import SlashCommand, SlashMenu
 from anton_tui.tui.conversations import ConversationActions
 from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.served import BrowserTab, deliver_text_file, link_opens
-from anton_tui.tui.textual_internals import write_to_terminal
+from anton_tui.tui.textual_internals import PaintFirstAfterBatches, write_to_terminal
 from anton_tui.tui.themes import DEFAULT_THEME, AppThemes
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def _anton_commands() -> Any:
     return AntonCommands
 
 
-class AntonApp(App[int]):
+class AntonApp(PaintFirstAfterBatches, App[int]):
     """anton-tui: chat with Anton, watch its scratchpads and its memory."""
 
     TITLE = "anton-tui"

@@ -16,7 +16,13 @@ from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import DataTable, Static, TextArea
 
-from anton_tui.tui.textual_internals import FrameHook, PaintFirstScreen, batching, write_to_terminal
+from anton_tui.tui.textual_internals import (
+    FrameHook,
+    PaintFirstAfterBatches,
+    PaintFirstScreen,
+    batching,
+    write_to_terminal,
+)
 
 from .screen_reader import screen_text
 
@@ -225,6 +231,10 @@ def test_the_app_internals_are_as_relied_on() -> None:
     with app.batch_update():
         assert batching(app), "Textual changed: App.batch_update() no longer counts in App._batch_count"
     assert not batching(app)
+    relied_on(App, "_end_batch", params=("self",))
+    assert "self._end_batch()" in inspect.getsource(App.batch_update), (
+        "Textual changed: App.batch_update() no longer ends through App._end_batch (PaintFirstAfterBatches)"
+    )
     relied_on(App, "_display", params=("self", "screen", "renderable"))
     relied_on(app, "_running")
     relied_on(app, "_driver")
@@ -347,6 +357,24 @@ async def test_a_keystroke_is_painted_before_a_layout_that_is_due() -> None:
         first = next((height for text, height in app.frames if "quick" in text), None)
         assert first == 1, "the keystroke was shown only after the layout the static needed"
         assert "three lines" in screen_text(app), "the layout still came, at the next tick"
+
+
+class BatchPaintApp(PaintFirstAfterBatches, PaintFirstApp):
+    """`PaintFirstApp`, told when a batch update ends, as the app is."""
+
+
+async def test_a_keystroke_made_during_a_batch_update_is_painted_as_the_batch_ends() -> None:
+    app = BatchPaintApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.painted_first = 0
+        with app.batch_update():  # as a streaming Markdown appends its text, one batch after another
+            screen.query_one(TextArea).insert("quick")
+            await pilot.pause()
+            assert screen.painted_first == 0 and not any("quick" in text for text, _ in app.frames)
+        assert screen.painted_first == 1, "the keystroke waited for the screen's next tick after the batch"
+        assert "quick" in app.frames[-1][0]
 
 
 async def test_frames_written_are_reported_outside_batch_updates() -> None:

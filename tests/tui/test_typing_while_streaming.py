@@ -11,6 +11,7 @@ from textual.widgets import Markdown
 from anton_tui.agent.events import AssistantMessageDone, AssistantTextDelta
 from anton_tui.tui import streaming
 from anton_tui.tui.app import AntonApp
+from anton_tui.tui.screens.main import MainScreen
 from anton_tui.tui.streaming import QUIET, ParagraphBreaks
 from anton_tui.tui.widgets.answer import AssistantMessage
 from anton_tui.tui.widgets.chat_window import excess_blocks
@@ -68,6 +69,32 @@ async def test_text_that_waited_during_the_typing_is_shown_right_after_a_keystro
         assert answer_text(app) == "First words.", "the user is typing: the text waits"
         chat.note_keystroke()  # a keystroke is on screen, and the text waited long enough: shown in the gap
         await wait_until(pilot, lambda: answer_text(app) == "First words. More words.")
+
+
+async def test_a_key_typed_while_the_streaming_answer_is_appended_shows_as_soon_as_that_append_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Markdown appends streamed text in one batch update after another, a millisecond apart, and nothing is
+    painted inside one: the key is painted between two of them, not when the stream next pauses."""
+    painted: list[str] = []
+    real_first_painted = MainScreen.first_painted
+
+    def first_painted(screen: MainScreen) -> None:
+        painted.append(screen.query_one(Prompt).text)
+        real_first_painted(screen)
+
+    monkeypatch.setattr(MainScreen, "first_painted", first_painted)
+    app = scripted_app(make_settings(), ScriptedSession([]), cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.screen.chat.append_answer("First words.")
+        await wait_until(pilot, lambda: "First words." in screen_text(app))
+        app.screen.query_one(Prompt).focus()
+        await pilot.pause()
+        painted.clear()
+        with app.batch_update():  # as the answer's Markdown holds one while it appends
+            await pilot.press("q")
+            assert painted == [], "painted inside a batch update"
+        assert painted == ["q"], "the key waited beyond the end of the append"
 
 
 async def test_when_the_typing_pauses_whatever_waits_is_shown() -> None:
