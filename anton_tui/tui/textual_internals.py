@@ -93,10 +93,10 @@ class PaintFirstAfterBatches:
     not reach the screen, whose update timer then waits for its next tick.)"""
 
     def _end_batch(self) -> None:
-        super()._end_batch()  # type: ignore[misc]
+        super()._end_batch()  # type: ignore[misc]  # (mixed into an App: App's method, through the MRO)
         if batching(self):
             return
-        stack = self.screen_stack  # type: ignore[attr-defined]
+        stack = self.screen_stack  # type: ignore[attr-defined]  # (the App's, likewise)
         if stack and isinstance(stack[-1], PaintFirstScreen):
             stack[-1].batch_ended()
 
