@@ -197,6 +197,7 @@ UI_MAY_IMPORT: dict[str, frozenset[str] | None] = {
     "anton_tui.memory.skills.sources": frozenset({"SOURCE_ORDER", "SOURCE_TITLES"}),
     "anton_tui.memory.skills.format": frozenset({"STAGES"}),
     "anton_tui.memory.episodes.record": frozenset({"DOCUMENT_KINDS"}),  # the roles of recalled summaries, reflections
+    "anton_tui.agent.transcript": frozenset({"CANCELLED_TURN"}),  # what a cancelled turn reads as, live and resumed
     # the settings as the first frame and the setup screen read them, and the setup form's rules (its checks, the
     # variable names it writes, where each value in use comes from), made for the setup screen
     "anton_tui.settings_sources": frozenset(
