@@ -9,8 +9,9 @@ It prints `painted` when the first frame of the main screen has been rendered an
 `--until-rules` (anton only) it first waits for the frame whose inspector lists rules (the real rows of the memory
 files, not a placeholder), and prints `rules` then. With `--until-loaded LESSONS SKILLS` (anton only) it first waits
 for the frame that shows the inspector's Lessons and Skills tables filled with that many rows, and prints `loaded`
-then (lessons past a megabyte are read when their tab is shown: the probe opens it once the runtime is there). With `--hold SECONDS` (anton only) it keeps
-running until that many seconds after the process started, then prints `rss MB` (its resident memory) and exits.
+then (lessons past a megabyte are read when their tab is shown: the probe opens it once the runtime is there). With
+`--hold SECONDS` (anton only) it keeps running until that many seconds after the process started, then prints
+`rss MB` (its resident memory) and exits.
 
 A frame counts as painted when Textual hands the compositor's update to the terminal driver (`FrameHook`), the
 point where a real terminal would be written to. Headless, Textual skips turning that update into escape codes; the probe does that

@@ -263,7 +263,10 @@ class AntonApp(PaintFirstAfterBatches, App[int]):
             self.call_later(self._watching_started)
 
     def on_follow_inside(self, message: FollowInside) -> None:
-        """A screen now shows what is inside `message.area`'s sub-folders (a skill's files): follow them live."""
+        """A screen now shows what is inside `message.area`'s sub-folders (a skill's files): follow them live (once:
+        the Skills tab asks each time it is shown)."""
+        if message.area in self._followed_inside:
+            return
         self._followed_inside = self._followed_inside | {message.area}
         self._watch_inside(message.area)
 
