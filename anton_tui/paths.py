@@ -59,6 +59,12 @@ class AntonPaths:
         return self.home / "skills"
 
     @property
+    def skill_listing_snapshot(self) -> Path:
+        """The skill listing of the last run, which the next run's first listing checks instead of reading every
+        skill (derived: see `memory.skills.snapshot`)."""
+        return self.home / "cache" / "skill-listing.txt"
+
+    @property
     def themes(self) -> Path:
         return self.home / "themes"
 

@@ -246,8 +246,8 @@ def test_an_older_skill_is_read_again_only_when_one_of_its_files_changed(
     from anton_tui.memory.skills import listing
 
     reads: list[str] = []
-    real = listing.meta_summary
-    monkeypatch.setattr(listing, "meta_summary", lambda text, label: reads.append(label) or real(text, label))
+    real = listing.summary_fields_of_meta
+    monkeypatch.setattr(listing, "summary_fields_of_meta", lambda text, label: reads.append(label) or real(text, label))
     folder = store.root / "old_report"
     folder.mkdir(parents=True)
     (folder / "declarative.md").write_text("1. Do it.\n")

@@ -68,7 +68,7 @@ class MemoryStores:
         return cls(
             global_hc=global_hc,
             project_hc=project_hc,
-            skills=SkillStore(paths.skills, sources=skill_sources),
+            skills=SkillStore(paths.skills, sources=skill_sources, listing_snapshot=paths.skill_listing_snapshot),
             episodic=EpisodicMemory(
                 paths.episodes,
                 enabled=episodic_enabled,

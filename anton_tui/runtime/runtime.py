@@ -277,7 +277,8 @@ class Runtime:
             await self.sync.stop()
             await self.history.flush()  # what is queued is committed before exit
         await self._closing.close()
-        if self._stores is not None:  # the skills' change feed: its inotify descriptor is closed
+        if self._stores is not None:  # the skills as listed, for the next start; the change feed's descriptor closed
+            await off_loop(self._stores.skills.save_listing_snapshot)
             await off_loop(self._stores.skills.stop_following_changes)
 
     # ----------------------------------------------------------------- settings

@@ -36,6 +36,10 @@ META_KEYS = (
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = "a line break or another control character"
 SkillFormat = Literal["anton", "skill_md"]
+SummaryFields = tuple[str, str, str, SkillFormat, bool, bool]
+"""What a listing shows of one skill: (name, description, when_to_use, format, model_invocable, user_invocable).
+Cached entries are plain tuples of plain values, which the garbage collector stops following (a named tuple it
+follows for good), and are made without a Python-level constructor: a listing of 10,000 skills keeps 10,000."""
 STAGE_FOLDERS: dict[str, tuple[str, str]] = {"anton": ("chunks.md", "code"), "skill_md": ("references", "scripts")}
 MAX_TEXT_FILE = 1024 * 1024
 
@@ -520,6 +524,18 @@ def listed_fields(
     front = front_matter_fields(data, folder_name)
     invocable = data.get("disable-model-invocation") is not True
     return front.display_name, front.description, invocable, data.get("user-invocable") is True
+
+
+def summary_fields_of_skill_md(front_text: str, folder_name: str) -> SummaryFields:
+    """What a listing shows of a SKILL.md skill whose front matter is `front_text` (see `listed_fields`)."""
+    display_name, description, invocable, by_user = listed_fields(front_text, folder_name)
+    return display_name, description, "", "skill_md", invocable, by_user
+
+
+def summary_fields_of_meta(text: str, folder_name: str) -> SummaryFields:
+    """What a listing shows of an older skill whose meta.json is `text` (see `meta_summary`)."""
+    name, description, when_to_use = meta_summary(text, folder_name)
+    return name, description, when_to_use, "anton", True, False
 
 
 def build_front_matter(

@@ -5,7 +5,9 @@ The first listing reads one small file per skill (the SKILL.md front matter, or 
 checks its stats.json; that costs time in proportion to the number of skills. A SKILL.md skill whose folder the
 skills folder's listing shows is not a link is read the short way (`_plain_skill_entry`): its SKILL.md opened without
 following a link, then its folder listed for links and a stats.json, with no `lstat` of the folder; anything out of
-the ordinary there is read again with every check. Later listings reuse what was read:
+the ordinary there is read again with every check. With a snapshot path (the app's), a folder's first reading is
+taken instead from the snapshot the last run left, when every file its entry depends on is as it was then
+(`snapshot.py`). Later listings reuse what was read:
 a skills folder's list of sub-folders is kept while the folder keeps its signature (inode, size, modification and
 change time, which change when a skill folder is added, removed or renamed), and each healthy SKILL.md skill's fields
 while its SKILL.md keeps its signature; older-layout, broken and non-skill folders are also checked by their
@@ -31,25 +33,29 @@ event in the skill's folder: the edit shows once anything else in that folder ch
 
 from __future__ import annotations
 
+import logging
 import os
 import stat as stat_kind
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from anton_tui import gc_policy
+from anton_tui.memory.skills import snapshot
 from anton_tui.memory.skills.format import (
-    SkillFormat,
     SkillFormatError,
+    SummaryFields,
     check_stats,
     describe_error,
     link_out,
     listed_fields,
-    meta_summary,
     read_front_matter_and_stat,
     read_text_and_stat,
     stats_written_shape,
+    summary_fields_of_meta,
+    summary_fields_of_skill_md,
 )
 from anton_tui.memory.skills.model import (
     SOURCE_ORDER_INDEX,
@@ -67,13 +73,9 @@ from anton_tui.memory.skills.sources import SkillSource, in_precedence_order
 if TYPE_CHECKING:
     from anton_tui.memory.skills.feed import SkillChangeFeed
 
+log = logging.getLogger(__name__)
+
 # --------------------------------------------------------------------------- cached listing fields
-
-
-SummaryFields = tuple[str, str, str, SkillFormat, bool, bool]
-"""What a listing shows of one skill: (name, description, when_to_use, format, model_invocable, user_invocable).
-Cached entries are plain tuples of plain values, which the garbage collector stops following (a named tuple it
-follows for good), and are made without a Python-level constructor: a listing of 10,000 skills keeps 10,000."""
 
 
 Signature = int
@@ -164,11 +166,14 @@ def _checked_entry(folder: str, is_link: bool | None = None) -> tuple[_CachedSum
 
 
 def _read_entry(folder: str, is_link: bool | None) -> tuple[_CachedSummary, bool]:
-    """`folder` read afresh (`_checked_entry` without the cache)."""
+    """`folder` read afresh (`_checked_entry` without the cache), or taken from the last run's snapshot when every
+    signature of its entry there holds (the same answer)."""
     root, _, label = folder.rpartition(os.sep)
     _generation[root] = _generation.get(root, 0) + 1
+    first = folder not in _summary_cache
+    _from_snapshot_folders.discard(folder)
     if is_link is False:
-        entry = _plain_skill_entry(folder, label)
+        entry = (_from_snapshot(folder) if first else None) or _plain_skill_entry(folder, label)
         if entry is not None:
             _summary_cache[folder] = entry
             return entry, True
@@ -207,15 +212,13 @@ def _read_entry(folder: str, is_link: bool | None) -> tuple[_CachedSummary, bool
         if primary == "SKILL.md":
             text, primary_st = read_front_matter_and_stat(primary_path)
             primary_sig = _signature_of(primary_st)
-            display_name, description, invocable, by_user = listed_fields(text, label)
-            fields = display_name, description, "", "skill_md", invocable, by_user
+            fields = summary_fields_of_skill_md(text, label)
         elif primary == "meta.json":
             text, primary_st = read_text_and_stat(primary_path)
             primary_sig = _signature_of(primary_st)
-            name, description, when_to_use = meta_summary(text, label)
+            fields = summary_fields_of_meta(text, label)
             if "declarative.md" not in names:
                 raise SkillFormatError("declarative.md (the procedure) is missing")
-            fields = name, description, when_to_use, "anton", True, False
         elif "declarative.md" in names:
             raise SkillFormatError("meta.json is missing")
         if fields is not None and "stats.json" in names:
@@ -453,6 +456,9 @@ def _view(
             found = [_summary_entry(path, path in links) for _, path in entries]
         else:
             found = _cold_entries(root, folders)
+        cursor = _snapshot.pop(root, None)  # every folder has taken its entry
+        if cursor is not None:
+            cursor.close()
         value = build(folders, found)
         _root_cache[(root, key)] = (entries, found, _NOT_KEPT if hand_out else value, _generation.get(root, 0))
         return value, hand_out
@@ -473,7 +479,7 @@ def _cold_entries(root: str, folders: _Folders) -> list[_CachedSummary]:
         entry = None
         if path not in cache:
             if path not in links:
-                entry = _plain_skill_entry(path, label)
+                entry = _from_snapshot(path) or _plain_skill_entry(path, label)
             if entry is not None:
                 cache[path] = entry
             else:  # out of the ordinary: read with every check
@@ -482,6 +488,88 @@ def _cold_entries(root: str, folders: _Folders) -> list[_CachedSummary]:
             entry = _checked_entry(path, path in links)[0]
         found.append(entry)
     return found
+
+
+# --------------------------------------------------------------------------- the last run's snapshot (snapshot.py)
+
+_snapshot: dict[str, snapshot.Cursor] = {}
+"""Per skills folder not listed yet in this process: a cursor over its entries in the snapshot, which its first
+listing takes from (each used when every signature in it holds) and then drops."""
+_snapshots_loaded: set[tuple[str, str]] = set()
+_from_snapshot_folders: set[str] = set()
+"""The folders whose cached entry was taken from the snapshot and has not been read afresh since (their entry there
+is current without checking it again)."""
+
+
+def load_snapshot(path: Path, roots: Iterable[str]) -> None:
+    """Take in the snapshot at `path` for `roots` (once per process, path and root); only folders not read yet take
+    their entries from it."""
+    with _lock:
+        fresh = [root for root in roots if (str(path), root) not in _snapshots_loaded]
+        if not fresh:
+            return
+        _snapshots_loaded.update((str(path), root) for root in fresh)
+        for root, cursor in snapshot.load(path, fresh).items():
+            _snapshot.setdefault(root, cursor)
+
+
+def _from_snapshot(folder: str) -> _CachedSummary | None:
+    """The cached entry of `folder` as the snapshot has it, when every signature there holds; else None."""
+    root, _, name = folder.rpartition(os.sep)
+    cursor = _snapshot.get(root)
+    if cursor is None:
+        return None
+    known = snapshot.entry_of(cursor.take(name))
+    if known is None or not snapshot.holds(folder, known[0]):
+        return None
+    watched, fields = known
+    signatures = dict(watched)
+    entry: _CachedSummary
+    if fields[3] == "skill_md":
+        entry = signatures["SKILL.md"], fields, None
+    else:
+        entry = (signatures[""], signatures.get("stats.json"), signatures["meta.json"]), fields, None
+    _from_snapshot_folders.add(folder)
+    return entry
+
+
+def write_snapshot(path: Path, roots: Iterable[str], *, settle_ns: int = snapshot.SETTLE_NS) -> int | None:
+    """Bring the snapshot at `path` up to date for the healthy skill folders of `roots`, keeping what it holds of
+    other skills folders (another project's). An entry is kept while it is as current as the folder (taken from the
+    snapshot by a listing of this process, or every signature in it still holds); any other healthy folder is read
+    strictly (see `snapshot.read_strictly`), and left out when it changed within `settle_ns` of now. Returns how many
+    entries the file holds, or None when it was already up to date. Raises OSError when it cannot be written."""
+    started = time.time_ns()
+    stored = snapshot.load_all(path)
+    wanted = list(dict.fromkeys(roots))
+    written = {root: names for root, names in stored.items() if root not in wanted}
+    changed = False
+    for root in wanted:
+        try:
+            with _lock:
+                folders = _scanned(root, os.stat(root))
+                current = {folder for _, folder in folders.entries} & _from_snapshot_folders
+        except OSError:  # (no such folder: nothing of it to keep)
+            changed |= bool(stored.get(root))
+            continue
+        before = stored.get(root, {})
+        kept = written[root] = {}
+        for name, folder in folders.entries:
+            if folder in folders.links or not snapshot.storable(name):
+                continue
+            text = before.get(name)
+            if text is not None and (folder in current or snapshot.stored_holds(folder, text)):
+                kept[name] = text
+                continue
+            read = snapshot.read_strictly(folder)
+            if read is not None and read[1] < started - settle_ns:
+                kept[name] = snapshot.stored_form(read[0])
+                changed = True
+        changed |= kept.keys() != before.keys()
+    if not changed:
+        return None
+    snapshot.save(path, written)
+    return sum(len(names) for names in written.values())
 
 
 # --------------------------------------------------------------------------- following changes (see the docstring)
@@ -559,7 +647,7 @@ def _check_suspects(root: str, folders: _Folders) -> None:
     known = _known.get(root)
     if known is None or known[0] is not entries:
         known = _known[root] = (entries, frozenset(path for _, path in entries))
-    for path in list(suspects):
+    for path in sorted(suspects):  # in the folder list's order, in which a snapshot's cursor reads
         if path in known[1]:
             _summary_entry(path, path in folders.links)
         else:
@@ -619,15 +707,34 @@ class SkillCatalog:
     screens, broken folders and label clashes. `SkillStore` holds one; reading goes through the process's caches
     above (and the change feed once it is followed)."""
 
-    def __init__(self, root: Path, sources: tuple[SkillSource, ...]) -> None:
+    def __init__(self, root: Path, sources: tuple[SkillSource, ...], snapshot_path: Path | None = None) -> None:
         self.root = root
         self.sources = sources
+        self.snapshot_path = snapshot_path
+        """Where the listing of the last run is kept (see `snapshot`); None: no snapshot is read or written."""
         self.listing_warning: str | None = None
         """Set when the skills folder could not be listed the last time it was read (e.g. no permission)."""
         self._merged: tuple[list[list[SkillSummary]], list[SkillSummary]] | None = None
         """The last merged listing and the per-source lists it was made from (reused while they are the same)."""
         self._ordered = in_precedence_order(sources)
         """The sources in precedence order; None stands for the user's own folder."""
+
+    def save_snapshot(self, *, settle_ns: int = snapshot.SETTLE_NS) -> int | None:
+        """Bring the snapshot of this store's skills folders up to date for the next run (see `write_snapshot`): how
+        many skills it holds, or None when it was not written (already up to date, no snapshot path, or the file
+        cannot be written)."""
+        if self.snapshot_path is None:
+            return None
+        roots = [str(self.root), *(str(source.path) for source in self.sources)]
+        try:
+            return write_snapshot(self.snapshot_path, roots, settle_ns=settle_ns)
+        except OSError as exc:
+            log.warning("the skill listing's snapshot %s cannot be written: %s", self.snapshot_path, exc)
+            return None
+
+    def _use_snapshot(self) -> None:
+        if self.snapshot_path is not None:
+            load_snapshot(self.snapshot_path, [str(self.root), *(str(source.path) for source in self.sources)])
 
     def follow_changes(self, *, max_watches: int | None = None) -> bool:
         """Let listings learn what changed from the change feed instead of checking every skill by `stat` (see the
@@ -649,12 +756,14 @@ class SkillCatalog:
     def _source_entries(self, source: SkillSource) -> list[SourceEntry]:
         """(label, path, fields, problem) of each SKILL.md folder in a read-only source; folders of the older layout
         and non-skill folders are left out. A source that cannot be listed gives nothing."""
+        self._use_snapshot()
         try:
             return _root_view(str(source.path), "entries", _source_entries)
         except OSError:
             return []
 
     def _source_summaries(self, source: SkillSource) -> list[SkillSummary]:
+        self._use_snapshot()
         try:
             return _root_view(str(source.path), source.key, lambda e, f: _summaries(e, f, source.key))
         except OSError:
@@ -662,6 +771,7 @@ class SkillCatalog:
 
     def _user_summaries(self, *, hand_out: bool = False) -> tuple[list[SkillSummary], bool]:
         """The summaries of the user's own skills, and whether the list is the caller's own (see `_view`)."""
+        self._use_snapshot()
         self.listing_warning = None
         try:
             return _view(str(self.root), "user", lambda e, f: _summaries(e, f, "user"), hand_out=hand_out)

@@ -62,6 +62,7 @@ from anton_tui.memory.skills.model import (
     slugify,
 )
 from anton_tui.memory.skills.reader import diagnose, read_source_skill, read_stats
+from anton_tui.memory.skills.snapshot import SETTLE_NS
 from anton_tui.memory.skills.sources import SOURCE_TITLES, SkillSource
 
 T = TypeVar("T")
@@ -115,11 +116,12 @@ class SkillStore:
         *,
         clock: Callable[[], datetime] | None = None,
         sources: Iterable[SkillSource] = (),
+        listing_snapshot: Path | None = None,
     ) -> None:
         self.root = Path(root)
         self._clock = clock or (lambda: datetime.now(UTC))
         self.sources = tuple(sources)
-        self.catalog = SkillCatalog(self.root, self.sources)
+        self.catalog = SkillCatalog(self.root, self.sources, listing_snapshot)
 
     # ----------------------------------------------------------------- listings (the catalog's)
 
@@ -154,6 +156,11 @@ class SkillStore:
     def slash_commands(self) -> list[tuple[str, str]]:
         """(label, description) of each listed skill the user can run as `/label`, sorted by label."""
         return self.catalog.slash_commands()
+
+    def save_listing_snapshot(self, *, settle_ns: int = SETTLE_NS) -> int | None:
+        """Keep the skill listing for the next run's first listing (see `SkillCatalog.save_snapshot`); a skill
+        changed within `settle_ns` of now waits for a later run."""
+        return self.catalog.save_snapshot(settle_ns=settle_ns)
 
     def follow_changes(self, *, max_watches: int | None = None) -> bool:
         """Let listings learn what changed from the change feed (see `SkillCatalog.follow_changes`)."""
