@@ -519,11 +519,10 @@ def _from_snapshot(folder: str) -> _CachedSummary | None:
     cursor = _snapshot.get(root)
     if cursor is None:
         return None
-    known = snapshot.entry_of(cursor.take(name))
-    if known is None or not snapshot.holds(folder, known[0]):
+    known = snapshot.current(folder, cursor.take(name))
+    if known is None:
         return None
-    watched, fields = known
-    signatures = dict(watched)
+    signatures, fields = known
     entry: _CachedSummary
     if fields[3] == "skill_md":
         entry = signatures["SKILL.md"], fields, None

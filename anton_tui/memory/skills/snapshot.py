@@ -21,6 +21,7 @@ next time the app writes one.
 from __future__ import annotations
 
 import json
+import json.scanner
 import os
 import stat as stat_kind
 import sys
@@ -47,23 +48,14 @@ SETTLE_NS = 2_000_000_000
 _HASHING = f"python {sys.version_info[0]}.{sys.version_info[1]}, {sys.hash_info.width}-bit"
 """Signatures are kept as Python's hash of the four numbers, which this names (a snapshot from another is ignored)."""
 
+_scan_value = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed wants a scanner
+"""Parses the JSON value at an offset of a text, giving it and where it ends (one call into C, not three in Python)."""
+
 Signature = int
 """The hash of (inode, size, modification time, change time) of a path, from `lstat`."""
 Watched = tuple[tuple[str, Signature], ...]
 """Each path an entry depends on, relative to its skill folder ("" for the folder itself), with its signature."""
 SnapshotEntry = tuple[Watched, SummaryFields]
-
-
-def holds(folder: str, watched: Watched) -> bool:
-    """Whether every path of an entry keeps the signature it had when the entry was read."""
-    for relative, signature in watched:
-        try:
-            st = os.lstat(f"{folder}{os.sep}{relative}" if relative else folder)
-        except OSError:
-            return False
-        if hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)) != signature:
-            return False
-    return True
 
 
 def read_strictly(folder: str) -> tuple[SnapshotEntry, int] | None:
@@ -135,7 +127,7 @@ class Cursor:
         """A line read past the last name asked for: (its name, its entry)."""
 
     def take(self, name: str) -> Any:
-        """The stored entry of the skill folder `name` (see `entry_of`), or None when there is none ahead of the
+        """The stored entry of the skill folder `name` (see `current`), or None when there is none ahead of the
         cursor (names are asked for in ascending order; one asked for out of order is not found)."""
         wanted = name.encode()
         if self._ahead is not None:
@@ -177,10 +169,13 @@ class Cursor:
 
 
 def _parsed(stored: bytes) -> Any:
+    """The JSON value of an entry's line after its tab (its line break included), or None."""
     try:
-        return json.loads(stored)
-    except ValueError:
+        text = stored.decode()
+        value, end = _scan_value(text, 0)
+    except (UnicodeDecodeError, ValueError, StopIteration):
         return None
+    return value if text[end:] == "\n" else None
 
 
 def load(path: Path, roots: Iterable[str]) -> dict[str, Cursor]:
@@ -236,37 +231,50 @@ def load_all(path: Path) -> dict[str, dict[str, str]]:
     return found
 
 
-def entry_of(stored: Any) -> SnapshotEntry | None:
-    """An entry as `load` gives it, checked and made ready for use; None when it is not one."""
+def current(folder: str, stored: Any) -> tuple[dict[str, Signature], SummaryFields] | None:
+    """The signatures (by path, relative to `folder`) and the listing fields of an entry as stored, when it is
+    well-formed and every one of its signatures holds; else None."""
     try:
-        watched_list, name, description, when_to_use, kind, invocable, by_user = stored
-        watched = tuple((relative, signature) for relative, signature in watched_list)
+        watched, name, description, when_to_use, kind, invocable, by_user = stored
     except (TypeError, ValueError):
         return None
-    if not watched or not all(type(relative) is str and type(signature) is int for relative, signature in watched):
+    if not (type(watched) is list and watched and type(name) is str and type(description) is str):
         return None
-    if not (type(name) is str and type(description) is str and type(when_to_use) is str):
+    if not (type(when_to_use) is str and type(invocable) is bool and type(by_user) is bool):
         return None
-    if type(invocable) is not bool or type(by_user) is not bool:
+    if kind not in ("skill_md", "anton"):
         return None
-    if kind == "skill_md":
-        return watched, (name, description, when_to_use, "skill_md", invocable, by_user)
-    if kind == "anton":
-        return watched, (name, description, when_to_use, "anton", invocable, by_user)
-    return None
+    signatures: dict[str, Signature] = {}
+    for pair in watched:
+        if type(pair) is not list or len(pair) != 2:
+            return None
+        relative, signature = pair
+        if type(relative) is not str or type(signature) is not int:
+            return None
+        try:
+            st = os.lstat(f"{folder}{os.sep}{relative}" if relative else folder)
+        except OSError:
+            return None
+        if hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)) != signature:
+            return None
+        signatures[relative] = signature
+    return signatures, (
+        name,
+        description,
+        when_to_use,
+        "skill_md" if kind == "skill_md" else "anton",
+        invocable,
+        by_user,
+    )
 
 
 def stored_holds(folder: str, stored: str) -> bool:
     """Whether an entry as stored (`load_all`) is well-formed and every signature in it holds."""
-    try:
-        known = entry_of(json.loads(stored))
-    except ValueError:
-        return False
-    return known is not None and holds(folder, known[0])
+    return current(folder, _parsed((stored + "\n").encode())) is not None
 
 
 def stored_form(entry: SnapshotEntry) -> str:
-    """An entry as the file keeps it (what `entry_of` reads, parsed)."""
+    """An entry as the file keeps it (what `current` reads, parsed)."""
     watched, fields = entry
     return json.dumps([[list(pair) for pair in watched], *fields], ensure_ascii=False, separators=(",", ":"))
 
