@@ -236,3 +236,19 @@ def test_a_run_that_listed_nothing_still_leaves_every_skill_for_the_next(tmp_pat
 
     assert SkillStore(root, listing_snapshot=snapshot).save_listing_snapshot(settle_ns=0) == 1
     assert "csv-summary\t" in snapshot.read_text() and "broken" not in snapshot.read_text()
+
+
+def test_a_damaged_entry_is_read_from_the_files(tmp_path: Path, snapshot: Path) -> None:
+    root = tmp_path / "skills"
+    skill(SkillStore(root), "csv-summary", "Summarise a CSV")
+    skill(SkillStore(root), "weekly-report", "Write the weekly report")
+    last_run(root, snapshot)
+    remembered(snapshot, "Summarise a CSV")
+    remembered(snapshot, "Write the weekly report")
+    text = snapshot.read_text()
+    snapshot.write_text(text.replace('["SKILL.md",', '["SKILL.mx",', 1))  # the first entry: its file unsigned
+
+    assert listed(SkillStore(root, listing_snapshot=snapshot)) == {
+        "csv-summary": "Summarise a CSV",
+        "weekly-report": "WRITE THE WEEKLY REPORT",
+    }

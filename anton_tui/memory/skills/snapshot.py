@@ -224,7 +224,7 @@ def load_all(path: Path) -> dict[str, dict[str, str]]:
         except (TypeError, ValueError):
             continue
         names = found[root] = {}
-        for line in section.splitlines():
+        for line in section.split("\n"):  # (not `splitlines`, which also breaks at characters a JSON text may hold)
             name, tab, stored = line.partition("\t")
             if tab:
                 names[name] = stored
@@ -258,6 +258,8 @@ def current(folder: str, stored: Any) -> tuple[dict[str, Signature], SummaryFiel
         if hash((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)) != signature:
             return None
         signatures[relative] = signature
+    if "" not in signatures or ("SKILL.md" if kind == "skill_md" else "meta.json") not in signatures:
+        return None  # (the folder and the file read for it are always signed)
     return signatures, (
         name,
         description,
