@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -252,3 +253,17 @@ def test_a_damaged_entry_is_read_from_the_files(tmp_path: Path, snapshot: Path) 
         "csv-summary": "Summarise a CSV",
         "weekly-report": "WRITE THE WEEKLY REPORT",
     }
+
+
+def test_the_skills_of_a_project_that_is_gone_leave_the_snapshot(tmp_path: Path, snapshot: Path) -> None:
+    kept, gone = tmp_path / "kept" / "skills", tmp_path / "gone" / "skills"
+    skill(SkillStore(kept), "csv-summary", "Summarise a CSV")
+    skill(SkillStore(gone), "weekly-report", "Write the weekly report")
+    last_run(kept, snapshot)
+    last_run(gone, snapshot)
+    assert str(gone) in snapshot.read_text()
+    shutil.rmtree(tmp_path / "gone")
+    skill(SkillStore(kept), "added", "New since the last run")
+
+    assert last_run(kept, snapshot)["written"] == 2
+    assert str(gone) not in snapshot.read_text() and "weekly-report" not in snapshot.read_text()
