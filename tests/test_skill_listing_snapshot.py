@@ -173,12 +173,18 @@ def test_a_skill_changed_moments_ago_waits_for_a_later_snapshot(tmp_path: Path, 
     assert last_run(root, snapshot, settle_ns=0)["written"] == 1
 
 
+def two_projects(tmp_path: Path, snapshot: Path, first: str, second: str) -> tuple[Path, Path]:
+    """The skills folders of two projects, a skill in each, both in the snapshot (each left by a run of its own)."""
+    folders = tmp_path / first / "skills", tmp_path / second / "skills"
+    skill(SkillStore(folders[0]), "csv-summary", "Summarise a CSV")
+    skill(SkillStore(folders[1]), "weekly-report", "Write the weekly report")
+    for folder in folders:
+        last_run(folder, snapshot)
+    return folders
+
+
 def test_the_skills_of_another_project_stay_in_the_snapshot(tmp_path: Path, snapshot: Path) -> None:
-    first, second = tmp_path / "first" / "skills", tmp_path / "second" / "skills"
-    skill(SkillStore(first), "csv-summary", "Summarise a CSV")
-    skill(SkillStore(second), "weekly-report", "Write the weekly report")
-    last_run(first, snapshot)
-    last_run(second, snapshot)
+    first, _second = two_projects(tmp_path, snapshot, "first", "second")
     remembered(snapshot, "Summarise a CSV")
 
     assert listed(SkillStore(first, listing_snapshot=snapshot)) == {"csv-summary": "SUMMARISE A CSV"}
@@ -256,11 +262,7 @@ def test_a_damaged_entry_is_read_from_the_files(tmp_path: Path, snapshot: Path) 
 
 
 def test_the_skills_of_a_project_that_is_gone_leave_the_snapshot(tmp_path: Path, snapshot: Path) -> None:
-    kept, gone = tmp_path / "kept" / "skills", tmp_path / "gone" / "skills"
-    skill(SkillStore(kept), "csv-summary", "Summarise a CSV")
-    skill(SkillStore(gone), "weekly-report", "Write the weekly report")
-    last_run(kept, snapshot)
-    last_run(gone, snapshot)
+    kept, gone = two_projects(tmp_path, snapshot, "kept", "gone")
     assert str(gone) in snapshot.read_text()
     shutil.rmtree(tmp_path / "gone")
     skill(SkillStore(kept), "added", "New since the last run")
