@@ -131,7 +131,8 @@ def main() -> None:
         snapshot = Path(scratch) / "anton" / "cache" / "skill-listing.txt"
         written = store.save_listing_snapshot(settle_ns=0)  # (nothing changes the seeded home meanwhile)
         print(f"snapshot written: {written:,} skills, {snapshot.stat().st_size / 1e6:.1f} MB", flush=True)
-        figures = first_listing_in_new_processes(store.root, snapshot, Path(scratch) / "project", Path(scratch) / "home")
+        base = Path(scratch)
+        figures = first_listing_in_new_processes(store.root, snapshot, base / "project", base / "home")
         report_first_listings(figures, f"skill summaries, {USER_SKILLS:,} user + 200 other tools' skills")
         warm_figures(store, "")
         began = time.perf_counter()

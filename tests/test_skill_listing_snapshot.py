@@ -207,7 +207,9 @@ async def test_closing_the_app_leaves_the_listing_for_the_next_start(anton_home:
     assert not any(name.startswith(".") for name in os.listdir(paths.skills)), "nothing of it in the skills folder"
 
 
-def test_with_the_change_feed_on_the_snapshot_is_used_and_later_edits_still_show(tmp_path: Path, snapshot: Path) -> None:
+def test_with_the_change_feed_on_the_snapshot_is_used_and_later_edits_still_show(
+    tmp_path: Path, snapshot: Path
+) -> None:
     root = tmp_path / "skills"
     writer = SkillStore(root)
     skill(writer, "csv-summary", "Summarise a CSV")

@@ -534,10 +534,11 @@ def _from_snapshot(folder: str) -> _CachedSummary | None:
 
 def write_snapshot(path: Path, roots: Iterable[str], *, settle_ns: int = snapshot.SETTLE_NS) -> int | None:
     """Bring the snapshot at `path` up to date for the healthy skill folders of `roots`, keeping what it holds of
-    other skills folders that still exist (another project's). An entry is kept while it is as current as the folder (taken from the
-    snapshot by a listing of this process, or every signature in it still holds); any other healthy folder is read
-    strictly (see `snapshot.read_strictly`), and left out when it changed within `settle_ns` of now. Returns how many
-    entries the file holds, or None when it was already up to date. Raises OSError when it cannot be written."""
+    other skills folders that still exist (another project's). An entry is kept while it is as current as the folder
+    (taken from the snapshot by a listing of this process, or every signature in it still holds); any other healthy
+    folder is read strictly (see `snapshot.read_strictly`), and left out when it changed within `settle_ns` of now.
+    Returns how many entries the file holds, or None when it was already up to date. Raises OSError when it cannot be
+    written."""
     started = time.time_ns()
     stored = snapshot.load_all(path)
     wanted = list(dict.fromkeys(roots))
