@@ -48,6 +48,12 @@ def skill(store: SkillStore, label: str, description: str) -> Path:
     return store.root / label
 
 
+def two_skills(root: Path) -> Path:
+    """`csv-summary` and `weekly-report` saved in the skills folder `root`; the folder of the second."""
+    skill(SkillStore(root), "csv-summary", "Summarise a CSV")
+    return skill(SkillStore(root), "weekly-report", "Write the weekly report")
+
+
 def remembered(snapshot: Path, description: str) -> None:
     """Change how the snapshot remembers a skill's description (to capitals: the same length, so every line stays
     where the file says it is) without touching a signature: a listing that shows the capitals took the skill from
@@ -70,9 +76,7 @@ def test_a_new_run_takes_the_listing_from_the_snapshot_while_the_files_are_as_th
     tmp_path: Path, snapshot: Path
 ) -> None:
     root = tmp_path / "skills"
-    writer = SkillStore(root)
-    skill(writer, "csv-summary", "Summarise a CSV")
-    skill(writer, "weekly-report", "Write the weekly report")
+    two_skills(root)
     assert last_run(root, snapshot) == {"listed": ["csv-summary", "weekly-report"], "written": 2}
     files = {path: path.read_bytes() for path in root.rglob("*") if path.is_file()}
 
@@ -139,8 +143,7 @@ def test_a_snapshot_that_cannot_be_used_is_ignored_and_replaced(
     tmp_path: Path, snapshot: Path, text: bytes | str
 ) -> None:
     root = tmp_path / "skills"
-    skill(SkillStore(root), "csv-summary", "Summarise a CSV")
-    skill(SkillStore(root), "weekly-report", "Write the weekly report")
+    two_skills(root)
     assert last_run(root, snapshot)["written"] == 2
     whole = snapshot.read_bytes()
     snapshot.write_bytes(whole[: len(whole) // 2] if text == "truncated" else text)  # type: ignore[arg-type]
@@ -211,9 +214,7 @@ def test_with_the_change_feed_on_the_snapshot_is_used_and_later_edits_still_show
     tmp_path: Path, snapshot: Path
 ) -> None:
     root = tmp_path / "skills"
-    writer = SkillStore(root)
-    skill(writer, "csv-summary", "Summarise a CSV")
-    folder = skill(writer, "weekly-report", "Write the weekly report")
+    folder = two_skills(root)
     last_run(root, snapshot)
     remembered(snapshot, "Summarise a CSV")
 
@@ -249,8 +250,7 @@ def test_a_run_that_listed_nothing_still_leaves_every_skill_for_the_next(tmp_pat
 
 def test_a_damaged_entry_is_read_from_the_files(tmp_path: Path, snapshot: Path) -> None:
     root = tmp_path / "skills"
-    skill(SkillStore(root), "csv-summary", "Summarise a CSV")
-    skill(SkillStore(root), "weekly-report", "Write the weekly report")
+    two_skills(root)
     last_run(root, snapshot)
     remembered(snapshot, "Summarise a CSV")
     remembered(snapshot, "Write the weekly report")
