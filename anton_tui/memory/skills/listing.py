@@ -712,6 +712,7 @@ class SkillCatalog:
         self.sources = sources
         self.snapshot_path = snapshot_path
         """Where the listing of the last run is kept (see `snapshot`); None: no snapshot is read or written."""
+        self._snapshot_taken = False
         self.listing_warning: str | None = None
         """Set when the skills folder could not be listed the last time it was read (e.g. no permission)."""
         self._merged: tuple[list[list[SkillSummary]], list[SkillSummary]] | None = None
@@ -733,8 +734,10 @@ class SkillCatalog:
             return None
 
     def _use_snapshot(self) -> None:
-        if self.snapshot_path is not None:
+        """Before this catalog's first listing: take in the snapshot (later listings, each turn's, skip it)."""
+        if self.snapshot_path is not None and not self._snapshot_taken:
             load_snapshot(self.snapshot_path, [str(self.root), *(str(source.path) for source in self.sources)])
+            self._snapshot_taken = True
 
     def follow_changes(self, *, max_watches: int | None = None) -> bool:
         """Let listings learn what changed from the change feed instead of checking every skill by `stat` (see the
